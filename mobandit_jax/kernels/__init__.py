@@ -1,0 +1,14 @@
+"""Array math with no policy knowledge: hypervolume, KL-UCB, dominance."""
+from .dominance import (
+    cone_bounds,
+    cone_dominance,
+    cone_optimal_mask,
+    dominates,
+    normalized_projections,
+    pareto_front_mask,
+    pareto_layers,
+    preference_gaps,
+    validate_cone,
+)
+from .hypervolume import box_volume, hv_contributions, hypervolume
+from .kl import kl_bernoulli, klucb_lower, klucb_upper

@@ -1,0 +1,123 @@
+"""Pareto and cone dominance: masks, layers, normalised projections and preference gaps.
+
+Seed 000 (preference-directed MO bandits), Section 2.1:
+- Def. 1: the preference cone ``C = {x : W x >= 0}``, ``W`` of shape ``(M, d)``;
+- Def. 2: ``x`` C-dominates ``y`` iff ``W (x - y) >= 0``; arm ``i`` is Pareto C-optimal iff no
+  other arm C-dominates it (read literally: two arms whose difference lies in the lineality space
+  of ``C``, e.g. exact duplicates, C-dominate each other and neither is C-optimal);
+- Def. 3: normalised projections ``S_k(r) = (w_k . r - L_k) / (U_k - L_k)`` with
+  ``L_k = sum_i min(0, w_ki)``, ``U_k = sum_i max(0, w_ki)``;
+- Def. 4: preference gaps ``Delta_a = max_{a* in D(a)} min_k w_k . (r(a*) - r(a)) / (U_k - L_k)``
+  over the C-optimal dominators ``D(a)``; 0 on C-optimal arms. If a non-optimal arm has no
+  C-optimal dominator (possible only for a non-pointed cone with mutual dominance), the maximum
+  runs over all its C-dominators instead, so that playing it still costs a positive gap.
+
+All functions are pure and jittable; ``validate_cone`` checks concrete ``W`` before tracing.
+"""
+from __future__ import annotations
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+
+def validate_cone(W) -> np.ndarray:
+    """Return ``W`` as a float array of shape (M, d), rejecting NaN and all-zero rows by index."""
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim == 1:
+        W = W[None, :]
+    if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1:
+        raise ValueError(f"preference matrix W must have shape (M, d) with M, d >= 1; got {W.shape}")
+    if not np.all(np.isfinite(W)):
+        bad = np.argwhere(~np.isfinite(W))[0]
+        raise ValueError(f"preference matrix W has a non-finite entry at row {bad[0]}, column {bad[1]}")
+    zero = np.flatnonzero(np.abs(W).sum(axis=1) == 0)
+    if zero.size:
+        raise ValueError(
+            f"preference matrix W row {int(zero[0])} is all zeros (U_k = L_k): every row needs a nonzero weight"
+        )
+    return W
+
+
+def _concrete(x) -> bool:
+    return not isinstance(x, jax.core.Tracer)
+
+
+def _check(W):
+    if _concrete(W):
+        validate_cone(W)
+    W = jnp.asarray(W)
+    return W if W.ndim == 2 else W[None, :]
+
+
+def dominates(x, y):
+    """Strict Pareto dominance ``x > y``: ``x >= y`` everywhere and ``x > y`` somewhere (last axis)."""
+    return jnp.all(x >= y, axis=-1) & jnp.any(x > y, axis=-1)
+
+
+def pareto_front_mask(mu):
+    """``(K, d) -> (K,)`` bool: arms not strictly Pareto-dominated by any other arm."""
+    mu = jnp.asarray(mu)
+    dom = dominates(mu[:, None, :], mu[None, :, :])  # dom[j, i]: j dominates i
+    return ~jnp.any(dom, axis=0)
+
+
+def pareto_layers(mu):
+    """``(K, d) -> (K,)`` int32 non-dominated sorting rank (0 = Pareto front)."""
+    mu = jnp.asarray(mu)
+    K = mu.shape[0]
+    dom = dominates(mu[:, None, :], mu[None, :, :])
+
+    def body(r, carry):
+        rank, left = carry
+        dominated = jnp.any(dom & left[:, None], axis=0)
+        layer = left & ~dominated
+        return jnp.where(layer, r, rank), left & ~layer
+
+    rank, _ = jax.lax.fori_loop(0, K, body, (jnp.full((K,), K, jnp.int32), jnp.ones((K,), bool)))
+    return rank
+
+
+def cone_bounds(W):
+    """``(L, U)``: the per-row bounds of ``w_k . r`` over ``r`` in ``[0, 1]^d`` (Def. 3)."""
+    W = jnp.asarray(W)
+    return jnp.sum(jnp.minimum(W, 0.0), axis=-1), jnp.sum(jnp.maximum(W, 0.0), axis=-1)
+
+
+def normalized_projections(r, W):
+    """``S_k(r)`` of Def. 3: ``(..., d), (M, d) -> (..., M)``, in [0, 1] for ``r`` in [0, 1]^d."""
+    W = _check(W)
+    L, U = cone_bounds(W)
+    r = jnp.asarray(r, W.dtype if jnp.issubdtype(W.dtype, jnp.floating) else jnp.float32)
+    return (r @ W.T - L) / (U - L)
+
+
+def _pairwise_margins(mu, W):
+    # m[j, i] = min_k S_k(mu_j) - S_k(mu_i): j C-dominates i iff m[j, i] >= 0.
+    S = normalized_projections(mu, W)
+    return jnp.min(S[:, None, :] - S[None, :, :], axis=-1)
+
+
+def cone_dominance(mu, W):
+    """``(K, d), (M, d) -> (K, K)`` bool: ``[j, i]`` true iff arm j C-dominates arm i, ``j != i``."""
+    mu = jnp.asarray(mu)
+    K = mu.shape[0]
+    return (_pairwise_margins(mu, W) >= 0) & ~jnp.eye(K, dtype=bool)
+
+
+def cone_optimal_mask(mu, W):
+    """``(K, d), (M, d) -> (K,)`` bool: the Pareto C-optimal arms ``P*_C`` of Def. 2."""
+    return ~jnp.any(cone_dominance(mu, W), axis=0)
+
+
+def preference_gaps(mu, W):
+    """``(K, d), (M, d) -> (K,)``: the preference gaps ``Delta_a`` of Def. 4 (0 on ``P*_C``)."""
+    margins = _pairwise_margins(mu, W)
+    K = margins.shape[0]
+    dom = (margins >= 0) & ~jnp.eye(K, dtype=bool)
+    optimal = ~jnp.any(dom, axis=0)
+    via_opt = dom & optimal[:, None]
+    has_opt = jnp.any(via_opt, axis=0)
+    use = jnp.where(has_opt[None, :], via_opt, dom)
+    gap = jnp.max(jnp.where(use, margins, -jnp.inf), axis=0)
+    return jnp.where(optimal, 0.0, jnp.maximum(gap, 0.0))
