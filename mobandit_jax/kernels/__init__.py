@@ -12,3 +12,4 @@ from .dominance import (
 )
 from .hypervolume import box_volume, hv_contributions, hypervolume
 from .kl import kl_bernoulli, klucb_lower, klucb_upper
+from .choice import argmax_random_tie, uniform_from_mask

@@ -1,0 +1,193 @@
+"""From a resolved spec to compiled, chunked, resumable runs.
+
+``build(spec)`` expands the grid, builds every environment, policy and metric set through the
+registries, and groups the (grid point, policy option) pairs that share one compiled function
+(same policy code, same static shapes). ``execute(plan, out_dir)`` runs the seeds in chunks: each
+chunk runs every group, then its arrays are written atomically to ``chunks/`` — an interrupted run
+loses at most the chunk in flight and resumes from the chunks on disk.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+from . import config as cfg
+from . import engine, metrics, policies, problems, results
+from .policies.base import POLICIES
+from .problems.base import Context
+
+DEFAULT_CHECKPOINTS = 100
+DEFAULT_CHUNK = 256
+
+
+@dataclass
+class Group:
+    """Grid points that share one compiled, batched run function."""
+
+    label: str
+    name: str
+    family: str
+    run: object
+    params: list = field(default_factory=list)  # RunParams per member
+    members: list = field(default_factory=list)  # (grid index within label, setting, options)
+
+
+@dataclass
+class Plan:
+    """A built experiment: groups, shared sizes and the metadata written next to the results."""
+
+    spec: dict
+    groups: list
+    horizon: int
+    record_every: int
+    seeds: int
+    base_seed: int
+    chunk: int
+    names: dict  # label -> metric names
+    reduce: dict  # label -> {metric: reducer}
+    grid: dict  # label -> [{"setting", "params"}]
+
+
+def resolve_policy_name(name: str, family: str | None) -> str:
+    """Registry key for a policy entry: ``family/name`` first, then ``name``."""
+    if family and f"{family}/{name}" in POLICIES:
+        return f"{family}/{name}"
+    if name in POLICIES:
+        return name
+    raise cfg.ConfigError(f"unknown policy {name!r}" + (f" in family {family!r}" if family else "")
+                          + f"; registered: {sorted(POLICIES)}")
+
+
+def _context(resolved: dict, inst, horizon: int) -> Context:
+    info = dict(inst.info)
+    W = resolved.get("preference", {}).get("W", info.get("W"))
+    return Context(
+        num_arms=inst.env.num_arms, dim=inst.env.dim, horizon=horizon, means=np.asarray(inst.means),
+        config=resolved, W=None if W is None else np.asarray(W, np.float64), ref=info.get("ref"),
+        mean_costs=inst.mean_costs, budget=info.get("budget"), cost_floor=info.get("cost_floor"),
+        slate_size=int(info.get("slate_size", 0)), info={**info, "env": inst.env},
+    )
+
+
+def _signature(tree) -> tuple:
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return (str(treedef),) + tuple((np.shape(x), str(jnp.asarray(x).dtype)) for x in leaves)
+
+
+def build(spec: dict) -> Plan:
+    """Expand and build every run of a validated spec."""
+    exp = spec["experiment"]
+    points = cfg.grid_points(spec)
+    built = []
+    for setting, resolved in points:
+        inst = problems.base.make(resolved["env"], resolved)
+        horizon = max(exp["horizon"], int(inst.info.get("horizon", 0)))
+        built.append((setting, resolved, inst, horizon))
+    horizon = max(h for *_, h in built)
+    record_every = exp["record_every"] or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))
+
+    groups: dict = {}
+    names, reduce, grid = {}, {}, {}
+    for entry in spec["policies"]:
+        label = entry.get("label", entry["name"])
+        if label in grid:
+            raise cfg.ConfigError(f"two [[policies]] entries share the label {label!r}; give each a distinct 'label'")
+        key = resolve_policy_name(entry["name"], entry.get("family"))
+        family = POLICIES[key].family
+        grid[label] = []
+        for setting, resolved, inst, _ in built:
+            ctx = _context(resolved, inst, horizon)
+            mset, mparams = metrics.base.make(family, ctx)
+            names.setdefault(label, tuple(mset.names))
+            reduce.setdefault(label, dict(zip(mset.names, mset.reduce)))
+            for options in cfg.policy_points(entry):
+                policy, pparams, static_key = policies.base.make(key, ctx, **options)
+                budget = ctx.budget if ctx.budget is not None else np.inf
+                params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, jnp.float32))
+                gkey = (label, static_key, inst.static_key, _signature(params))
+                if gkey not in groups:
+                    run = engine.make_run(inst.env, policy, mset, horizon, record_every)
+                    groups[gkey] = Group(label, entry["name"], family, run)
+                g = len(grid[label])
+                grid[label].append({"setting": setting, "params": {"name": entry["name"], **options}})
+                groups[gkey].params.append(params)
+                groups[gkey].members.append(g)
+    chunk = exp["chunk"] or min(exp["seeds"], DEFAULT_CHUNK)
+    return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"],
+                min(chunk, exp["seeds"]), names, reduce, grid)
+
+
+def fingerprint(plan: Plan) -> str:
+    """A hash of everything that determines the per-seed results (not the seed count)."""
+    spec = {k: v for k, v in plan.spec.items() if k != "experiment"}
+    exp = {k: v for k, v in plan.spec["experiment"].items() if k not in ("seeds", "chunk")}
+    text = json.dumps({"spec": spec, "exp": exp, "horizon": plan.horizon, "record_every": plan.record_every,
+                       "chunk": plan.chunk}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class _Progress:
+    def __init__(self, total: int, stream=sys.stderr):
+        self.total, self.start, self.stream = total, time.time(), stream
+
+    def update(self, done: int, note: str = ""):
+        elapsed = time.time() - self.start
+        eta = elapsed / done * (self.total - done) if done else float("nan")
+        width = 30
+        bar = "#" * int(width * done / max(self.total, 1))
+        self.stream.write(f"\r[{bar:<{width}}] chunk {done}/{self.total} {elapsed:6.1f}s elapsed, ETA {eta:6.1f}s {note}")
+        self.stream.flush()
+        if done == self.total:
+            self.stream.write("\n")
+
+
+def execute(plan: Plan, out_dir, progress: bool = True, log=print) -> dict:
+    """Run every chunk that is not on disk yet, then combine and write the results."""
+    out = Path(out_dir)
+    (out / "chunks").mkdir(parents=True, exist_ok=True)
+    fp = fingerprint(plan)
+    meta_path = out / "run.json"
+    if meta_path.exists():
+        old = json.loads(meta_path.read_text())
+        if old.get("fingerprint") != fp:
+            raise RuntimeError(
+                f"{out} holds results of a different experiment (fingerprint {old.get('fingerprint')} != {fp}); "
+                "choose another --out directory or delete it"
+            )
+    results.write_json(meta_path, {"fingerprint": fp, "spec": plan.spec, "horizon": plan.horizon,
+                                   "record_every": plan.record_every, "chunk": plan.chunk})
+    compiled = [jax.jit(engine.batch(g.run)) for g in plan.groups]
+    stacked = [engine.stack_params(g.params) for g in plan.groups]
+    n_chunks = math.ceil(plan.seeds / plan.chunk)
+    bar = _Progress(n_chunks) if progress else None
+    t0 = time.time()
+    for c in range(n_chunks):
+        path = out / "chunks" / f"chunk_{c:05d}.npz"
+        lo, hi = c * plan.chunk, min((c + 1) * plan.chunk, plan.seeds)
+        if path.exists() and results.chunk_seed_count(path) == hi - lo:
+            if bar:
+                bar.update(c + 1, "(on disk)")
+            continue
+        idx = np.arange(lo, lo + plan.chunk)  # padded to a fixed size: one compilation per group
+        keys = engine.seed_keys(plan.base_seed, idx)
+        arrays = {}
+        for g, fn, params in zip(plan.groups, compiled, stacked):
+            res = jax.device_get(fn(params, keys))
+            for m, value in res.items():
+                for row, gi in enumerate(g.members):
+                    arrays[f"{g.label}|{gi}|{m}"] = np.asarray(value[row, : hi - lo])
+        arrays["seed_index"] = np.arange(lo, hi)
+        results.write_npz(path, arrays)
+        if bar:
+            bar.update(c + 1)
+    wall = time.time() - t0
+    return results.finalize(plan, out, wall)

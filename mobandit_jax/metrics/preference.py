@@ -1,0 +1,51 @@
+"""Per-round metrics of the preference-directed family (seed 000, Def. 5 and Section 4).
+
+- ``regret_indicator``: ``1{a_t not in P*_C}`` (summed: ``R^01_T``);
+- ``regret_gap``: ``Delta_{a_t} 1{a_t not in P*_C}`` (summed: ``R^gap_T``);
+- ``optimal_selection_ratio``: ``1{a_t in P*_C}`` (averaged over rounds: Table 1);
+- ``reward_j``: the true mean reward of the played arm on objective ``j`` (averaged; the
+  sub-objective trends of Figure 4 are moving averages of it).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from ..kernels import cone_optimal_mask, preference_gaps, validate_cone
+from .base import MetricSet, register
+
+
+class PreferenceTruth(NamedTuple):
+    """Ground truth for one instance: C-optimal mask, gaps and the true mean table."""
+
+    optimal: jnp.ndarray  # (K,) float 0/1
+    gaps: jnp.ndarray  # (K,)
+    means: jnp.ndarray  # (K, d)
+
+
+def preference_truth(means, W) -> PreferenceTruth:
+    """Ground truth of Defs. 2 and 4 for a mean table and preference matrix."""
+    means = jnp.asarray(means, jnp.float32)
+    W = jnp.asarray(W, jnp.float32)
+    return PreferenceTruth(cone_optimal_mask(means, W).astype(jnp.float32), preference_gaps(means, W), means)
+
+
+def preference_metrics(dim: int) -> MetricSet:
+    """The metric set for ``dim`` objectives."""
+    names = ("regret_indicator", "regret_gap", "optimal_selection_ratio") + tuple(f"reward_{j}" for j in range(dim))
+    reduce = ("sum", "sum", "mean") + ("mean",) * dim
+
+    def step(truth, action, obs):
+        opt = truth.optimal[action]
+        return (1.0 - opt, truth.gaps[action] * (1.0 - opt), opt) + tuple(truth.means[action, j] for j in range(dim))
+
+    return MetricSet(names, reduce, step)
+
+
+@register("preference")
+def _build(ctx):
+    if ctx.W is None:
+        raise KeyError("preference metrics need a preference matrix: set [preference] W = [[...], ...]")
+    W = validate_cone(ctx.W)
+    return preference_metrics(ctx.dim), preference_truth(ctx.means, W)

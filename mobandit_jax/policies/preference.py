@@ -1,0 +1,185 @@
+"""Preference-directed policies of seed 000 (Selective Ensemble Based on Preference-Directed MOB).
+
+- ``prefucb``: Algorithm 1. Pull each arm once; then for every arm ``a`` and direction ``k``
+  ``U_{a,k}(t) = sup{q in [S_k(r_hat(a)), 1] : n(a) kl(S_k(r_hat(a)), q) <= beta_t}`` with
+  ``beta_t = log t`` (Eq. 2-3), ``U_a = min_k U_{a,k}``, play ``argmax_a U_a`` (Eq. 4).
+- ``pareto_ucb``: Pareto UCB1 (Drugan & Nowe 2013): UCB vectors ``r_hat(a) + beta_a 1`` with
+  ``beta_a = sqrt(2 log(t (d |F_hat|)^(1/4)) / n(a))``, ``|F_hat|`` the size of the empirical
+  Pareto front; play uniformly among arms whose UCB vectors are not Pareto-dominated.
+- ``scalarized_ucb_rr``: scalarized UCB1 with random robin (Drugan & Nowe 2013): each round a
+  row ``w_j`` of ``W`` is drawn uniformly and UCB1 runs on the normalised projection,
+  ``S_j(r_hat(a)) + sqrt(2 log t / n(a))``. Reading of Appendix B.1: the scalarised reward is
+  "taken as input of the selection algorithm", so one UCB1 learner with shared counts is used
+  (Drugan & Nowe's original keeps separate counts per scalarisation function).
+- ``gt_pf``: the oracle GT-PF of Appendix B.1: uniform choice over the true standard Pareto set.
+
+Ties in an argmax are broken uniformly at random. Rounds are 1-based in the formulas (``t``).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+from ..kernels import (
+    argmax_random_tie,
+    klucb_upper,
+    normalized_projections,
+    pareto_front_mask,
+    uniform_from_mask,
+    validate_cone,
+)
+from .base import Policy, register
+
+
+class MeanState(NamedTuple):
+    """Pull counts, reward sums and the number of rounds played."""
+
+    t: jnp.ndarray  # () int32, rounds played so far
+    counts: jnp.ndarray  # (K,) float
+    sums: jnp.ndarray  # (K, d)
+
+
+class ConeParams(NamedTuple):
+    """The preference matrix ``W (M, d)``."""
+
+    W: jnp.ndarray
+
+
+class OracleParams(NamedTuple):
+    """The true standard Pareto set (GT-PF oracle)."""
+
+    pareto_mask: jnp.ndarray
+
+
+def _init_means(K, d, dtype=jnp.float32):
+    return MeanState(jnp.zeros((), jnp.int32), jnp.zeros((K,), dtype), jnp.zeros((K, d), dtype))
+
+
+def _record(state, arm, obs):
+    """Add one observation of ``arm`` to the running counts and sums (Algorithm 1, line 13)."""
+    return state._replace(
+        t=state.t + 1,
+        counts=state.counts.at[arm].add(1.0),
+        sums=state.sums.at[arm].add(obs.reward),
+    )
+
+
+def _empirical_means(state):
+    return state.sums / jnp.maximum(state.counts, 1.0)[:, None]
+
+
+def _round_robin_first(state, K, chosen):
+    """During the first ``K`` rounds play arm ``t`` (each arm once), else ``chosen``."""
+    return jnp.where(state.t < K, state.t, chosen).astype(jnp.int32)
+
+
+def _cone_params(ctx):
+    if ctx.W is None:
+        raise KeyError("this policy needs a preference matrix: set [preference] W = [[...], ...]")
+    W = validate_cone(ctx.W)
+    if W.shape[1] != ctx.dim:
+        raise ValueError(f"preference matrix W has {W.shape[1]} columns but the arms have d = {ctx.dim} objectives")
+    return W
+
+
+def prefucb(num_arms: int, dim: int) -> Policy:
+    """PrefUCB (seed 000, Algorithm 1) for ``num_arms`` arms with ``dim`` objectives."""
+
+    def init(params):
+        return _init_means(num_arms, dim, params.W.dtype)
+
+    def select(key, state, params):
+        t = (state.t + 1).astype(params.W.dtype)  # the round being played, 1-based
+        S = normalized_projections(_empirical_means(state), params.W)  # (K, M), Eq. (2)
+        level = jnp.log(t) / jnp.maximum(state.counts, 1.0)  # beta_t / n(a)
+        U = jnp.min(klucb_upper(S, level[:, None]), axis=1)  # Eq. (3), min over directions
+        return _round_robin_first(state, num_arms, argmax_random_tie(key, U))  # Eq. (4)
+
+    def update(state, action, obs, params):
+        return _record(state, action, obs)
+
+    return Policy(init, select, update)
+
+
+def pareto_ucb(num_arms: int, dim: int) -> Policy:
+    """Pareto UCB1 (Drugan & Nowe 2013) for ``num_arms`` arms with ``dim`` objectives."""
+
+    def init(params):
+        return _init_means(num_arms, dim)
+
+    def select(key, state, params):
+        mu = _empirical_means(state)
+        front = jnp.sum(pareto_front_mask(mu)).astype(mu.dtype)
+        t = (state.t + 1).astype(mu.dtype)
+        beta = jnp.sqrt(2 * jnp.log(t * (dim * front) ** 0.25) / jnp.maximum(state.counts, 1.0))
+        ucb = mu + beta[:, None]
+        return _round_robin_first(state, num_arms, uniform_from_mask(key, pareto_front_mask(ucb)))
+
+    def update(state, action, obs, params):
+        return _record(state, action, obs)
+
+    return Policy(init, select, update)
+
+
+def scalarized_ucb_rr(num_arms: int, dim: int, num_directions: int) -> Policy:
+    """Scalarized UCB1 with a uniformly random row of ``W`` each round (Drugan & Nowe 2013)."""
+
+    def init(params):
+        return _init_means(num_arms, dim, params.W.dtype)
+
+    def select(key, state, params):
+        key_row, key_tie = jax.random.split(key)
+        row = jax.random.randint(key_row, (), 0, num_directions)
+        S = normalized_projections(_empirical_means(state), params.W)[:, row]  # (K,)
+        t = (state.t + 1).astype(S.dtype)
+        index = S + jnp.sqrt(2 * jnp.log(t) / jnp.maximum(state.counts, 1.0))
+        return _round_robin_first(state, num_arms, argmax_random_tie(key_tie, index))
+
+    def update(state, action, obs, params):
+        return _record(state, action, obs)
+
+    return Policy(init, select, update)
+
+
+def gt_pf(num_arms: int) -> Policy:
+    """GT-PF: uniform random choice over the true standard Pareto set (oracle baseline)."""
+
+    def init(params):
+        return jnp.zeros((), jnp.int32)
+
+    def select(key, state, params):
+        return uniform_from_mask(key, params.pareto_mask)
+
+    def update(state, action, obs, params):
+        return state + 1
+
+    return Policy(init, select, update)
+
+
+@register("prefucb", "preference", "PrefUCB: KL-UCB per preference direction, min over directions (seed 000, Alg. 1)")
+def _build_prefucb(ctx):
+    W = _cone_params(ctx)
+    return prefucb(ctx.num_arms, ctx.dim), ConeParams(jnp.asarray(W, jnp.float32)), ("prefucb", ctx.num_arms, ctx.dim, W.shape[0])
+
+
+@register("pareto_ucb", "preference", "Pareto UCB1: uniform among non-dominated UCB vectors (Drugan & Nowe 2013)")
+def _build_pareto_ucb(ctx):
+    W = _cone_params(ctx)
+    return pareto_ucb(ctx.num_arms, ctx.dim), ConeParams(jnp.asarray(W, jnp.float32)), ("pareto_ucb", ctx.num_arms, ctx.dim, W.shape[0])
+
+
+@register("scalarized_ucb_rr", "preference", "scalarized UCB1 on a random row of W each round (Drugan & Nowe 2013)")
+def _build_scalarized(ctx):
+    W = _cone_params(ctx)
+    M = W.shape[0]
+    return scalarized_ucb_rr(ctx.num_arms, ctx.dim, M), ConeParams(jnp.asarray(W, jnp.float32)), ("scalarized_ucb_rr", ctx.num_arms, ctx.dim, M)
+
+
+@register("gt_pf", "preference", "GT-PF oracle: uniform over the true standard Pareto set (seed 000, App. B.1)")
+def _build_gt_pf(ctx):
+    W = _cone_params(ctx)
+    mask = np.asarray(pareto_front_mask(jnp.asarray(ctx.means)))
+    return gt_pf(ctx.num_arms), OracleParams(jnp.asarray(mask)), ("gt_pf", ctx.num_arms, W.shape[0])

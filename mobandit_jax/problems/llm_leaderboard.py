@@ -1,0 +1,224 @@
+"""The LLM selective-ensemble arm table of seed 000 (K = 42 models, d = 7 capabilities).
+
+Seed 000 (preference-directed MO bandits), Section 4.1 and Appendix B.2, Table 3. The paper builds
+its action set from the Open LLM Leaderboard: ``K = 42`` models described by ``d = 7`` capabilities
+(accuracy, advanced problem-solving, reasoning, domain knowledge, interaction consistency,
+multitasking, processing speed), and draws stochastic feedback from a Beta distribution with
+concentration ``c = 1``. Its exact table is not public; this module rebuilds one from real scores
+(``mobandit_jax/data/open_llm_leaderboard/``, provenance in the README there).
+
+Capability mapping (one Open LLM Leaderboard v2 benchmark per capability, in the paper's order):
+
+====  ==========================  ===========================================================
+ j    capability                  source column
+====  ==========================  ===========================================================
+ 0    accuracy                    ``leaderboard_mmlu_pro`` (MMLU-PRO, 10-choice knowledge QA)
+ 1    advanced problem-solving    ``leaderboard_math_hard`` (MATH level 5)
+ 2    reasoning                   ``leaderboard_bbh`` (BIG-Bench Hard)
+ 3    domain knowledge            ``leaderboard_gpqa`` (graduate-level science QA)
+ 4    interaction consistency     ``leaderboard_ifeval`` (instruction following)
+ 5    multitasking                ``leaderboard_musr`` (multi-step soft reasoning)
+ 6    processing speed            ``-log(Model Size (B))`` from the v1 file (smaller is faster)
+====  ==========================  ===========================================================
+
+Selection rule: of the 72 base models with v2 scores (all have a size in the v1 file), keep the
+42 with the highest mean raw score over the six v2 benchmarks (ties broken by model name). Each
+column is then min-max normalised over the 42 kept models to ``[0, 1]`` (optionally squeezed
+affinely into ``[margin, 1 - margin]``, default ``margin = 0``; the Beta sampler returns a mean of
+exactly 0 or 1 as that value). A common positive affine map leaves C-dominance, the Pareto
+C-optimal set and the ranking of preference gaps unchanged (gaps scale by ``1 - 2 margin``).
+
+Feedback (Section 4.1): ``y ~ Beta(c mu, c (1 - mu))`` per coordinate, ``c = 1``, drawn by the
+stochastic environment (``make_stochastic``, i.e. ``stochastic_sampler("beta")``), so the reward of arm ``i`` at
+its ``j``-th pull is a pure function of ``(key, i, j)``.
+
+:func:`scenario_matrices` returns the seven W of Table 3 as printed; :data:`SCENARIO_ROLES` names
+the main (prioritised) and relaxable objective of the four real-world scenarios, read from Table 3's
+descriptions and Section 4.1 ("Legal Document Review prioritizes reasoning while trading off
+multitasking", ...).
+"""
+from __future__ import annotations
+
+import csv
+import functools
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .base import EnvInstance, register
+from .stochastic import make_stochastic
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "open_llm_leaderboard"
+V2_FILE = "base_llm_leaderboard_v2_eval.csv"
+V1_FILE = "base_llm_benchmark_eval.csv"
+
+CAPABILITIES = (
+    "accuracy",
+    "advanced problem-solving",
+    "reasoning",
+    "domain knowledge",
+    "interaction consistency",
+    "multitasking",
+    "processing speed",
+)
+BENCHMARKS = (
+    "leaderboard_mmlu_pro",
+    "leaderboard_math_hard",
+    "leaderboard_bbh",
+    "leaderboard_gpqa",
+    "leaderboard_ifeval",
+    "leaderboard_musr",
+)
+NUM_MODELS = 42
+
+# Table 3 scenario names, in the order of the paper's table.
+SCENARIOS = (
+    "Standard",
+    "Scalarization",
+    "Single-objective",
+    "Customer Service",
+    "Legal Document Review",
+    "High-frequency Trade",
+    "Scientific Discovery",
+)
+
+# Main (prioritised) and relaxable objective per real-world scenario (Table 3 descriptions).
+SCENARIO_ROLES = {
+    "Customer Service": {"main": "multitasking", "relaxable": "advanced problem-solving"},
+    "Legal Document Review": {"main": "reasoning", "relaxable": "multitasking"},
+    "High-frequency Trade": {"main": "processing speed", "relaxable": "advanced problem-solving"},
+    "Scientific Discovery": {"main": "advanced problem-solving", "relaxable": "processing speed"},
+}
+
+
+def scenario_matrices() -> dict:
+    """The seven preference matrices W of Table 3, exactly as printed (rows over the 7 capabilities)."""
+    return {
+        "Standard": np.eye(7),
+        "Scalarization": np.array([[0.2, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1]]),
+        "Single-objective": np.array([[1.0, 0, 0, 0, 0, 0, 0]]),
+        "Customer Service": np.array([[1.0, 0, 1, 0, 0, 2, 1], [0, -1, 0, 0, 0, 1, 0]]),
+        "Legal Document Review": np.array([[0.0, 1, 2, 1, 0, 0, 0], [0, 0, 1, 0, 0, -1, 0]]),
+        "High-frequency Trade": np.array([[0.0, 0, 0, 1, 0, 0, 2], [0, -1, 0, 0, 0, 0, 1]]),
+        "Scientific Discovery": np.array([[0.0, 2, 1, 1, 1, 0, 0], [0, 1, 0, 0, 0, 0, -1]]),
+    }
+
+
+def preference_levels(W) -> dict:
+    """Group objectives into preferred / moderate / relaxable by their weights in ``W`` (Fig. 4).
+
+    Relaxable: some row gives a negative weight. Preferred: not relaxable and holding the largest
+    positive weight of some row (or the positive weight of a row that also relaxes something).
+    Moderate: every other objective with a positive weight. Objectives with zero weight everywhere
+    are left out.
+    """
+    W = np.asarray(W, float)
+    relax = set(np.flatnonzero((W < 0).any(0)).tolist())
+    pref = set()
+    for row in W:
+        pos = row > 0
+        if not pos.any():
+            continue
+        if (row < 0).any():
+            pref |= set(np.flatnonzero(pos).tolist())
+        else:
+            pref |= set(np.flatnonzero(row == row.max()).tolist())
+    pref -= relax
+    used = set(np.flatnonzero((W != 0).any(0)).tolist())
+    moderate = used - pref - relax
+    return {k: sorted(v) for k, v in (("preferred", pref), ("moderate", moderate), ("relaxable", relax))}
+
+
+def _read_csv(path: Path) -> list:
+    if not path.is_file():
+        raise FileNotFoundError(f"LLM leaderboard data file {path} is missing")
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _number(text: str, path: Path, row: int, column: str) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        raise ValueError(f"{path}: row {row} column {column!r} holds {text!r}, expected a finite number")
+    return value
+
+
+def load_scores(data_dir=DATA_DIR) -> tuple:
+    """Raw ``(names, scores (n, 6), sizes (n,))`` of every model with v2 scores and a known size."""
+    data_dir = Path(data_dir)
+    v2_path, v1_path = data_dir / V2_FILE, data_dir / V1_FILE
+    v2 = _read_csv(v2_path)
+    v1 = _read_csv(v1_path)
+    if v2 and any(b not in v2[0] for b in BENCHMARKS):
+        missing = [b for b in BENCHMARKS if b not in v2[0]]
+        raise ValueError(f"{v2_path}: missing column(s) {missing}; expected {list(BENCHMARKS)}")
+    sizes = {r["Model"]: r.get("Model Size (B)", "") for r in v1}
+    names, scores, size = [], [], []
+    for i, r in enumerate(v2, start=2):  # row 1 is the header
+        name = r["Model"]
+        if name not in sizes:
+            raise ValueError(f"{v2_path}: row {i} model {name!r} has no size in {v1_path}")
+        names.append(name)
+        scores.append([_number(r[b], v2_path, i, b) for b in BENCHMARKS])
+        s = _number(sizes[name], v1_path, i, "Model Size (B)")
+        if s <= 0:
+            raise ValueError(f"{v1_path}: model {name!r} has size {s}, expected > 0")
+        size.append(s)
+    return names, np.array(scores, float), np.array(size, float)
+
+
+def select_models(names, scores, k: int = NUM_MODELS) -> np.ndarray:
+    """Indices of the ``k`` models with the highest mean v2 score (ties by name), best first."""
+    if not 1 <= k <= len(names):
+        raise ValueError(f"num_models={k} is not in 1..{len(names)}")
+    mean = np.asarray(scores).mean(axis=1)
+    order = sorted(range(len(names)), key=lambda i: (-mean[i], names[i]))
+    return np.array(order[:k], int)
+
+
+def minmax(x, axis=0) -> np.ndarray:
+    """Column-wise min-max normalisation to ``[0, 1]`` (a constant column maps to 0.5)."""
+    x = np.asarray(x, float)
+    lo, hi = x.min(axis=axis, keepdims=True), x.max(axis=axis, keepdims=True)
+    span = hi - lo
+    return np.where(span > 0, (x - lo) / np.where(span > 0, span, 1.0), 0.5)
+
+
+@functools.lru_cache(maxsize=4)
+def _table(num_models: int, margin: float, data_dir: str) -> tuple:
+    names, scores, sizes = load_scores(data_dir)
+    idx = select_models(names, scores, num_models)
+    raw = np.column_stack([scores[idx], -np.log(sizes[idx])])
+    table = margin + (1.0 - 2.0 * margin) * minmax(raw)
+    return tuple(names[i] for i in idx), table, sizes[idx]
+
+
+def arm_table(num_models: int = NUM_MODELS, margin: float = 0.0, data_dir=DATA_DIR) -> tuple:
+    """``(model names, means (K, 7), sizes (K,))``: the normalised capability table of Section 4.1."""
+    if not 0.0 <= margin < 0.5:
+        raise ValueError(f"margin={margin} is not in [0, 0.5)")
+    names, table, sizes = _table(int(num_models), float(margin), str(data_dir))
+    return names, table.copy(), sizes.copy()
+
+
+@register(
+    "llm_leaderboard",
+    "Seed 000 LLM selective ensemble: 42 Open LLM Leaderboard models x 7 capabilities, Beta(c) feedback",
+    keys=("num_models", "margin", "concentration", "noise"),
+)
+def build(section: dict, config: dict) -> EnvInstance:
+    """Build the K x 7 LLM arm table environment (Section 4.1) with Beta feedback of concentration c."""
+    num_models = int(section.get("num_models", NUM_MODELS))
+    margin = float(section.get("margin", 0.0))
+    conc = float(section.get("concentration", 1.0))
+    noise = section.get("noise", "beta")
+    if noise not in ("beta", "bernoulli"):
+        raise ValueError(f"env.noise={noise!r} is not allowed for llm_leaderboard; use 'beta' or 'bernoulli'")
+    names, means, sizes = arm_table(num_models, margin)
+    inst = make_stochastic(means, noise, conc)
+    info = {"models": list(names), "capabilities": list(CAPABILITIES), "sizes_b": sizes.tolist()}
+    return inst._replace(static_key=("llm_leaderboard", noise, len(names)), info=info)

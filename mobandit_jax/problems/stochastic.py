@@ -1,0 +1,102 @@
+"""Stochastic mean-table environment of seed 000 (PDMOB, Section 2.2 and Section 4.1).
+
+Each arm ``a`` has a mean vector ``r(a)`` in ``[0, 1]^d``; a pull returns ``y`` in ``[0, 1]^d``
+with ``E[y] = r(a)``. Feedback models (each objective drawn independently):
+
+- ``"beta"``: ``Beta(c r, c (1 - r))`` with concentration ``c`` (the paper's default ``c = 1``);
+  a mean of exactly 0 or 1 returns that value;
+- ``"bernoulli"``: ``Bernoulli(r)``;
+- ``"gaussian"``: ``clip(r + sigma N(0, 1), 0, 1)`` (clipping shifts the mean near the bounds).
+
+The reward of arm ``i`` at its ``j``-th pull is a pure function of ``(key, i, j)``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+from .base import Env, EnvInstance, register
+
+NOISES = ("beta", "bernoulli", "gaussian")
+
+
+class StochasticParams(NamedTuple):
+    """Sweepable parameters: the mean table, the Beta concentration and the Gaussian sigma."""
+
+    means: jnp.ndarray  # (K, d)
+    concentration: jnp.ndarray  # ()
+    sigma: jnp.ndarray  # ()
+
+
+def _beta(key, r, c):
+    a, b = jnp.maximum(c * r, 1e-30), jnp.maximum(c * (1 - r), 1e-30)
+    y = jax.random.beta(key, a, b)
+    return jnp.where(r <= 0, 0.0, jnp.where(r >= 1, 1.0, y))
+
+
+def _bernoulli(key, r, c):
+    return jax.random.bernoulli(key, r).astype(r.dtype)
+
+
+def stochastic_sampler(noise: str):
+    """Return ``sample(key, arm, pull_index, t, params)`` for a feedback model in ``NOISES``."""
+    if noise not in NOISES:
+        raise ValueError(f"unknown noise {noise!r}; allowed: {list(NOISES)}")
+
+    def sample(key, arm, pull_index, t, params):
+        key = jax.random.fold_in(jax.random.fold_in(key, arm), pull_index)
+        r = params.means[arm]
+        if noise == "beta":
+            y = _beta(key, r, params.concentration)
+        elif noise == "bernoulli":
+            y = _bernoulli(key, r, params.concentration)
+        else:
+            y = jnp.clip(r + params.sigma * jax.random.normal(key, r.shape, r.dtype), 0.0, 1.0)
+        return y, jnp.zeros((), r.dtype)
+
+    return sample
+
+
+def validate_means(means, name: str = "means") -> np.ndarray:
+    """Check a ``(K, d)`` mean table: finite, in [0, 1], K >= 2; errors name the offending entry."""
+    m = np.asarray(means, dtype=np.float64)
+    if m.ndim != 2:
+        raise ValueError(f"{name} must be a (K, d) table of arms x objectives; got shape {m.shape}")
+    if m.shape[0] < 2:
+        raise ValueError(f"{name} must have K >= 2 arms; got K = {m.shape[0]}")
+    if m.shape[1] < 1:
+        raise ValueError(f"{name} must have d >= 1 objectives; got d = {m.shape[1]}")
+    bad = np.argwhere(~np.isfinite(m))
+    if bad.size:
+        i, j = bad[0]
+        raise ValueError(f"{name}[{i}][{j}] is {m[i, j]}: NaN/inf is not allowed")
+    bad = np.argwhere((m < 0) | (m > 1))
+    if bad.size:
+        i, j = bad[0]
+        raise ValueError(f"{name}[{i}][{j}] = {m[i, j]} is outside [0, 1]: rewards must lie in [0, 1]")
+    return m
+
+
+def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigma: float = 0.1,
+                    dtype=jnp.float32) -> EnvInstance:
+    """Build a stochastic mean-table environment (validated) as an :class:`EnvInstance`."""
+    m = validate_means(means)
+    if not (np.isfinite(concentration) and concentration > 0):
+        raise ValueError(f"concentration = {concentration} must be a positive number")
+    if not (np.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"sigma = {sigma} must be >= 0")
+    env = Env(sample=stochastic_sampler(noise), num_arms=m.shape[0], dim=m.shape[1])
+    params = StochasticParams(jnp.asarray(m, dtype), jnp.asarray(concentration, dtype), jnp.asarray(sigma, dtype))
+    return EnvInstance(env, params, m, None, ("stochastic", noise) + m.shape, {})
+
+
+@register("stochastic", "mean table in [0,1]^d with Beta, Bernoulli or clipped Gaussian feedback (seed 000)",
+          keys=("means", "noise", "concentration", "sigma"))
+def _build(section, config):
+    if "means" not in section:
+        raise KeyError("env kind 'stochastic' needs the key 'means' (K rows of d values in [0, 1])")
+    return make_stochastic(section["means"], section.get("noise", "beta"),
+                           float(section.get("concentration", 1.0)), float(section.get("sigma", 0.1)))

@@ -1,0 +1,46 @@
+"""``report.md``: one table per summary metric (rows: settings, columns: policies, mean +- std)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .plots import setting_title
+
+
+def _fmt(mean: float, std: float) -> str:
+    return f"{mean:.4g} ± {std:.2g}"
+
+
+def tables(records: list) -> str:
+    """Markdown tables of the records, one per metric."""
+    metrics = list(dict.fromkeys(r["metric"] for r in records))
+    lines = []
+    for m in metrics:
+        rows = [r for r in records if r["metric"] == m]
+        cols = list(dict.fromkeys(_column(r) for r in rows))
+        settings = list(dict.fromkeys(setting_title(r["setting"]) for r in rows))
+        cell = {(setting_title(r["setting"]), _column(r)): _fmt(r["mean"], r["std"]) for r in rows}
+        lines += [f"### {m}", "", "| setting | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        for s in settings:
+            lines.append(f"| {s} | " + " | ".join(cell.get((s, c), "") for c in cols) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _column(r) -> str:
+    extra = {k: v for k, v in r["params"].items() if k != "name"}
+    return r["policy"] + (f" {extra}" if extra else "")
+
+
+def write(plan, summary: dict, figures: list, out: Path):
+    """Write ``out/report.md``."""
+    exp = plan.spec["experiment"]
+    n = summary["records"][0]["n"] if summary["records"] else 0
+    head = [
+        f"# {exp.get('name', 'experiment')}",
+        "",
+        f"Environment `{plan.spec['env']['kind']}`, horizon {plan.horizon}, {n} seeds (base seed {plan.base_seed}), "
+        f"curves recorded every {plan.record_every} rounds. Values are mean ± std over seeds.",
+        "",
+    ]
+    figs = [f"![{f}]({f})" for f in figures]
+    (out / "report.md").write_text("\n".join(head + [tables(summary["records"])] + figs) + "\n")
