@@ -22,6 +22,7 @@ import jax.numpy as jnp
 
 from . import config as cfg
 from . import engine, metrics, policies, problems, results
+from .kernels import validate_cone
 from .policies.base import POLICIES
 from .problems.base import Context
 
@@ -70,9 +71,14 @@ def resolve_policy_name(name: str, family: str | None) -> str:
 def _context(resolved: dict, inst, horizon: int) -> Context:
     info = dict(inst.info)
     W = resolved.get("preference", {}).get("W", info.get("W"))
+    if W is not None:
+        W = validate_cone(W)
+        if W.shape[1] != inst.env.dim:
+            raise cfg.ConfigError(f"preference matrix W has {W.shape[1]} columns but the arms have "
+                                  f"d = {inst.env.dim} objectives")
     return Context(
         num_arms=inst.env.num_arms, dim=inst.env.dim, horizon=horizon, means=np.asarray(inst.means),
-        config=resolved, W=None if W is None else np.asarray(W, np.float64), ref=info.get("ref"),
+        config=resolved, W=W, ref=info.get("ref"),
         mean_costs=inst.mean_costs, budget=info.get("budget"), cost_floor=info.get("cost_floor"),
         slate_size=int(info.get("slate_size", 0)), info={**info, "env": inst.env},
     )

@@ -79,10 +79,7 @@ def _round_robin_first(state, K, chosen):
 def _cone_params(ctx):
     if ctx.W is None:
         raise KeyError("this policy needs a preference matrix: set [preference] W = [[...], ...]")
-    W = validate_cone(ctx.W)
-    if W.shape[1] != ctx.dim:
-        raise ValueError(f"preference matrix W has {W.shape[1]} columns but the arms have d = {ctx.dim} objectives")
-    return W
+    return validate_cone(ctx.W)
 
 
 def prefucb(num_arms: int, dim: int) -> Policy:

@@ -1,0 +1,47 @@
+"""Fixed-budget Pareto identification metrics of seed 002 (Section 3.2; Appendix A, F1).
+
+For a recommended set ``P_hat`` (a (K,) bool mask returned by an Identifier) and the true Pareto
+set ``P*`` (Section 3.2: arms not strictly dominated in every coordinate by another arm, computed
+from the environment's true means):
+
+- ``misidentification``: ``1{P_hat != P*}``; its mean over replays estimates
+  ``Pr(P_hat_B != P*)``;
+- ``f1``: ``2 |P_hat & P*| / (|P_hat| + |P*|)`` (Appendix A, "Supplementary evaluation metrics").
+
+Both reduce by ``"mean"`` (the engine records one checkpoint for an Identifier).
+"""
+from __future__ import annotations
+
+import numpy as np
+import jax.numpy as jnp
+
+from ..problems.llm_configs import weak_pareto_mask_np
+from .base import MetricSet, register
+
+NAMES = ("misidentification", "f1")
+REDUCE = ("mean", "mean")
+
+
+def true_pareto_mask(means) -> np.ndarray:
+    """``P*`` of Section 3.2: no other arm is strictly better in every coordinate."""
+    return weak_pareto_mask_np(means)
+
+
+def set_scores(recommended, truth):
+    """``(1{P_hat != P*}, F1)`` for boolean masks."""
+    rec, tru = jnp.asarray(recommended, bool), jnp.asarray(truth, bool)
+    mis = jnp.any(rec != tru).astype(jnp.float32)
+    inter = jnp.sum(rec & tru).astype(jnp.float32)
+    denom = (jnp.sum(rec) + jnp.sum(tru)).astype(jnp.float32)
+    return mis, jnp.where(denom > 0, 2.0 * inter / jnp.maximum(denom, 1.0), 1.0)
+
+
+@register("identification")
+def build(ctx):
+    """Metric set of the identification family; ``mparams`` is the true Pareto mask."""
+    truth = jnp.asarray(true_pareto_mask(ctx.means))
+
+    def step(mp, recommended, obs):
+        return set_scores(recommended, mp)
+
+    return MetricSet(NAMES, REDUCE, step), truth

@@ -1,0 +1,174 @@
+"""Budgeted online multi-objective selection: CoHV-UCB and its baselines.
+
+Seed 002 (Xue et al., "Cost-Aware Multi-Objective Bandits"), Section 4.1 and Algorithm 1
+(CoHV-UCB): after the initial pulls, every round computes for each arm
+
+    U_i   = min(1, rbar_i + beta^r_i)                         (line 5, clipped optimistic vector)
+    c_i   = max(lambda / 2, cbar_i - beta^c_i)                 (line 6, truncated cost LCB)
+    I_i   = HV(U_i) / c_i                                      (line 7, HV w.r.t. the zero reference)
+
+and pulls ``argmax_i I_i`` (line 9). ``T_B = ceil(B / lambda) + 1``. The radii are those of
+Appendix A, ``beta^r = s_r sqrt(alpha log T_B / n_i)``, ``beta^c = s_c sqrt(alpha log T_B / n_i)``
+(Algorithm 1 is ``s_r = s_c = 1``), with ``n_init = max(1, floor(eta rho))`` initial pulls of every
+arm (round robin; Algorithm 1 line 1 is ``n_init = 1``). Defaults are the values Appendix A selects
+on both datasets, ``(s_r, s_c, eta) = (0.01, 0.01, 0.05)``, and ``alpha = 2`` (Theorem 1 needs
+``alpha >= 2``; Appendix A does not state the value used).
+
+"Feasible selection" (Appendix A): the argmax is taken over the arms whose profiling mean cost
+(``ctx.info["det_cost"]``, else the true mean costs) fits in the remaining budget ``B - spent``;
+if none fits, over all arms (the engine then stops the run when the realized cost does not fit).
+Ties go to the lowest arm index.
+
+Baselines (Section 5.1): ``hv_ucb`` drops the cost denominator (index ``HV(U_i)``);
+``acc_cost_ucb`` uses optimistic accuracy per cost (``U_i^{(1)} / c_i``, objective 0 = accuracy);
+``uniform`` is round robin ``t mod K``. All UCB methods share the radii, initial pulls and
+feasibility rule.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import jax.numpy as jnp
+
+from ..kernels import box_volume
+from .base import Policy, register
+
+
+class BudgetState(NamedTuple):
+    """Round counter, pulls, reward and cost sums per arm, and budget spent."""
+
+    t: jnp.ndarray
+    n: jnp.ndarray
+    sum_r: jnp.ndarray
+    sum_c: jnp.ndarray
+    spent: jnp.ndarray
+
+
+class BudgetParams(NamedTuple):
+    """Sweepable params: ``alpha, s_r, s_c``, ``log T_B``, ``lambda``, ``B``, feasibility costs, ``n_init``."""
+
+    alpha: jnp.ndarray
+    s_r: jnp.ndarray
+    s_c: jnp.ndarray
+    log_TB: jnp.ndarray
+    cost_floor: jnp.ndarray
+    budget: jnp.ndarray
+    feas_cost: jnp.ndarray
+    n_init: jnp.ndarray
+
+
+def confidence_bounds(state: BudgetState, params: BudgetParams):
+    """Lines 5-6 of Algorithm 1: the clipped optimistic vectors ``U`` (K, d) and cost LCBs (K,)."""
+    n = jnp.maximum(state.n, 1).astype(state.sum_r.dtype)
+    rad = jnp.sqrt(params.alpha * params.log_TB / n)
+    U = jnp.minimum(1.0, state.sum_r / n[:, None] + (params.s_r * rad)[:, None])
+    c_low = jnp.maximum(params.cost_floor / 2.0, state.sum_c / n - params.s_c * rad)
+    return U, c_low
+
+
+def cohv_index(U, c_low):
+    """CoHV-UCB index ``HV(U_i) / c_i`` (line 7)."""
+    return box_volume(U, jnp.zeros(U.shape[-1], U.dtype)) / c_low
+
+
+def hv_index(U, c_low):
+    """HV-UCB index ``HV(U_i)`` (no cost denominator)."""
+    return box_volume(U, jnp.zeros(U.shape[-1], U.dtype))
+
+
+def acc_cost_index(U, c_low):
+    """Accuracy-Cost-UCB index ``U_i^(accuracy) / c_i``."""
+    return U[:, 0] / c_low
+
+
+def _ucb_policy(num_arms: int, dim: int, index_fn):
+    K = num_arms
+
+    def init(params):
+        return BudgetState(jnp.zeros((), jnp.int32), jnp.zeros(K, jnp.int32), jnp.zeros((K, dim), jnp.float32),
+                           jnp.zeros(K, jnp.float32), jnp.zeros((), jnp.float32))
+
+    def select(key, state, params):
+        U, c_low = confidence_bounds(state, params)
+        index = index_fn(U, c_low)
+        feasible = params.feas_cost <= params.budget - state.spent
+        masked = jnp.where(jnp.any(feasible), jnp.where(feasible, index, -jnp.inf), index)
+        greedy = jnp.argmax(masked).astype(jnp.int32)
+        initial = state.t < K * params.n_init
+        return jnp.where(initial, (state.t % K).astype(jnp.int32), greedy)
+
+    return Policy(init, select, _update)
+
+
+def _update(state: BudgetState, action, obs, params):
+    return BudgetState(state.t + 1, state.n.at[action].add(1),
+                       state.sum_r.at[action].add(obs.reward.astype(state.sum_r.dtype)),
+                       state.sum_c.at[action].add(obs.cost.astype(state.sum_c.dtype)),
+                       state.spent + obs.cost.astype(state.spent.dtype))
+
+
+def _params(ctx, name, alpha, s_r, s_c, eta):
+    from mobandit_jax.problems.llm_configs import validate_budget, validate_costs
+
+    info = ctx.info or {}
+    lam = ctx.cost_floor if ctx.cost_floor is not None else info.get("cost_floor")
+    B = ctx.budget if ctx.budget is not None else info.get("budget")
+    if lam is None or B is None:
+        raise ValueError(f"{name}: needs a budget and a cost floor lambda (env info 'budget', 'cost_floor')")
+    lam, B = float(lam), float(B)
+    if not 0.0 < lam <= 1.0:
+        raise ValueError(f"{name}: cost floor lambda must satisfy 0 < lambda <= 1, got {lam}")
+    feas = info.get("det_cost", ctx.mean_costs)
+    if feas is None:
+        raise ValueError(f"{name}: needs per-arm costs (env info 'det_cost' or ctx.mean_costs)")
+    feas = np.asarray(feas, float)
+    if ctx.mean_costs is not None:
+        validate_costs(ctx.mean_costs, lam)
+    validate_budget(B, lam)
+    for nm, v, lo in (("alpha", alpha, 0.0), ("s_r", s_r, 0.0), ("s_c", s_c, 0.0), ("eta", eta, 0.0)):
+        if not (np.isfinite(v) and v >= lo):
+            raise ValueError(f"{name}: option {nm} must be a finite number >= {lo}, got {v}")
+    rho = info.get("rho")
+    if rho is None:
+        rho = B / (ctx.num_arms * float(np.mean(feas)))
+    n_init = max(1, int(math.floor(eta * float(rho))))
+    T_B = math.ceil(B / lam) + 1
+    return BudgetParams(jnp.float32(alpha), jnp.float32(s_r), jnp.float32(s_c), jnp.float32(math.log(T_B)),
+                        jnp.float32(lam), jnp.float32(B), jnp.asarray(feas, jnp.float32), jnp.int32(n_init))
+
+
+def _build(name, index_fn):
+    def build(ctx, alpha=2.0, s_r=0.01, s_c=0.01, eta=0.05):
+        params = _params(ctx, name, alpha, s_r, s_c, eta)
+        return _ucb_policy(ctx.num_arms, ctx.dim, index_fn), params, (name, ctx.num_arms, ctx.dim)
+
+    build.__doc__ = f"Build {name} (options alpha, s_r, s_c, eta; Appendix A defaults)."
+    return build
+
+
+_DEFAULTS = dict(alpha=2.0, s_r=0.01, s_c=0.01, eta=0.05)
+build_cohv_ucb = register("cohv_ucb", "budgeted", "CoHV-UCB, hypervolume-per-cost UCB (seed 002, Algorithm 1)",
+                          **_DEFAULTS)(_build("cohv_ucb", cohv_index))
+build_hv_ucb = register("hv_ucb", "budgeted", "HV-UCB: CoHV-UCB without the cost denominator (seed 002, Sec. 5.1)",
+                        **_DEFAULTS)(_build("hv_ucb", hv_index))
+build_acc_cost_ucb = register("acc_cost_ucb", "budgeted",
+                              "Accuracy-Cost-UCB: optimistic accuracy per cost (seed 002, Sec. 5.1)",
+                              **_DEFAULTS)(_build("acc_cost_ucb", acc_cost_index))
+
+
+class RoundRobinState(NamedTuple):
+    """Round counter only."""
+
+    t: jnp.ndarray
+
+
+@register("budgeted/uniform", "budgeted", "Uniform round-robin allocation (seed 002, Sec. 5.1)")
+def build_uniform(ctx):
+    """Round robin ``t mod K`` until the budget stops the run."""
+    K = ctx.num_arms
+    policy = Policy(lambda params: RoundRobinState(jnp.zeros((), jnp.int32)),
+                    lambda key, state, params: (state.t % K).astype(jnp.int32),
+                    lambda state, action, obs, params: RoundRobinState(state.t + 1))
+    return policy, {}, ("uniform", K)

@@ -1,0 +1,568 @@
+"""Top-k slate policies of seed 001: THV-UCB (Algorithm 1) and the 13 baselines of "Baselines".
+
+Every policy picks a slate ``S_t`` of ``k`` distinct arms per round under semi-bandit feedback
+(``Observation.reward`` is ``(k, d)``). All share (i) the state: round counter ``t``, pull counts
+``N_i`` and reward sums; (ii) the forced initialisation of Algorithm 1, lines 3-7 ("All methods share
+the same initialization scheme"): while some arm has fewer than ``m0`` pulls (default 2), play the
+``k`` arms with the smallest counts (ties: lowest index).
+
+THV-UCB (Algorithm 1, lines 8-22). At round ``t`` (1-based)::
+
+    beta_i(t) = sqrt(2 eta log(n d t^2 / delta) / max{1, N_i(t-1)})
+    u_i = clip(mu_hat_i + beta_i 1, 0, 1),   L_i = mu_hat_i - beta_i 1
+    A_t = {i : for all j != i, u_i is not <= L_j}      (safe pruning; A_t = [n] if |A_t| < k)
+    S <- S + argmax_{i in A_t \\ S} HV^UCB(S + i) - HV^UCB(S)   (k greedy steps)
+
+``delta`` defaults to ``1/T`` (Theorem 3); the optional UCB clip to [0, 1] is on by default and
+applies to both the greedy step and the pruning test. Greedy ties go to the lowest arm index.
+
+Baselines (formulas as stated in "Baselines"; ``U_i = mu_hat_i + beta_i 1``; all select top-k):
+
+- ``pareto_ucb`` (faithful, Drugan & Nowe 2013): ``beta_i = sqrt(2 log(t (d |F_hat|)^{1/4}) / N_i)``
+  with ``|F_hat|`` the size of the empirical Pareto front; fill the slate layer by layer (Pareto
+  layers of ``U``), uniformly at random within a layer. No eta.
+- ``pareto_ucb_plus`` (Tables 1-5; not spelled out in the text): the layered selection with the
+  ``sum_j U_ij`` tie-break of the ParetoUCB description and the standard eta bonus below (Table 2
+  gives it an eta).
+- ``pareto_ucb_div``: layers on ``U``; within a layer each slot takes the arm maximising the
+  minimum ``l_inf`` distance (UCB space) to the arms already in the slate; the first slot, with
+  nothing selected, and remaining ties use ``sum_j U_ij``.
+- ``pareto_ucb_crowd``: layers on ``U``, ranked within a layer by the NSGA-II crowding distance
+  (Deb et al. 2002) computed inside that layer (boundary arms infinite).
+- ``pareto_ts`` (faithful, Yahyaa & Manderick 2015): ``theta_i ~ N(mu_hat_i, sigma_obs^2/N_i I)``,
+  layers on ``theta``, uniform random within a layer. ``sigma_obs`` defaults to the env's sigma.
+- ``pareto_ts_plus``: ``sigma_i^2 = (sigma_prior^2 + sigma_obs^2) / N_i`` (``sigma_prior = 0.5``,
+  the largest standard deviation of a [0, 1] reward; the paper gives no value), ``sum_j theta_ij``
+  tie-break.
+- ``chebyshev_ucb`` (Mandow et al. 2023, Algorithm C2): weights on the interior of the simplex lattice
+  (``num_weights`` = at least 32 of them, uniformly spread), one drawn uniformly per round, score
+  ``min_l w_l (U_il - z_l)`` with ``z`` the nadir of the empirical Pareto front. Its bonus is not
+  given in the paper; we use UCB1's ``sqrt(2 eta log t / N_i)`` (eta scales it, Table 2 tunes it).
+- ``chebyshev_ucb_plus``: ``w = 1/d`` fixed, standard bonus.
+- ``scalar_ucb`` (Auer et al. 2002): scalar mean of ``w . X`` with ``w = 1/d`` plus
+  ``sqrt(eta log(n T^2) / (2 N_i))``.
+- ``scalar_ucb_randw`` (Paria et al. 2020): ``w ~ Dirichlet(1)`` per round, score ``w . U_i``.
+- ``hv_scalar_ucb`` (Zhang & Golovin 2020, Lemma 5): ``lambda`` uniform on the positive unit sphere,
+  score ``(min_l max(0, (U_il - r_l) / lambda_l))^d``.
+- ``hv_scalar_ucb_plus`` (Zhang 2024): ``k`` directions per round, slot ``j`` takes
+  ``argmax_{i not chosen} min_l (U_il - r_l) / lambda^(j)_l``.
+- ``random_k``: a uniformly random slate.
+
+The standard bonus (ChebyshevUCB+, and our reading for every eta baseline whose bonus is not given:
+ParetoUCB+/-Div/-Crowd, ScalarUCB-RandW, HVScalarUCB(+)) is ``sqrt(eta log(n d T^2) / (2 N_i))``.
+
+``eta = None`` (the default) takes the paper's tuned ``eta*`` of Table 2 for the instance's
+``(d, front)`` when the environment reports them (``ctx.info["front"]``, seed-001 DTLZ), else 0.1
+(0.01 for THV-UCB).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import NamedTuple
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+from ..kernels import box_volume, dominates, hv_contributions, pareto_front_mask
+from .base import Policy, register
+
+FAMILY = "slate"
+
+# Table 2 of seed 001: eta* per algorithm, d in {2, 3, 4, 5}, fronts (clusters, concave, convex, linear).
+_T2_FRONTS = ("clusters", "concave", "convex", "linear")
+TABLE2_ETA = {
+    "thv_ucb": {d: (0.01, 0.01, 0.01, 0.01) for d in (2, 3, 4, 5)},
+    "pareto_ucb_plus": {2: (1.0, 1.0, 1.0, 1.0), 3: (0.01, 0.1, 0.1, 0.3), 4: (0.01, 0.1, 0.3, 0.3), 5: (0.01, 0.01, 0.01, 0.1)},
+    "pareto_ucb_div": {2: (0.3, 0.1, 1.0, 0.01), 3: (1.0, 0.3, 0.3, 0.3), 4: (0.01, 0.01, 0.01, 0.3), 5: (0.01, 0.01, 1.0, 0.1)},
+    "pareto_ucb_crowd": {2: (1.0, 1.0, 1.0, 0.3), 3: (1.0, 0.01, 1.0, 1.0), 4: (1.0, 1.0, 1.0, 1.0), 5: (1.0, 1.0, 1.0, 1.0)},
+    "chebyshev_ucb": {2: (0.01, 0.01, 1.0, 0.01), 3: (0.01, 0.01, 1.0, 0.01), 4: (0.01, 0.01, 0.01, 0.01), 5: (0.01, 0.01, 0.01, 0.01)},
+    "chebyshev_ucb_plus": {2: (0.3, 1.0, 1.0, 0.3), 3: (0.1, 0.3, 1.0, 0.01), 4: (0.01, 0.01, 0.3, 0.01), 5: (0.01, 0.01, 0.1, 0.3)},
+    "hv_scalar_ucb": {2: (0.01, 0.01, 1.0, 0.01), 3: (0.01, 0.01, 0.01, 0.01), 4: (0.01, 0.01, 0.01, 0.3), 5: (0.01, 0.01, 0.01, 0.01)},
+    "hv_scalar_ucb_plus": {2: (0.01, 0.01, 0.3, 0.01), 3: (0.01, 0.01, 0.01, 0.01), 4: (0.1, 0.01, 0.01, 0.01), 5: (0.01, 0.01, 0.01, 0.01)},
+    "scalar_ucb": {2: (0.3, 1.0, 1.0, 1.0), 3: (0.01, 0.1, 0.1, 0.1), 4: (0.01, 0.1, 0.3, 0.1), 5: (0.01, 0.01, 0.01, 0.01)},
+    "scalar_ucb_randw": {2: (1.0, 1.0, 1.0, 1.0), 3: (1.0, 0.01, 1.0, 1.0), 4: (0.01, 0.01, 0.01, 1.0), 5: (0.01, 0.01, 0.01, 0.01)},
+}
+
+
+def table2_eta(name: str, d: int, front) -> float | None:
+    """The paper's tuned ``eta*`` (Table 2) for ``name`` at ``(d, front)``, or None if not tabulated."""
+    row = TABLE2_ETA.get(name, {}).get(int(d))
+    if row is None or front not in _T2_FRONTS:
+        return None
+    return row[_T2_FRONTS.index(front)]
+
+
+class SlateState(NamedTuple):
+    """Rounds played, per-arm pull counts ``N_i`` and reward sums (the empirical means' statistics)."""
+
+    t: jnp.ndarray  # () int32
+    counts: jnp.ndarray  # (n,) float32
+    sums: jnp.ndarray  # (n, d) float32
+
+
+# ----------------------------------------------------------------------------- shared steps
+
+
+def init_state(n: int, d: int) -> SlateState:
+    """The empty state of Algorithm 1, line 2."""
+    return SlateState(jnp.zeros((), jnp.int32), jnp.zeros((n,), jnp.float32), jnp.zeros((n, d), jnp.float32))
+
+
+def update_state(state: SlateState, action, obs) -> SlateState:
+    """Semi-bandit update of counts and sums for the ``k`` played arms (Algorithm 1, line 22)."""
+    return SlateState(
+        state.t + 1,
+        state.counts.at[action].add(1.0),
+        state.sums.at[action].add(obs.reward.astype(state.sums.dtype)),
+    )
+
+
+def empirical_means(state: SlateState):
+    """``mu_hat_i`` (zero for unpulled arms)."""
+    return state.sums / jnp.maximum(state.counts, 1.0)[:, None]
+
+
+def forced_slate(counts, k: int):
+    """The ``k`` arms with the smallest pull counts, ties to the lowest index (Algorithm 1, line 4)."""
+    return jnp.argsort(counts, stable=True)[:k].astype(jnp.int32)
+
+
+def standard_bonus(counts, eta, n: int, d: int, horizon):
+    """The standard UCB bonus ``sqrt(eta log(n d T^2) / (2 N_i))`` (ChebyshevUCB+)."""
+    return jnp.sqrt(eta * jnp.log(n * d * horizon**2) / (2.0 * jnp.maximum(counts, 1.0)))
+
+
+def top_k(score, k: int):
+    """Indices of the ``k`` largest scores (ties to the lowest index)."""
+    return jax.lax.top_k(score, k)[1].astype(jnp.int32)
+
+
+def top_layers(x, k: int):
+    """Non-dominated sorting rank of ``x (n, d)`` truncated to the first ``k`` layers (others get k)."""
+    n = x.shape[0]
+    dom = dominates(x[:, None, :], x[None, :, :])  # dom[j, i]: j dominates i
+    rank = jnp.full((n,), k, jnp.int32)
+    for r in range(k):
+        left = rank == k
+        layer = left & ~jnp.any(dom & left[:, None], axis=0)
+        rank = jnp.where(layer, r, rank)
+    return rank
+
+
+def layered_top_k(layer, secondary, k: int):
+    """Fill ``k`` slots layer by layer, best ``secondary`` first within a layer (ties: lowest index)."""
+    return jnp.lexsort((-secondary, layer))[:k].astype(jnp.int32)
+
+
+def sequential_pick(k: int, n: int, score_fn, eligible=None):
+    """Greedy fill: slot ``l`` takes ``argmax`` of ``score_fn(l, chosen, taken)`` over untaken eligible arms.
+
+    ``score_fn`` returns ``(n,)`` scores from the static-length prefix ``chosen (l,)``; ties go to the
+    lowest index. The k slots are a static Python loop (k is small); each step is vectorised over arms.
+    """
+    taken = jnp.zeros((n,), bool)
+    allowed = jnp.ones((n,), bool) if eligible is None else eligible
+    chosen = jnp.zeros((0,), jnp.int32)
+    for l in range(k):
+        score = score_fn(l, chosen, taken)
+        i = jnp.argmax(jnp.where(allowed & ~taken, score, -jnp.inf)).astype(jnp.int32)
+        chosen = jnp.concatenate([chosen, i[None]])
+        taken = taken.at[i].set(True)
+    return chosen
+
+
+def greedy_hv_slate(points, eligible, ref, k: int):
+    """Greedy slate maximising marginal hypervolume of ``points`` (Algorithm 1, lines 17-21)."""
+    n = points.shape[0]
+
+    def gains(l, chosen, taken):
+        if l == 0:
+            return box_volume(points, ref)
+        return hv_contributions(points, points[chosen], ref)
+
+    return sequential_pick(k, n, gains, eligible)
+
+
+def safe_prune(upper, lower, k: int):
+    """``A_t`` of Algorithm 1, lines 15-16: arms whose UCB is not <= some other arm's LCB (all if < k)."""
+    n = upper.shape[0]
+    le = jnp.all(upper[:, None, :] <= lower[None, :, :], axis=-1) & ~jnp.eye(n, dtype=bool)
+    keep = ~jnp.any(le, axis=1)
+    return jnp.where(jnp.sum(keep) < k, jnp.ones_like(keep), keep)
+
+
+def crowding_distance(x, layer):
+    """NSGA-II crowding distance of ``x (n, d)`` computed within each layer (boundary arms: +inf)."""
+    n = x.shape[0]
+    idx = jnp.arange(n)
+    same = layer[:, None] == layer[None, :]
+    xi, xm = x[:, None, :], x[None, :, :]  # [i, m, j]
+    later = (idx[None, :] > idx[:, None])[..., None]
+    above = same[..., None] & ((xm > xi) | ((xm == xi) & later))
+    below = same[..., None] & ((xm < xi) | ((xm == xi) & ~later & (idx[None, :] != idx[:, None])[..., None]))
+    up = jnp.min(jnp.where(above, xm, jnp.inf), axis=1)
+    down = jnp.max(jnp.where(below, xm, -jnp.inf), axis=1)
+    hi = jnp.max(jnp.where(same[..., None], xm, -jnp.inf), axis=1)
+    lo = jnp.min(jnp.where(same[..., None], xm, jnp.inf), axis=1)
+    span = jnp.maximum(hi - lo, 1e-12)
+    boundary = jnp.isinf(up) | jnp.isinf(down)
+    part = jnp.where(boundary, jnp.inf, (up - down) / span)
+    return jnp.sum(part, axis=-1)
+
+
+def empirical_nadir(mu):
+    """Nadir of the empirical Pareto front: coordinate-wise minimum over non-dominated ``mu_hat``."""
+    front = pareto_front_mask(mu)
+    return jnp.min(jnp.where(front[:, None], mu, jnp.inf), axis=0)
+
+
+def simplex_interior_lattice(d: int, at_least: int) -> np.ndarray:
+    """Uniformly spread weights ``h / H`` with integer ``h_l >= 1``, smallest ``H`` giving >= ``at_least``."""
+    H = d
+    while math.comb(H - 1, d - 1) < at_least:
+        H += 1
+    rows = [np.array(c, float) for c in itertools.product(range(1, H + 1), repeat=d) if sum(c) == H]
+    return np.stack(rows) / H
+
+
+def positive_sphere(key, shape):
+    """Directions uniform on the positive unit sphere ``S^{d-1}_+`` (``|N(0, I)|`` normalised)."""
+    z = jnp.abs(jax.random.normal(key, shape))
+    return z / jnp.maximum(jnp.linalg.norm(z, axis=-1, keepdims=True), 1e-12)
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def _slate_size(ctx) -> int:
+    k = int(ctx.slate_size or ctx.info.get("slate_size", 0))
+    if not 1 <= k <= ctx.num_arms:
+        raise ValueError(f"slate policies need 1 <= k <= n={ctx.num_arms}, got slate size k={k!r}")
+    return k
+
+
+def _ref(ctx):
+    return jnp.asarray(np.zeros(ctx.dim) if ctx.ref is None else ctx.ref, jnp.float32)
+
+
+def _positive(name: str, key: str, value):
+    arr = np.asarray(value, float)
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name}: {key} must be > 0, got {value!r}")
+    return jnp.asarray(value, jnp.float32)
+
+
+def _resolve_eta(ctx, name: str, eta):
+    if eta is None:
+        eta = table2_eta(name, ctx.dim, ctx.info.get("front"))
+        if eta is None:
+            eta = 0.01 if name == "thv_ucb" else 0.1
+    return _positive(name, "eta", eta)
+
+
+def _common_params(ctx, name: str, m0) -> dict:
+    if not (isinstance(m0, (int, float)) and not isinstance(m0, bool) and m0 >= 1):
+        raise ValueError(f"{name}: m0 (minimum pulls) must be a number >= 1, got {m0!r}")
+    return {"m0": jnp.asarray(m0, jnp.float32), "horizon": jnp.asarray(float(ctx.horizon), jnp.float32)}
+
+
+def _sigma_obs(ctx, name: str, sigma_obs):
+    if sigma_obs is None:
+        sigma_obs = ctx.info.get("sigma")
+        if sigma_obs is None:
+            raise ValueError(f"{name}: sigma_obs not given and the environment reports no noise level")
+    if not np.isfinite(sigma_obs) or sigma_obs < 0:
+        raise ValueError(f"{name}: sigma_obs must be >= 0, got {sigma_obs!r}")
+    return jnp.asarray(sigma_obs, jnp.float32)
+
+
+def make_slate_policy(n: int, d: int, k: int, core) -> Policy:
+    """Wrap ``core(key, state, params, t) -> (k,)`` with the shared state and forced initialisation."""
+
+    def init(params):
+        return init_state(n, d)
+
+    def select(key, state, params):
+        forcing = jnp.any(state.counts < params["m0"])
+        t = (state.t + 1).astype(jnp.float32)
+        chosen = core(key, state, params, t)
+        return jnp.where(forcing, forced_slate(state.counts, k), chosen).astype(jnp.int32)
+
+    def update(state, action, obs, params):
+        return update_state(state, action, obs)
+
+    return Policy(init=init, select=select, update=update, slate_size=k)
+
+
+def _register(name: str, doc: str, **defaults):
+    return register(f"{FAMILY}/{name}", FAMILY, doc, m0=2, **defaults)
+
+
+# ----------------------------------------------------------------------------- THV-UCB
+
+
+def thv_ucb_core(n: int, d: int, k: int, ref, clip: bool = True):
+    """THV-UCB's per-round step (Algorithm 1, lines 9-21) as ``core(key, state, params, t)``."""
+
+    def core(key, state, params, t):
+        mu = empirical_means(state)
+        beta = jnp.sqrt(2.0 * params["eta"] * jnp.log(n * d * t**2 / params["delta"])
+                        / jnp.maximum(state.counts, 1.0))
+        upper = mu + beta[:, None]
+        if clip:
+            upper = jnp.clip(upper, 0.0, 1.0)
+        lower = mu - beta[:, None]
+        candidates = safe_prune(upper, lower, k)
+        return greedy_hv_slate(upper, candidates, ref, k)
+
+    return core
+
+
+@_register("thv_ucb", "THV-UCB: greedy optimistic marginal hypervolume with safe pruning (seed 001, Alg. 1)",
+           eta=None, delta=None, clip=True)
+def build_thv_ucb(ctx, *, eta, delta, clip, m0):
+    """THV-UCB; ``delta`` defaults to ``1/T`` (Theorem 3), ``clip`` clips UCBs to [0, 1]."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+    if delta is None:
+        delta = 1.0 / max(int(ctx.horizon), 2)
+    if not (0 < float(delta) < 1):
+        raise ValueError(f"thv_ucb: delta must lie in (0, 1), got {delta!r}")
+    params = {**_common_params(ctx, "thv_ucb", m0), "eta": _resolve_eta(ctx, "thv_ucb", eta),
+              "delta": jnp.asarray(delta, jnp.float32)}
+    policy = make_slate_policy(n, d, k, thv_ucb_core(n, d, k, _ref(ctx), bool(clip)))
+    return policy, params, ("slate/thv_ucb", n, d, k, bool(clip))
+
+
+# ----------------------------------------------------------------------------- Pareto-layer UCB
+
+
+@_register("pareto_ucb", "ParetoUCB (Drugan & Nowe 2013), Pareto layers on UCB, random within a layer")
+def build_pareto_ucb(ctx, *, m0):
+    """Faithful ParetoUCB: ``beta = sqrt(2 log(t (d |F_hat|)^{1/4}) / N)``, random within layers."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+
+    def core(key, state, params, t):
+        mu = empirical_means(state)
+        front_size = jnp.sum(pareto_front_mask(mu)).astype(jnp.float32)
+        beta = jnp.sqrt(2.0 * jnp.log(t * (d * front_size) ** 0.25) / jnp.maximum(state.counts, 1.0))
+        layer = top_layers(mu + beta[:, None], k)
+        return layered_top_k(layer, jax.random.uniform(key, (n,)), k)
+
+    return make_slate_policy(n, d, k, core), _common_params(ctx, "pareto_ucb", m0), ("slate/pareto_ucb", n, d, k)
+
+
+def _ucb_vectors(state, params, n, d):
+    return empirical_means(state) + standard_bonus(state.counts, params["eta"], n, d, params["horizon"])[:, None]
+
+
+@_register("pareto_ucb_plus", "ParetoUCB+ : Pareto layers on UCB with a sum(U) tie-break, eta bonus", eta=None)
+def build_pareto_ucb_plus(ctx, *, eta, m0):
+    """ParetoUCB+: layered selection, ``sum_j U_ij`` tie-break, standard eta bonus."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+
+    def core(key, state, params, t):
+        U = _ucb_vectors(state, params, n, d)
+        return layered_top_k(top_layers(U, k), jnp.sum(U, axis=-1), k)
+
+    params = {**_common_params(ctx, "pareto_ucb_plus", m0), "eta": _resolve_eta(ctx, "pareto_ucb_plus", eta)}
+    return make_slate_policy(n, d, k, core), params, ("slate/pareto_ucb_plus", n, d, k)
+
+
+@_register("pareto_ucb_div", "ParetoUCB-Div: Pareto layers, farthest-point (maximin l_inf) tie-break", eta=None)
+def build_pareto_ucb_div(ctx, *, eta, m0):
+    """ParetoUCB-Div: within the current layer, maximin ``l_inf`` distance to the slate in UCB space."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+
+    def core(key, state, params, t):
+        U = _ucb_vectors(state, params, n, d)
+        layer = top_layers(U, k)
+        total = jnp.sum(U, axis=-1)
+
+        # Lexicographic per slot: current layer, then maximin distance, then sum U.
+
+        def score(l, chosen, taken):
+            current = jnp.min(jnp.where(taken, k + 1, layer))
+            in_layer = (layer == current) & ~taken
+            if l == 0:
+                dist = jnp.zeros((n,), U.dtype)
+            else:
+                dist = jnp.min(jnp.max(jnp.abs(U[:, None, :] - U[chosen][None, :, :]), axis=-1), axis=1)
+            best = jnp.max(jnp.where(in_layer, dist, -jnp.inf))
+            tied = in_layer & (dist >= best)
+            return jnp.where(tied, total, -jnp.inf)
+
+        return sequential_pick(k, n, score)
+
+    params = {**_common_params(ctx, "pareto_ucb_div", m0), "eta": _resolve_eta(ctx, "pareto_ucb_div", eta)}
+    return make_slate_policy(n, d, k, core), params, ("slate/pareto_ucb_div", n, d, k)
+
+
+@_register("pareto_ucb_crowd", "ParetoUCB-Crowd: Pareto layers, NSGA-II crowding-distance tie-break", eta=None)
+def build_pareto_ucb_crowd(ctx, *, eta, m0):
+    """ParetoUCB-Crowd: within each layer, largest crowding distance first."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+
+    def core(key, state, params, t):
+        U = _ucb_vectors(state, params, n, d)
+        layer = top_layers(U, k)
+        return layered_top_k(layer, crowding_distance(U, layer), k)
+
+    params = {**_common_params(ctx, "pareto_ucb_crowd", m0), "eta": _resolve_eta(ctx, "pareto_ucb_crowd", eta)}
+    return make_slate_policy(n, d, k, core), params, ("slate/pareto_ucb_crowd", n, d, k)
+
+
+# ----------------------------------------------------------------------------- Pareto-layer TS
+
+
+@_register("pareto_ts", "ParetoTS (Yahyaa & Manderick 2015): Gaussian posterior samples, Pareto layers",
+           sigma_obs=None)
+def build_pareto_ts(ctx, *, sigma_obs, m0):
+    """Faithful ParetoTS: ``theta ~ N(mu_hat, sigma_obs^2 / N)``, layers, random within a layer."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+
+    def core(key, state, params, t):
+        k_theta, k_tie = jax.random.split(key)
+        sd = params["sigma_obs"] / jnp.sqrt(jnp.maximum(state.counts, 1.0))
+        theta = empirical_means(state) + sd[:, None] * jax.random.normal(k_theta, (n, d))
+        return layered_top_k(top_layers(theta, k), jax.random.uniform(k_tie, (n,)), k)
+
+    params = {**_common_params(ctx, "pareto_ts", m0), "sigma_obs": _sigma_obs(ctx, "pareto_ts", sigma_obs)}
+    return make_slate_policy(n, d, k, core), params, ("slate/pareto_ts", n, d, k)
+
+
+@_register("pareto_ts_plus", "ParetoTS+: inflated posterior (sigma_prior^2 + sigma_obs^2)/N, sum tie-break",
+           sigma_obs=None, sigma_prior=0.5)
+def build_pareto_ts_plus(ctx, *, sigma_obs, sigma_prior, m0):
+    """ParetoTS+: ``sigma_i^2 = (sigma_prior^2 + sigma_obs^2) / N_i``, ``sum_j theta_ij`` tie-break."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+
+    def core(key, state, params, t):
+        var = (params["sigma_prior"] ** 2 + params["sigma_obs"] ** 2) / jnp.maximum(state.counts, 1.0)
+        theta = empirical_means(state) + jnp.sqrt(var)[:, None] * jax.random.normal(key, (n, d))
+        return layered_top_k(top_layers(theta, k), jnp.sum(theta, axis=-1), k)
+
+    if not np.isfinite(sigma_prior) or sigma_prior < 0:
+        raise ValueError(f"pareto_ts_plus: sigma_prior must be >= 0, got {sigma_prior!r}")
+    params = {**_common_params(ctx, "pareto_ts_plus", m0),
+              "sigma_obs": _sigma_obs(ctx, "pareto_ts_plus", sigma_obs),
+              "sigma_prior": jnp.asarray(sigma_prior, jnp.float32)}
+    return make_slate_policy(n, d, k, core), params, ("slate/pareto_ts_plus", n, d, k)
+
+
+# ----------------------------------------------------------------------------- Chebyshev
+
+
+@_register("chebyshev_ucb", "ChebyshevUCB (Mandow et al. 2023, Alg. C2): random simplex weight per round",
+           eta=None, num_weights=32)
+def build_chebyshev_ucb(ctx, *, eta, num_weights, m0):
+    """ChebyshevUCB: score ``min_l w_l (U_il - z_l)`` with a uniformly drawn lattice weight."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+    if not isinstance(num_weights, int) or num_weights < 1:
+        raise ValueError(f"chebyshev_ucb: num_weights must be an integer >= 1, got {num_weights!r}")
+    weights = jnp.asarray(simplex_interior_lattice(d, num_weights), jnp.float32)
+
+    def core(key, state, params, t):
+        mu = empirical_means(state)
+        U = mu + jnp.sqrt(2.0 * params["eta"] * jnp.log(t) / jnp.maximum(state.counts, 1.0))[:, None]
+        w = weights[jax.random.randint(key, (), 0, weights.shape[0])]
+        return top_k(jnp.min(w * (U - empirical_nadir(mu)), axis=-1), k)
+
+    params = {**_common_params(ctx, "chebyshev_ucb", m0), "eta": _resolve_eta(ctx, "chebyshev_ucb", eta)}
+    return make_slate_policy(n, d, k, core), params, ("slate/chebyshev_ucb", n, d, k, num_weights)
+
+
+@_register("chebyshev_ucb_plus", "ChebyshevUCB+: fixed w = 1/d, standard eta bonus", eta=None)
+def build_chebyshev_ucb_plus(ctx, *, eta, m0):
+    """ChebyshevUCB+: ``min_l (U_il - z_l) / d``, top-k."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+
+    def core(key, state, params, t):
+        mu = empirical_means(state)
+        U = _ucb_vectors(state, params, n, d)
+        return top_k(jnp.min((U - empirical_nadir(mu)) / d, axis=-1), k)
+
+    params = {**_common_params(ctx, "chebyshev_ucb_plus", m0), "eta": _resolve_eta(ctx, "chebyshev_ucb_plus", eta)}
+    return make_slate_policy(n, d, k, core), params, ("slate/chebyshev_ucb_plus", n, d, k)
+
+
+# ----------------------------------------------------------------------------- linear / HV scalarisations
+
+
+@_register("scalar_ucb", "ScalarUCB (Auer et al. 2002): UCB1 on the mean objective w = 1/d", eta=None)
+def build_scalar_ucb(ctx, *, eta, m0):
+    """ScalarUCB: top-k of ``mean_j mu_hat_ij + sqrt(eta log(n T^2) / (2 N_i))``."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+
+    def core(key, state, params, t):
+        bonus = jnp.sqrt(params["eta"] * jnp.log(n * params["horizon"] ** 2) / (2.0 * jnp.maximum(state.counts, 1.0)))
+        return top_k(jnp.mean(empirical_means(state), axis=-1) + bonus, k)
+
+    params = {**_common_params(ctx, "scalar_ucb", m0), "eta": _resolve_eta(ctx, "scalar_ucb", eta)}
+    return make_slate_policy(n, d, k, core), params, ("slate/scalar_ucb", n, d, k)
+
+
+@_register("scalar_ucb_randw", "ScalarUCB-RandW (Paria et al. 2020): Dirichlet(1) weight per round", eta=None)
+def build_scalar_ucb_randw(ctx, *, eta, m0):
+    """ScalarUCB-RandW: top-k of ``w . U_i`` with ``w ~ Dirichlet(1)`` drawn each round."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+
+    def core(key, state, params, t):
+        w = jax.random.dirichlet(key, jnp.ones((d,), jnp.float32))
+        return top_k(_ucb_vectors(state, params, n, d) @ w, k)
+
+    params = {**_common_params(ctx, "scalar_ucb_randw", m0), "eta": _resolve_eta(ctx, "scalar_ucb_randw", eta)}
+    return make_slate_policy(n, d, k, core), params, ("slate/scalar_ucb_randw", n, d, k)
+
+
+def hv_scalarization(U, ref, lam):
+    """``s_lambda(U) = (min_l max(0, (U_l - r_l) / lambda_l))^d`` (Zhang & Golovin 2020, Lemma 5)."""
+    d = U.shape[-1]
+    return jnp.min(jnp.maximum(0.0, (U - ref) / lam), axis=-1) ** d
+
+
+@_register("hv_scalar_ucb", "HVScalarUCB (Zhang & Golovin 2020): random HV scalarisation per round", eta=None)
+def build_hv_scalar_ucb(ctx, *, eta, m0):
+    """HVScalarUCB: top-k of the hypervolume scalarisation along one random direction."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+    ref = _ref(ctx)
+
+    def core(key, state, params, t):
+        lam = positive_sphere(key, (d,))
+        return top_k(hv_scalarization(_ucb_vectors(state, params, n, d), ref, lam), k)
+
+    params = {**_common_params(ctx, "hv_scalar_ucb", m0), "eta": _resolve_eta(ctx, "hv_scalar_ucb", eta)}
+    return make_slate_policy(n, d, k, core), params, ("slate/hv_scalar_ucb", n, d, k)
+
+
+@_register("hv_scalar_ucb_plus", "HVScalarUCB+ (Zhang 2024): k random directions, one arm each", eta=None)
+def build_hv_scalar_ucb_plus(ctx, *, eta, m0):
+    """HVScalarUCB+: slot ``j`` takes ``argmax_{i not chosen} min_l (U_il - r_l) / lambda^(j)_l``."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+    ref = _ref(ctx)
+
+    def core(key, state, params, t):
+        lam = positive_sphere(key, (k, d))
+        U = _ucb_vectors(state, params, n, d)
+        directional = jnp.min((U[None, :, :] - ref) / lam[:, None, :], axis=-1)  # (k, n)
+        return sequential_pick(k, n, lambda l, chosen, taken: directional[l])
+
+    params = {**_common_params(ctx, "hv_scalar_ucb_plus", m0), "eta": _resolve_eta(ctx, "hv_scalar_ucb_plus", eta)}
+    return make_slate_policy(n, d, k, core), params, ("slate/hv_scalar_ucb_plus", n, d, k)
+
+
+@_register("random_k", "RandomK: a uniformly random slate each round (after the shared forced init)")
+def build_random_k(ctx, *, m0):
+    """RandomK: ``k`` distinct arms uniformly at random."""
+    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+
+    def core(key, state, params, t):
+        return top_k(jax.random.uniform(key, (n,)), k)
+
+    return make_slate_policy(n, d, k, core), _common_params(ctx, "random_k", m0), ("slate/random_k", n, d, k)
+
+
+SLATE_POLICIES = ("thv_ucb", "pareto_ucb", "pareto_ucb_plus", "pareto_ucb_div", "pareto_ucb_crowd", "pareto_ts",
+                  "pareto_ts_plus", "chebyshev_ucb", "chebyshev_ucb_plus", "hv_scalar_ucb", "hv_scalar_ucb_plus",
+                  "scalar_ucb", "scalar_ucb_randw", "random_k")

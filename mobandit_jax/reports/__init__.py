@@ -1,0 +1,1 @@
+"""Reproduction reports, one module per paper: run directories in, report.md and figures out."""

@@ -1,0 +1,104 @@
+"""Bad input gets a clear error naming the offending key or value."""
+import copy
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mobandit_jax import config as cfg
+from mobandit_jax import experiment
+from mobandit_jax.cli import main
+
+
+def _build(spec):
+    return experiment.build(cfg.validate(spec))
+
+
+def test_misspelt_experiment_key(small_spec):
+    small_spec["experiment"]["horizn"] = 10
+    with pytest.raises(cfg.ConfigError, match=r"unknown key\(s\) \['horizn'\] in \[experiment\]; allowed keys"):
+        cfg.validate(small_spec)
+
+
+def test_misspelt_top_level_and_env_key(small_spec):
+    bad = copy.deepcopy(small_spec)
+    bad["preferences"] = {}
+    with pytest.raises(cfg.ConfigError, match="'preferences'"):
+        cfg.validate(bad)
+    small_spec["env"]["concentraton"] = 1.0
+    with pytest.raises(KeyError, match="concentraton"):
+        _build(small_spec)
+
+
+def test_unknown_policy_and_option(small_spec):
+    small_spec["policies"] = [{"name": "prefucbb"}]
+    with pytest.raises(cfg.ConfigError, match="unknown policy 'prefucbb'"):
+        _build(small_spec)
+    small_spec["policies"] = [{"name": "prefucb", "alpha": 2.0}]
+    with pytest.raises(KeyError, match=r"unknown option\(s\) \['alpha'\]"):
+        _build(small_spec)
+
+
+def test_zero_cone_row(small_spec):
+    small_spec["preference"]["W"] = [[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    with pytest.raises(ValueError, match="row 1 is all zeros"):
+        _build(small_spec)
+
+
+def test_means_outside_unit_interval_and_nan(small_spec):
+    spec = copy.deepcopy(small_spec)
+    spec["env"]["means"][2][1] = 1.3
+    with pytest.raises(ValueError, match=r"means\[2\]\[1\] = 1.3 is outside \[0, 1\]"):
+        _build(spec)
+    small_spec["env"]["means"][0][0] = float("nan")
+    with pytest.raises(ValueError, match=r"means\[0\]\[0\] is nan"):
+        _build(small_spec)
+
+
+def test_horizon_and_arm_count(small_spec):
+    spec = copy.deepcopy(small_spec)
+    spec["experiment"]["horizon"] = 0
+    with pytest.raises(cfg.ConfigError, match="experiment.horizon = 0"):
+        cfg.validate(spec)
+    small_spec["env"]["means"] = [[0.5, 0.5, 0.5]]
+    with pytest.raises(ValueError, match="K >= 2 arms; got K = 1"):
+        _build(small_spec)
+
+
+def test_w_columns_must_match_dimension(small_spec):
+    small_spec["preference"]["W"] = [[1.0, 0.0]]
+    with pytest.raises(ValueError, match="2 columns but the arms have d = 3"):
+        _build(small_spec)
+
+
+def test_set_override_parses_toml_values(small_spec):
+    spec = cfg.apply_overrides(small_spec, ["experiment.horizon=55", "env.noise=bernoulli"])
+    assert spec["experiment"]["horizon"] == 55 and spec["env"]["noise"] == "bernoulli"
+    with pytest.raises(cfg.ConfigError, match="expected key=value"):
+        cfg.apply_overrides(small_spec, ["experiment.horizon"])
+
+
+def test_scenarios_and_sweep_expand_with_settings(small_spec):
+    small_spec["scenarios"] = [{"name": "a", "preference.W": [[1.0, 0.0, 0.0]]},
+                               {"name": "b", "preference.W": [[0.0, 1.0, 0.0]]}]
+    small_spec["sweep"] = {"env.concentration": [0.5, 2.0]}
+    points = cfg.grid_points(cfg.validate(small_spec))
+    assert [p[0] for p in points] == [{"scenario": "a", "concentration": 0.5}, {"scenario": "a", "concentration": 2.0},
+                                      {"scenario": "b", "concentration": 0.5}, {"scenario": "b", "concentration": 2.0}]
+    assert points[3][1]["preference"]["W"] == [[0.0, 1.0, 0.0]] and points[3][1]["env"]["concentration"] == 2.0
+
+
+def test_cli_reports_errors_without_traceback(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[experiment]\nhorizon = 10\nseedz = 3\n[env]\nkind = "stochastic"\nmeans = [[0.1, 0.2], [0.3, 0.4]]\n'
+                   '[[policies]]\nname = "gt_pf"\n')
+    assert main(["run", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "seedz" in capsys.readouterr().err
+    assert main(["run", str(tmp_path / "missing.toml")]) == 2
+
+
+def test_cli_list_names_every_family():
+    out = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "list"], capture_output=True, text=True, check=True).stdout
+    for name in ("prefucb", "pareto_ucb", "scalarized_ucb_rr", "gt_pf", "stochastic", "preference"):
+        assert name in out

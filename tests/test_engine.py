@@ -1,0 +1,112 @@
+"""Engine: chunk invariance, resume after interruption, one compilation per group, budgets, CRN."""
+import json
+from pathlib import Path
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+from mobandit_jax import config as cfg
+from mobandit_jax import experiment
+from mobandit_jax.engine import RunParams, make_run, seed_keys
+from mobandit_jax.metrics.base import MetricSet
+from mobandit_jax.policies.base import Policy
+from mobandit_jax.problems.base import Env
+from mobandit_jax.problems.stochastic import make_stochastic
+
+
+def _run(spec, out, **exp):
+    spec["experiment"].update(exp)
+    plan = experiment.build(cfg.validate(spec))
+    experiment.execute(plan, out, progress=False)
+    return np.load(Path(out) / "finals.npz"), json.loads((Path(out) / "summary.json").read_text())
+
+
+def test_seed_results_do_not_depend_on_chunking(small_spec, tmp_path):
+    a, _ = _run(small_spec, tmp_path / "a", chunk=6)
+    b, _ = _run(small_spec, tmp_path / "b", chunk=4)
+    for k in a.files:
+        np.testing.assert_array_equal(a[k], b[k])
+    assert a["PrefUCB|0|regret_indicator"].shape == (6,)
+
+
+def test_interrupted_run_resumes_to_the_same_summary(small_spec, tmp_path):
+    out = tmp_path / "run"
+    _, full = _run(small_spec, out, chunk=2)
+    # Simulate a kill: one chunk lost, another truncated mid-write, a stray temporary file.
+    chunks = sorted((out / "chunks").glob("chunk_*.npz"))
+    chunks[1].unlink()
+    chunks[2].write_bytes(chunks[2].read_bytes()[:50])
+    (out / "chunks" / ".chunk_00001.npz.x.tmp").write_bytes(b"partial")
+    (out / "summary.json").unlink()
+    _, again = _run(small_spec, out, chunk=2)
+    assert again == full
+
+
+def test_resume_refuses_a_different_experiment(small_spec, tmp_path):
+    _run(small_spec, tmp_path / "r", chunk=3)
+    small_spec["experiment"]["horizon"] = 100
+    try:
+        _run(small_spec, tmp_path / "r", chunk=3)
+    except RuntimeError as err:
+        assert "different experiment" in str(err)
+    else:
+        raise AssertionError("a changed spec must not reuse old chunks")
+
+
+def test_one_compilation_per_group_across_chunks(small_spec, tmp_path):
+    plan = experiment.build(cfg.validate({**small_spec, "experiment": {**small_spec["experiment"], "chunk": 2}}))
+    traces = []
+    for g in plan.groups:
+        inner = g.run
+
+        def counted(params, key, inner=inner, label=g.label):
+            traces.append(label)
+            return inner(params, key)
+
+        g.run = counted
+    experiment.execute(plan, tmp_path / "c", progress=False)  # 3 chunks
+    assert sorted(traces) == sorted(g.label for g in plan.groups)
+
+
+def _counting_policy(K):
+    def init(params):
+        return jnp.zeros((), jnp.int32)
+
+    def select(key, state, params):
+        return (state % K).astype(jnp.int32)
+
+    def update(state, action, obs, params):
+        return state + 1
+
+    return Policy(init, select, update)
+
+
+def test_budget_stops_a_lane_and_budgets_batch():
+    def sample(key, arm, j, t, params):
+        return jnp.zeros((1,)), jnp.asarray(0.3, jnp.float32)
+
+    env = Env(sample, num_arms=2, dim=1)
+    mset = MetricSet(("one",), ("sum",), lambda mp, a, obs: (jnp.ones(()),))
+    run = make_run(env, _counting_policy(2), mset, horizon=10, record_every=5)
+    budgets = jnp.array([1.0, 0.29, 2.0, jnp.inf])
+    params = RunParams(None, None, None, budgets)
+    out = jax.vmap(lambda b: run(params._replace(budget=b), jax.random.PRNGKey(0)))(budgets)
+    np.testing.assert_array_equal(np.asarray(out["rounds"])[:, -1], [3, 0, 6, 10])
+    np.testing.assert_allclose(np.asarray(out["spent"])[:, -1], [0.9, 0.0, 1.8, 3.0], rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(out["one"])[:, -1], [3, 0, 6, 10])
+
+
+def test_common_random_numbers_per_arm_and_pull():
+    inst = make_stochastic([[0.3, 0.6], [0.5, 0.5]])
+    key = jax.random.PRNGKey(3)
+    a = inst.env.sample(key, 1, 4, 0, inst.params)[0]
+    b = inst.env.sample(key, 1, 4, 77, inst.params)[0]  # same arm and pull index, another round
+    c = inst.env.sample(key, 1, 5, 0, inst.params)[0]
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_seed_keys_are_fold_in_of_the_index():
+    k = seed_keys(5, [0, 3])
+    np.testing.assert_array_equal(k[1], jax.random.fold_in(jax.random.PRNGKey(5), 3))

@@ -1,0 +1,82 @@
+"""KL-UCB indices against a float64 root finder (scipy brentq) and hand-computed edge cases."""
+import numpy as np
+import pytest
+import jax
+from scipy.optimize import brentq
+
+from mobandit_jax.kernels import kl_bernoulli, klucb_lower, klucb_upper
+
+
+def _kl(p, q):
+    a = 0.0 if p == 0 else p * np.log(p / q)
+    b = 0.0 if p == 1 else (1 - p) * np.log((1 - p) / (1 - q))
+    return a + b
+
+
+HI, LO = np.nextafter(1.0, 0.0), 1e-300
+
+
+def ref_upper(p, level):
+    if p >= 1 or _kl(p, HI) <= level:
+        return 1.0
+    return brentq(lambda q: _kl(p, q) - level, p, HI, xtol=1e-16, rtol=1e-15)
+
+
+def ref_lower(p, level):
+    if p <= 0 or _kl(p, LO) <= level:
+        return 0.0
+    return brentq(lambda q: _kl(p, q) - level, LO, p, xtol=1e-16, rtol=1e-15)
+
+
+@pytest.fixture(scope="module")
+def grid():
+    rng = np.random.default_rng(0)
+    p = np.concatenate([rng.random(1500), [0.0, 1.0, 1e-7, 1 - 1e-7, 0.5, 1e-3, 0.999]])
+    level = np.exp(rng.uniform(np.log(1e-6), np.log(10.0), p.size))
+    level[:20] = 1e-6  # the small levels where float32 loses digits
+    up = np.array([ref_upper(a, b) for a, b in zip(p, level)])
+    lo = np.array([ref_lower(a, b) for a, b in zip(p, level)])
+    return p, level, up, lo
+
+
+def test_float32_within_1e6(grid):
+    p, level, up, lo = grid
+    u = np.asarray(klucb_upper(p.astype(np.float32), level.astype(np.float32)))
+    l = np.asarray(klucb_lower(p.astype(np.float32), level.astype(np.float32)))
+    assert u.dtype == np.float32
+    assert np.abs(u - up).max() <= 1e-6
+    assert np.abs(l - lo).max() <= 1e-6
+
+
+def test_float64_within_1e10(grid):
+    p, level, up, lo = grid
+    with jax.enable_x64(True):
+        u = np.asarray(klucb_upper(p, level))
+        l = np.asarray(klucb_lower(p, level))
+    assert u.dtype == np.float64
+    assert np.abs(u - up).max() <= 1e-10
+    assert np.abs(l - lo).max() <= 1e-10
+
+
+def test_edge_cases_exact():
+    p = np.array([0.0, 1.0, 0.3, 0.3, 0.0, 1.0], np.float32)
+    level = np.array([0.5, 0.5, 0.0, np.inf, np.inf, 0.0], np.float32)
+    u = np.asarray(klucb_upper(p, level))
+    l = np.asarray(klucb_lower(p, level))
+    # p = 0: kl(0, q) = -log(1 - q) -> q = 1 - exp(-level)
+    np.testing.assert_allclose(u[0], 1 - np.exp(-0.5), atol=1e-6)
+    assert u[1] == 1.0 and u[2] == np.float32(0.3) and u[3] == 1.0
+    assert l[0] == 0.0 and l[2] == np.float32(0.3) and l[3] == 0.0 and l[5] == 1.0
+    # p = 1: kl(1, q) = -log q -> lower = exp(-level)
+    np.testing.assert_allclose(l[1], np.exp(-0.5), atol=1e-6)
+
+
+def test_kl_matches_definition():
+    p, q = 0.3, 0.55
+    assert abs(float(kl_bernoulli(p, q)) - (0.3 * np.log(0.3 / 0.55) + 0.7 * np.log(0.7 / 0.45))) < 1e-6
+
+
+def test_batched_shapes_broadcast():
+    p = np.random.default_rng(1).random((4, 3, 2)).astype(np.float32)
+    assert klucb_upper(p, 0.1).shape == (4, 3, 2)
+    assert klucb_upper(p, np.full((3, 1), 0.1, np.float32)).shape == (4, 3, 2)
