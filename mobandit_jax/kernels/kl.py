@@ -22,7 +22,7 @@ def kl_bernoulli(p, q):
 
 def _iterations(dtype) -> int:
     # Bracket width <= 1; the midpoint of the last bracket is within 2^-(n+1) of the root.
-    return 44 if jnp.dtype(dtype) == jnp.float64 else 26
+    return 40 if jnp.dtype(dtype) == jnp.float64 else 23
 
 
 def _bisect(p, level, lo, hi, upper: bool):
