@@ -17,9 +17,17 @@ def _cmd_run(args):
         overrides.append(f"experiment.seeds={args.seeds}")
     spec = cfg.apply_overrides(spec, overrides)
     out = Path(args.out) if args.out else Path("runs") / Path(args.config).stem
+    if args.distributed or args.coordinator:
+        from . import sharding
+
+        sharding.initialize(args.coordinator, args.num_processes, args.process_id)
     plan = experiment.build(spec)
+    if args.max_memory:
+        experiment.fit_chunk(plan, experiment.parse_bytes(args.max_memory))
+        print(f"{plan.chunk} seeds per chunk under --max-memory {args.max_memory}")
     summary = experiment.execute(plan, out, progress=not args.quiet)
-    print(f"wrote {out / 'summary.json'} ({len(summary['records'])} records), {out / 'report.md'}")
+    if summary["records"]:
+        print(f"wrote {out / 'summary.json'} ({len(summary['records'])} records), {out / 'report.md'}")
     return 0
 
 
@@ -54,6 +62,19 @@ def _cmd_report(args):
     return 0
 
 
+def _cmd_reproduce(args):
+    from . import reproduce
+
+    reproduce.main(args.configs, args.runs, args.experiments, quick=args.quick, only=args.only)
+    return 0
+
+
+def _cmd_bench(args):
+    from . import bench
+
+    return bench.main(args.rest)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``mobandit`` console script."""
     parser = argparse.ArgumentParser(prog="mobandit", description="Vectorized multi-objective bandit experiments")
@@ -65,12 +86,27 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, help="override experiment.seeds")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a spec key, e.g. experiment.horizon=500")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--max-memory", help="choose seeds per chunk to fit this size, e.g. 2GB")
+    p.add_argument("--distributed", action="store_true", help="multi-host: jax.distributed.initialize() auto-detect (Slurm, Open MPI)")
+    p.add_argument("--coordinator", help="multi-host: coordinator address host:port (with --num-processes, --process-id)")
+    p.add_argument("--num-processes", type=int)
+    p.add_argument("--process-id", type=int)
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("list", help="list registered policies, environments and metric families")
     p.set_defaults(fn=_cmd_list)
     p = sub.add_parser("report", help="print the report of a run directory")
     p.add_argument("dir")
     p.set_defaults(fn=_cmd_report)
+    p = sub.add_parser("reproduce", help="run every spec in configs/ and rebuild the reports in experiments/")
+    p.add_argument("--quick", action="store_true", help="2 seeds, short horizons, outputs under runs/quick/")
+    p.add_argument("--only", nargs="*", help="prefixes to run, e.g. seed000 seed002")
+    p.add_argument("--configs", default="configs")
+    p.add_argument("--runs", default="runs")
+    p.add_argument("--experiments", default="experiments")
+    p.set_defaults(fn=_cmd_reproduce)
+    p = sub.add_parser("bench", help="throughput benchmarks against numpy loops and moocore", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(fn=_cmd_bench)
     args = parser.parse_args(argv)
     if args.x64:
         import jax

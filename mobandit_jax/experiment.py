@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from . import config as cfg
-from . import engine, metrics, policies, problems, results
+from . import engine, metrics, policies, problems, results, sharding
 from .kernels import validate_cone
 from .policies.base import POLICIES
 from .problems.base import Context
@@ -156,10 +156,38 @@ class _Progress:
             self.stream.write("\n")
 
 
-def execute(plan: Plan, out_dir, progress: bool = True, log=print) -> dict:
-    """Run every chunk that is not on disk yet, then combine and write the results."""
-    out = Path(out_dir)
-    (out / "chunks").mkdir(parents=True, exist_ok=True)
+def bytes_per_seed(plan: Plan, probe: int = 8) -> float:
+    """Estimated device bytes per seed: compiled memory analysis of each group at ``probe`` seeds."""
+    worst = 0.0
+    for g in plan.groups:
+        params = engine.stack_params(g.params)
+        keys = engine.seed_keys(plan.base_seed, np.arange(probe))
+        mem = jax.jit(engine.batch(g.run)).lower(params, keys).compile().memory_analysis()
+        total = 0 if mem is None else mem.temp_size_in_bytes + mem.output_size_in_bytes
+        worst = max(worst, total / probe)
+    return worst
+
+
+def parse_bytes(text: str) -> int:
+    """``"512MB"``, ``"2GiB"``, ``"1e9"`` -> bytes."""
+    units = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
+    t = text.strip().upper()
+    num = t.rstrip("KMGIB")
+    unit = t[len(num):]
+    if unit not in units or not num:
+        raise ValueError(f"--max-memory {text!r}: expected a size such as 512MB or 2GiB")
+    return int(float(num) * units[unit])
+
+
+def fit_chunk(plan: Plan, max_bytes: int) -> Plan:
+    """Set ``plan.chunk`` to the most seeds whose estimated memory fits in ``max_bytes``."""
+    per_seed = bytes_per_seed(plan)
+    chunk = int(max(1, min(plan.seeds, max_bytes // max(per_seed, 1.0))))
+    plan.chunk = chunk
+    return plan
+
+
+def _check_fingerprint(plan: Plan, out: Path):
     fp = fingerprint(plan)
     meta_path = out / "run.json"
     if meta_path.exists():
@@ -169,22 +197,31 @@ def execute(plan: Plan, out_dir, progress: bool = True, log=print) -> dict:
                 f"{out} holds results of a different experiment (fingerprint {old.get('fingerprint')} != {fp}); "
                 "choose another --out directory or delete it"
             )
-    results.write_json(meta_path, {"fingerprint": fp, "spec": plan.spec, "horizon": plan.horizon,
-                                   "record_every": plan.record_every, "chunk": plan.chunk})
-    compiled = [jax.jit(engine.batch(g.run)) for g in plan.groups]
+    if jax.process_index() == 0:
+        results.write_json(meta_path, {"fingerprint": fp, "spec": plan.spec, "horizon": plan.horizon,
+                                       "record_every": plan.record_every, "chunk": plan.chunk})
+
+
+def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
+    """Run this process's chunks that are not on disk yet; process 0 then merges and writes results."""
+    out = Path(out_dir)
+    (out / "chunks").mkdir(parents=True, exist_ok=True)
+    _check_fingerprint(plan, out)
+    mesh = sharding.local_mesh()
+    width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
+    compiled = [sharding.compile_sharded(engine.batch(g.run), mesh) for g in plan.groups]
     stacked = [engine.stack_params(g.params) for g in plan.groups]
-    n_chunks = math.ceil(plan.seeds / plan.chunk)
-    bar = _Progress(n_chunks) if progress else None
+    mine = sharding.process_share(math.ceil(plan.seeds / plan.chunk))
+    bar = _Progress(len(mine)) if progress else None
     t0 = time.time()
-    for c in range(n_chunks):
+    for done, c in enumerate(mine, start=1):
         path = out / "chunks" / f"chunk_{c:05d}.npz"
         lo, hi = c * plan.chunk, min((c + 1) * plan.chunk, plan.seeds)
         if path.exists() and results.chunk_seed_count(path) == hi - lo:
             if bar:
-                bar.update(c + 1, "(on disk)")
+                bar.update(done, "(on disk)")
             continue
-        idx = np.arange(lo, lo + plan.chunk)  # padded to a fixed size: one compilation per group
-        keys = engine.seed_keys(plan.base_seed, idx)
+        keys = engine.seed_keys(plan.base_seed, np.arange(lo, lo + width))
         arrays = {}
         for g, fn, params in zip(plan.groups, compiled, stacked):
             res = jax.device_get(fn(params, keys))
@@ -194,6 +231,9 @@ def execute(plan: Plan, out_dir, progress: bool = True, log=print) -> dict:
         arrays["seed_index"] = np.arange(lo, hi)
         results.write_npz(path, arrays)
         if bar:
-            bar.update(c + 1)
+            bar.update(done)
     wall = time.time() - t0
+    sharding.barrier(f"chunks-done-{fingerprint(plan)}")
+    if jax.process_index() != 0:
+        return {"records": []}
     return results.finalize(plan, out, wall)
