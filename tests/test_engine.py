@@ -110,3 +110,13 @@ def test_common_random_numbers_per_arm_and_pull():
 def test_seed_keys_are_fold_in_of_the_index():
     k = seed_keys(5, [0, 3])
     np.testing.assert_array_equal(k[1], jax.random.fold_in(jax.random.PRNGKey(5), 3))
+
+
+def test_max_memory_sets_the_chunk(small_spec):
+    small_spec["experiment"]["seeds"] = 64
+    plan = experiment.build(cfg.validate(small_spec))
+    per_seed = experiment.bytes_per_seed(plan)
+    assert per_seed > 0
+    experiment.fit_chunk(plan, int(per_seed * 5.5))
+    assert plan.chunk == 5
+    assert experiment.parse_bytes("2GiB") == 2 * 2**30 and experiment.parse_bytes("512MB") == 512 * 10**6

@@ -285,3 +285,18 @@ def test_replay_env_returns_the_logged_day():
     assert int(fixed.env.reset(jax.random.PRNGKey(0), fixed.params).offset) == 0
     with pytest.raises(ValueError, match="env.start='sometimes'"):
         pbase.make({"kind": "nyse_replay", "start": "sometimes"}, {})
+
+
+def test_mandate_levels_by_hand():
+    # Aggressive Growth totals: CWG 1.633, SR 0, MDD -0.6, Sortino -0.3, Alpha 0.842, TO -0.6, CR 0.525
+    lv = nyse.mandate_levels(nyse.mandate_matrices()["Aggressive Growth"])
+    assert lv == {"preferred": [0, 4], "moderate": [6], "relaxable": [2, 3, 5]}
+
+
+def test_risk_parity_by_hand():
+    x = nyse.relatives(PRICES)
+    b = nyse.risk_parity(x, window=3)
+    np.testing.assert_allclose(b[:2], 1 / 3)  # fewer than 2 days of history: uniform
+    for t in range(2, 6):
+        sd = np.maximum(np.log(x[max(0, t - 3):t]).std(0, ddof=1), 1e-8)  # documented floor
+        np.testing.assert_allclose(b[t], (1 / sd) / (1 / sd).sum())

@@ -40,8 +40,8 @@ class BudgetMetricParams(NamedTuple):
 
 def efficiency(means, mean_costs):
     """``nu_i = HV(mu_i) / mu_i^c`` with the zero reference point."""
-    means = np.asarray(means, np.float64)
-    H = np.prod(np.maximum(means, 0.0), axis=-1)
+    means = jnp.asarray(means, jnp.float32)
+    H = np.asarray(box_volume(means, jnp.zeros(means.shape[-1], means.dtype)), np.float64)
     return H / np.asarray(mean_costs, np.float64)
 
 

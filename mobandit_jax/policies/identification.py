@@ -13,6 +13,10 @@ per-arm prefix table of the first ``jmax`` pulls is built once (``prefix_table``
 :mod:`mobandit_jax.problems.llm_configs`, passed in through ``ctx.info``), so a phase's pulls of an
 arm are a slice ``P[i, n_r] - P[i, N_i]`` and a whole run is ``K - 1`` vectorized phases.
 
+``lambda`` in ``L_{K,lambda}`` is ``min_i c_i`` (the floor of the allocation costs): with
+deterministic costs it is the environment's cost floor; under realized token charges CoPSI keeps
+allocating with the profiling ``c_i`` (Appendix A), so its schedule is unchanged.
+
 Charging and the budget guard (shared by the three methods). A phase brings every active arm
 from its count ``N`` (equal for all active arms) to the target; its pulls are charged the cost
 column of the stream (the fixed ``c_i`` when ``costs = "deterministic"``, the realized token cost
@@ -38,7 +42,10 @@ both the true and the empirical Pareto sets (not the weak-dominance ``pareto_fro
 
 Tie rule (line 15): the maximizers are the active arms with
 ``gamma_i >= gamma_max - max(atol, rtol |gamma_max|)``; an empirically dominated maximizer is
-preferred, and among equals the lowest arm index is taken.
+preferred, and among equals the lowest arm index is taken. Appendix A's tolerances
+(``rtol = 1e-10``, ``atol = 1e-12``) are used in float64 (``--x64``); in float32 they are below the
+rounding error of a mean, so they are widened to ``rtol = 8 eps``, ``atol = 0.08 eps``
+(``eps = 2^-23``), which keeps exact ties (equal counts of correct answers) tied.
 """
 from __future__ import annotations
 
@@ -87,10 +94,17 @@ def classification_gaps_np(mu) -> np.ndarray:
     return np.asarray(g, np.float64)
 
 
+def tie_tolerances(dtype):
+    """``(rtol, atol)``: Appendix A's 1e-10 / 1e-12, widened to 8 machine epsilons below float64."""
+    eps = float(jnp.finfo(dtype).eps)
+    return max(RTOL, 8 * eps), max(ATOL, 8 * eps * 1e-2)
+
+
 def choose_arm(gamma, dominated, active):
     """Line 15 of Algorithm 2: a maximizer of ``gamma`` over ``A``, preferring dominated arms."""
     gmax = jnp.max(jnp.where(active, gamma, -jnp.inf))
-    tol = jnp.maximum(ATOL, RTOL * jnp.abs(gmax))
+    rtol, atol = tie_tolerances(gamma.dtype)
+    tol = jnp.maximum(atol, rtol * jnp.abs(gmax))
     tied = active & (gamma >= gmax - tol)
     prefer = tied & dominated
     cand = jnp.where(jnp.any(prefer), prefer, tied)
@@ -146,7 +160,7 @@ def _means(P, N):
 def elimination(P, costs_alloc, budget, target_fn, jmax: int):
     """Successive elimination of Algorithm 2 with phase targets ``target_fn(r, k_r, C_r)``.
 
-    Returns the recommended set ``P_hat U A_K`` as a (K,) bool array.
+    Returns the recommended set ``P_hat U A_K`` (K,) bool, the budget spent and the pull counts.
     """
     K = P.shape[0]
 
@@ -165,8 +179,8 @@ def elimination(P, costs_alloc, budget, target_fn, jmax: int):
         return active, accepted, N, spent
 
     init = (jnp.ones(K, bool), jnp.zeros(K, bool), jnp.zeros(K, jnp.int32), jnp.zeros((), P.dtype))
-    active, accepted, _, _ = jax.lax.fori_loop(1, K, phase, init)
-    return accepted | active
+    active, accepted, N, spent = jax.lax.fori_loop(1, K, phase, init)
+    return accepted | active, spent, N
 
 
 def l_k_lambda(K: int, lam):
@@ -201,12 +215,14 @@ def _context(ctx, method):
             raise ValueError(f"{method}: the environment must provide info[{k!r}] (use env kind 'llm_configs')")
     lam = float(ctx.cost_floor if ctx.cost_floor is not None else info["cost_floor"])
     det = np.asarray(info["det_cost"], float)
-    validate_costs(det, min(lam, det.min()))
     if not 0 < lam <= 1:
         raise ValueError(f"{method}: cost floor lambda must satisfy 0 < lambda <= 1, got {lam}")
+    validate_costs(det, lam)
     budget = float(ctx.budget if ctx.budget is not None else info["budget"])
     validate_budget(budget, float(np.min(info["cost_min"])))
-    return info, lam, det, budget
+    # The allocation uses the profiling costs c_i only (Appendix A, robustness protocol), so
+    # L_{K,lambda} takes lambda = min_i c_i, the floor of the allocation costs, whatever is charged.
+    return info, float(det.min()), det, budget
 
 
 def _finish(info, ctx, budget, det, lam, jmax, targets, name):
@@ -215,11 +231,15 @@ def _finish(info, ctx, budget, det, lam, jmax, targets, name):
     params = IdentParams(jnp.asarray(budget, jnp.float32), jnp.asarray(det, jnp.float32),
                          jnp.asarray(lam, jnp.float32))
 
+    def identify_detailed(key_env, key_pol, env_params, p: IdentParams):
+        """``(recommended (K,) bool, budget spent, pulls per arm (K,))`` on the stream ``key_env``."""
+        return targets(env_prefix(key_env, env_params, jmax), p)
+
     def identify(key_env, key_pol, env_params, p: IdentParams):
         """Run the method once on the common stream ``key_env``; returns the (K,) bool set."""
-        P = env_prefix(key_env, env_params, jmax)
-        return targets(P, p)
+        return identify_detailed(key_env, key_pol, env_params, p)[0]
 
+    identify.detailed = identify_detailed
     return Identifier(identify), params, (name, ctx.num_arms, jmax)
 
 
@@ -266,7 +286,7 @@ def build_uniform_alloc(ctx):
 
     def targets(P, p):
         active = jnp.ones(K, bool)
-        N, _ = top_up(P, jnp.zeros(K, jnp.int32), active, jnp.int32(jmax), jnp.zeros((), P.dtype), p.budget, jmax)
-        return empirical_pareto(_means(P, N), active)
+        N, spent = top_up(P, jnp.zeros(K, jnp.int32), active, jnp.int32(jmax), jnp.zeros((), P.dtype), p.budget, jmax)
+        return empirical_pareto(_means(P, N), active), spent, N
 
     return _finish(info, ctx, budget, det, lam, jmax, targets, "uniform_alloc")

@@ -14,7 +14,9 @@ THV-UCB (Algorithm 1, lines 8-22). At round ``t`` (1-based)::
     S <- S + argmax_{i in A_t \\ S} HV^UCB(S + i) - HV^UCB(S)   (k greedy steps)
 
 ``delta`` defaults to ``1/T`` (Theorem 3); the optional UCB clip to [0, 1] is on by default and
-applies to both the greedy step and the pruning test. Greedy ties go to the lowest arm index.
+applies to both the greedy step and the pruning test. Greedy ties go to the lowest arm index; gains
+below ``GAIN_TOL = 1e-6`` count as zero, so float round-off does not pick among arms that add no
+optimistic volume (this happens early on, when a clipped UCB box covers the whole unit cube).
 
 Baselines (formulas as stated in "Baselines"; ``U_i = mu_hat_i + beta_i 1``; all select top-k):
 
@@ -69,6 +71,9 @@ from ..kernels import box_volume, dominates, hv_contributions, pareto_front_mask
 from .base import Policy, register
 
 FAMILY = "slate"
+# Marginal gains at or below this are zero-gain ties (float32 round-off of the kernel's clipped-box
+# identity is ~1e-8 where the exact gain is 0, e.g. once an arm's clipped UCB box is [0, 1]^d).
+GAIN_TOL = 1e-6
 
 # Table 2 of seed 001: eta* per algorithm, d in {2, 3, 4, 5}, fronts (clusters, concave, convex, linear).
 _T2_FRONTS = ("clusters", "concave", "convex", "linear")
@@ -180,7 +185,8 @@ def greedy_hv_slate(points, eligible, ref, k: int):
     def gains(l, chosen, taken):
         if l == 0:
             return box_volume(points, ref)
-        return hv_contributions(points, points[chosen], ref)
+        g = hv_contributions(points, points[chosen], ref)
+        return jnp.where(g > GAIN_TOL, g, 0.0)
 
     return sequential_pick(k, n, gains, eligible)
 

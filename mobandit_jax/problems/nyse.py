@@ -421,6 +421,21 @@ def mandate_matrices() -> dict:
     return {k: np.array(t[k], float) for k in MANDATES}
 
 
+def mandate_levels(W) -> dict:
+    """Group objectives for Figures 6-7 by their total weight ``s_j = sum_k W[k, j]`` over the rows.
+
+    Relaxable: ``s_j < 0``; preferred: ``s_j >= max(s) / 2``; moderate: ``0 < s_j < max(s) / 2``;
+    objectives with ``s_j = 0`` are left out. (The paper does not state its grouping.)
+    """
+    total = np.asarray(W, float).sum(0)
+    top = total.max()
+    return {
+        "preferred": np.flatnonzero(total >= top / 2).tolist() if top > 0 else [],
+        "moderate": np.flatnonzero((total > 0) & (total < top / 2)).tolist(),
+        "relaxable": np.flatnonzero(total < 0).tolist(),
+    }
+
+
 def data_driven_W(rewards, pattern, cap: float = 0.3) -> np.ndarray:
     """Appendix B.3 steps 2-3: build ``W`` from training rewards ``(N, 7)`` and a sign ``pattern (M, 7)``.
 

@@ -1,8 +1,10 @@
 """A plain numpy per-round loop of PrefUCB (seed 000, Algorithm 1), independent of the JAX code.
 
 Used as the reference in tests (same instance and horizon, statistical agreement) and as the
-baseline of ``scripts/bench.py``. The KL-UCB index is a float64 bisection with the textbook
-``log(p / q)`` divergence; rewards are Beta(c r, c (1 - r)) draws from ``numpy.random``.
+baseline of ``scripts/bench.py``. The KL-UCB index of every arm and direction (Eq. 3) is a
+float64 bisection on ``[p, 1]`` with the textbook ``log(p / q)`` divergence, with as many steps
+as the jitted float32 kernel (23: resolution ~1e-7); rewards are Beta(c r, c (1 - r)) draws
+from ``numpy.random``.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ def _kl(p, q):
     return a + b
 
 
-def klucb_upper_numpy(p, level, iters: int = 50):
+def klucb_upper_numpy(p, level, iters: int = 23):
     """``sup{q in [p, 1] : kl(p, q) <= level}`` by bisection on [p, 1] (float64)."""
     p = np.clip(np.asarray(p, np.float64), 0.0, 1.0)
     lo, hi = p.copy(), np.ones_like(p)

@@ -1,0 +1,462 @@
+"""Seed-001 reproduction report: Tables 1 and 3-5 (ours next to the paper's), Table 2 (eta grid),
+Table 6 (paired statistics) and Figures 1-4 analogs (HV trajectories, moving average w = 50, 95% CI).
+
+``build(run_dirs, out_dir)`` reads ``mobandit run`` output directories keyed ``"d2"`` ... ``"d5"``
+(the ``configs/seed001_d*.toml`` runs) and ``"eta_d2"`` ... (the ``configs/seed001_eta_grid.toml``
+runs), and writes ``report.md``, ``summary.json`` (the records behind the report, ``setting`` holding
+``front`` and ``d``; ``source`` is ``main`` or ``eta_grid``), ``derived.json`` (the Table 6 rows, the
+eta-grid means and THV-UCB's share of the benchmark) and PNG figures to ``out_dir``.
+
+    python -m mobandit_jax.reports.seed001 --run d2=runs/seed001_d2 --run eta_d2=runs/seed001_eta_d2 \\
+        --out experiments/seed001 [--notes notes.md]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+from scipy import stats as st
+
+from .. import stats
+from ..results import write_json
+
+FRONTS = ("clusters", "concave", "convex", "linear")
+ALGOS = ("THV-UCB", "ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd", "ParetoTS", "ParetoTS+",
+         "ChebyshevUCB", "ChebyshevUCB+", "HVScalarUCB", "HVScalarUCB+", "ScalarUCB", "ScalarUCB-RandW", "RandomK")
+FAMILIES = {
+    "Pareto-layer UCB": ("ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd"),
+    "Pareto-layer TS": ("ParetoTS", "ParetoTS+"),
+    "Chebyshev": ("ChebyshevUCB", "ChebyshevUCB+"),
+    "Linear/HV scalarisation": ("HVScalarUCB", "HVScalarUCB+", "ScalarUCB", "ScalarUCB-RandW"),
+}
+SETTINGS = {2: (36, 3, 0.05, 2000), 3: (60, 4, 0.035, 3000), 4: (100, 5, 0.025, 5000), 5: (150, 6, 0.02, 5000)}
+PAPER_TABLE_NO = {2: "1", 3: "3", 4: "4", 5: "5"}
+WINDOW = 50
+
+# Paper Tables 1, 3, 4, 5: per algorithm, (HV_last100 per front, Final Regret per front), fronts in FRONTS order.
+PAPER_TABLES = {
+    2: {
+        'THV-UCB': ((0.6556, 0.6638, 0.8536, 0.2879), (5.5, 6.2, 7.2, 2.7)),
+        'ParetoUCB': ((0.4438, 0.4711, 0.7169, 0.1515), (130.0, 105.0, 38.8, 107.1)),
+        'ParetoUCB+': ((0.633, 0.577, 0.817, 0.162), (28.4, 31.3, 7.2, 69.5)),
+        'ParetoUCB-Div': ((0.6502, 0.6064, 0.8281, 0.2115), (9.4, 6.6, 7.2, 5.8)),
+        'ParetoUCB-Crowd': ((0.6384, 0.5712, 0.829, 0.1303), (19.8, 18.0, 7.3, 99.5)),
+        'ParetoTS': ((0.4871, 0.518, 0.7528, 0.1901), (51.8, 33.4, 9.4, 40.0)),
+        'ParetoTS+': ((0.6293, 0.5788, 0.7836, 0.1623), (12.5, 12.5, 8.4, 85.6)),
+        'ChebyshevUCB': ((0.4763, 0.5017, 0.7185, 0.2016), (72.0, 48.1, 23.7, 38.4)),
+        'ChebyshevUCB+': ((0.6286, 0.5514, 0.7527, 0.2266), (10.3, 24.2, 7.3, 10.0)),
+        'HVScalarUCB': ((0.4898, 0.5086, 0.7216, 0.2105), (86.7, 80.1, 13.8, 46.8)),
+        'HVScalarUCB+': ((0.5728, 0.5863, 0.7647, 0.2463), (15.6, 14.0, 8.9, 6.7)),
+        'ScalarUCB': ((0.634, 0.5733, 0.7731, 0.1584), (10.9, 27.2, 14.0, 95.0)),
+        'ScalarUCB-RandW': ((0.4536, 0.4734, 0.7347, 0.0733), (66.4, 50.1, 7.3, 180.1)),
+        'RandomK': ((0.2225, 0.2361, 0.3878, 0.0922), (424.0, 405.7, 411.2, 185.9)),
+    },
+    3: {
+        'THV-UCB': ((0.2955, 0.2894, 0.5895, 0.1592), (2.8, 2.2, 2.5, 1.9)),
+        'ParetoUCB': ((0.1577, 0.1757, 0.4648, 0.061), (141.1, 104.9, 45.4, 133.9)),
+        'ParetoUCB+': ((0.2844, 0.2755, 0.5476, 0.0934), (2.8, 3.2, 24.3, 59.4)),
+        'ParetoUCB-Div': ((0.2083, 0.1988, 0.5161, 0.0786), (71.9, 33.2, 6.1, 93.8)),
+        'ParetoUCB-Crowd': ((0.1694, 0.129, 0.4755, 0.0251), (62.1, 135.7, 4.6, 184.3)),
+        'ParetoTS': ((0.1708, 0.1883, 0.4836, 0.0743), (93.5, 60.4, 15.4, 91.7)),
+        'ParetoTS+': ((0.269, 0.2678, 0.5465, 0.0868), (12.4, 7.4, 3.0, 73.4)),
+        'ChebyshevUCB': ((0.1296, 0.1968, 0.4322, 0.098), (246.0, 50.2, 23.0, 62.2)),
+        'ChebyshevUCB+': ((0.2639, 0.2727, 0.5437, 0.1401), (3.7, 4.4, 9.0, 1.9)),
+        'HVScalarUCB': ((0.2046, 0.2294, 0.4526, 0.1252), (76.7, 33.2, 41.4, 27.9)),
+        'HVScalarUCB+': ((0.25, 0.2448, 0.4956, 0.1357), (9.6, 9.1, 7.7, 6.8)),
+        'ScalarUCB': ((0.2807, 0.2757, 0.5472, 0.0891), (2.8, 3.9, 2.6, 68.5)),
+        'ScalarUCB-RandW': ((0.1484, 0.1644, 0.4483, 0.0544), (136.8, 91.6, 32.5, 132.7)),
+        'RandomK': ((0.1035, 0.111, 0.3151, 0.0403), (267.2, 231.3, 275.9, 183.8)),
+    },
+    4: {
+        'THV-UCB': ((0.0854, 0.1051, 0.3709, 0.0677), (1.5, 1.6, 3.6, 1.4)),
+        'ParetoUCB': ((0.0255, 0.039, 0.2369, 0.0129), (153.4, 150.9, 150.1, 150.5)),
+        'ParetoUCB+': ((0.0791, 0.0947, 0.3384, 0.0403), (1.6, 4.9, 9.4, 44.2)),
+        'ParetoUCB-Div': ((0.0407, 0.0492, 0.2564, 0.0199), (80.2, 95.4, 19.9, 123.2)),
+        'ParetoUCB-Crowd': ((0.0109, 0.0157, 0.2388, 0.0026), (168.5, 215.0, 55.1, 170.3)),
+        'ParetoTS': ((0.0302, 0.0468, 0.2456, 0.0218), (121.3, 112.2, 98.2, 108.0)),
+        'ParetoTS+': ((0.0749, 0.0916, 0.3365, 0.039), (14.1, 10.6, 4.5, 48.7)),
+        'ChebyshevUCB': ((0.0211, 0.0556, 0.2349, 0.0279), (183.7, 73.2, 76.4, 81.5)),
+        'ChebyshevUCB+': ((0.08, 0.0989, 0.3503, 0.051), (1.5, 1.6, 5.5, 1.9)),
+        'HVScalarUCB': ((0.0384, 0.0539, 0.251, 0.029), (115.8, 103.0, 77.9, 91.1)),
+        'HVScalarUCB+': ((0.0639, 0.0852, 0.3041, 0.0532), (24.3, 5.4, 13.2, 9.7)),
+        'ScalarUCB': ((0.0791, 0.0946, 0.3379, 0.0386), (1.7, 5.8, 7.7, 41.8)),
+        'ScalarUCB-RandW': ((0.0353, 0.0444, 0.2597, 0.0206), (100.7, 118.9, 67.9, 116.6)),
+        'RandomK': ((0.0168, 0.0255, 0.1529, 0.0098), (186.6, 203.0, 427.7, 164.4)),
+    },
+    5: {
+        'THV-UCB': ((0.0266, 0.0202, 0.1841, 0.0095), (0.7, 0.6, 3.7, 0.3)),
+        'ParetoUCB': ((0.0042, 0.0032, 0.0774, 0.001), (64.7, 48.6, 229.0, 26.1)),
+        'ParetoUCB+': ((0.0254, 0.0197, 0.1789, 0.0051), (0.8, 0.6, 3.7, 8.6)),
+        'ParetoUCB-Div': ((0.0141, 0.0094, 0.1144, 0.002), (18.8, 22.3, 65.3, 21.4)),
+        'ParetoUCB-Crowd': ((0.0025, 0.0015, 0.0779, 0.0015), (64.4, 51.4, 176.9, 24.7)),
+        'ParetoTS': ((0.0057, 0.0046, 0.0853, 0.0016), (56.8, 41.1, 171.8, 23.3)),
+        'ParetoTS+': ((0.0234, 0.0173, 0.1716, 0.005), (8.1, 7.3, 7.5, 11.3)),
+        'ChebyshevUCB': ((0.0033, 0.0092, 0.0983, 0.0047), (69.9, 19.4, 111.9, 7.9)),
+        'ChebyshevUCB+': ((0.0208, 0.015, 0.1737, 0.0016), (0.7, 5.9, 6.3, 24.0)),
+        'HVScalarUCB': ((0.0194, 0.0123, 0.1334, 0.0029), (9.5, 13.2, 46.1, 17.1)),
+        'HVScalarUCB+': ((0.0218, 0.0151, 0.1434, 0.0053), (2.6, 4.3, 12.4, 8.1)),
+        'ScalarUCB': ((0.0254, 0.0197, 0.179, 0.0049), (0.8, 0.6, 3.7, 9.0)),
+        'ScalarUCB-RandW': ((0.0103, 0.0077, 0.1222, 0.0027), (38.9, 31.0, 73.4, 18.8)),
+        'RandomK': ((0.0028, 0.0026, 0.0473, 0.0008), (69.9, 51.5, 351.6, 27.0)),
+    },
+}
+
+# Paper Table 2: eta* (clusters, concave, convex, linear) per d.
+PAPER_ETA = {
+    "THV-UCB": {d: (0.01, 0.01, 0.01, 0.01) for d in (2, 3, 4, 5)},
+    "ParetoUCB+": {2: (1.0, 1.0, 1.0, 1.0), 3: (0.01, 0.1, 0.1, 0.3), 4: (0.01, 0.1, 0.3, 0.3), 5: (0.01, 0.01, 0.01, 0.1)},
+    "ParetoUCB-Div": {2: (0.3, 0.1, 1.0, 0.01), 3: (1.0, 0.3, 0.3, 0.3), 4: (0.01, 0.01, 0.01, 0.3), 5: (0.01, 0.01, 1.0, 0.1)},
+    "ParetoUCB-Crowd": {2: (1.0, 1.0, 1.0, 0.3), 3: (1.0, 0.01, 1.0, 1.0), 4: (1.0,) * 4, 5: (1.0,) * 4},
+    "ChebyshevUCB": {2: (0.01, 0.01, 1.0, 0.01), 3: (0.01, 0.01, 1.0, 0.01), 4: (0.01,) * 4, 5: (0.01,) * 4},
+    "ChebyshevUCB+": {2: (0.3, 1.0, 1.0, 0.3), 3: (0.1, 0.3, 1.0, 0.01), 4: (0.01, 0.01, 0.3, 0.01), 5: (0.01, 0.01, 0.1, 0.3)},
+    "HVScalarUCB": {2: (0.01, 0.01, 1.0, 0.01), 3: (0.01,) * 4, 4: (0.01, 0.01, 0.01, 0.3), 5: (0.01,) * 4},
+    "HVScalarUCB+": {2: (0.01, 0.01, 0.3, 0.01), 3: (0.01,) * 4, 4: (0.1, 0.01, 0.01, 0.01), 5: (0.01,) * 4},
+    "ScalarUCB": {2: (0.3, 1.0, 1.0, 1.0), 3: (0.01, 0.1, 0.1, 0.1), 4: (0.01, 0.1, 0.3, 0.1), 5: (0.01,) * 4},
+    "ScalarUCB-RandW": {2: (1.0,) * 4, 3: (1.0, 0.01, 1.0, 1.0), 4: (0.01, 0.01, 0.01, 1.0), 5: (0.01,) * 4},
+}
+
+# Paper Table 6: (d, front) -> (baseline, delta, Cohen's d).
+PAPER_TABLE6 = {
+    (2, "clusters"): ("ParetoUCB-Div", 0.0048, 1.92), (3, "concave"): ("ChebyshevUCB+", 0.0169, 12.32),
+    (3, "convex"): ("ParetoTS+", 0.0430, 20.45), (4, "clusters"): ("ChebyshevUCB+", 0.0054, 31.77),
+    (4, "concave"): ("ChebyshevUCB+", 0.0062, 44.48), (4, "linear"): ("HVScalarUCB+", 0.0145, 22.84),
+    (5, "clusters"): ("ScalarUCB", 0.0012, 29.98), (5, "concave"): ("ScalarUCB", 0.0005, 8.09),
+    (5, "convex"): ("ScalarUCB", 0.0051, 14.97), (5, "linear"): ("HVScalarUCB+", 0.0042, 19.55),
+}
+
+
+class Run:
+    """One ``mobandit run`` directory: grid, per-seed finals and cumulative curves."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.grid = json.loads((self.path / "grid.json").read_text())
+        self.summary = json.loads((self.path / "summary.json").read_text())["records"]
+        with np.load(self.path / "finals.npz") as z:
+            self.finals = {k: z[k] for k in z.files}
+        self._curves = None
+        timing = self.path / "timing.json"
+        self.timing = json.loads(timing.read_text()) if timing.exists() else {}
+
+    @property
+    def curves(self):
+        """Cumulative curves, loaded on first use."""
+        if self._curves is None:
+            with np.load(self.path / "curves.npz") as z:
+                self._curves = {k: z[k] for k in z.files}
+        return self._curves
+
+    def points(self, label):
+        """``[(grid index, setting, params), ...]`` of a policy label."""
+        return [(g, p["setting"], p["params"]) for g, p in enumerate(self.grid.get(label, []))]
+
+    def index(self, label, front, **params):
+        """Grid index of ``label`` at ``front`` (and matching params), or None."""
+        for g, s, p in self.points(label):
+            if s.get("front") == front and all(p.get(k) == v for k, v in params.items()):
+                return g
+        return None
+
+    def final(self, label, g, metric):
+        """Per-seed final values ``(seeds,)``."""
+        return np.asarray(self.finals[f"{label}|{g}|{metric}"], np.float64)
+
+
+def _fmt(x, digits=4):
+    return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _moving_average(cum, checkpoints, window=WINDOW):
+    """Moving average over ``window`` rounds of the per-round values behind cumulative sums ``(S, C)``."""
+    x = np.concatenate([[0], checkpoints]).astype(np.float64)
+    y = np.concatenate([np.zeros((cum.shape[0], 1)), cum], axis=1)
+    lo = np.maximum(checkpoints - window, 0)
+    out = np.empty_like(cum, dtype=np.float64)
+    for s in range(cum.shape[0]):
+        out[s] = (y[s, 1:] - np.interp(lo, x, y[s])) / np.maximum(checkpoints - lo, 1)
+    return out
+
+
+def _main_table(d, run):
+    """Markdown table: ours vs the paper's Table 1/3/4/5, plus the per-seed values behind it."""
+    lines = [f"### d = {d} (n, k, sigma, T) = {SETTINGS[d]} — paper Table {PAPER_TABLE_NO[d]}", "",
+             "HV_last100: ours mean ± 95% CI (Student t, 10 seeds) / paper. Final regret: our cumulative "
+             "alpha-regret, positive part (`alpha_regret_pos`) / paper. Rank: our rank by HV_last100 (paper's).", "",
+             "| Algorithm | " + " | ".join(f"{f} HV (ours / paper) | {f} regret (ours / paper) | rank" for f in FRONTS) + " |",
+             "|---|" + "---|---|---|" * len(FRONTS)]
+    means = {f: {} for f in FRONTS}
+    for a in ALGOS:
+        for f in FRONTS:
+            g = run.index(a, f)
+            if g is not None:
+                means[f][a] = run.final(a, g, "hv_last100").mean()
+    ranks = {f: {a: r + 1 for r, a in enumerate(sorted(means[f], key=lambda a: -means[f][a]))} for f in FRONTS}
+    pranks = {f: {a: r + 1 for r, a in enumerate(sorted(PAPER_TABLES[d], key=lambda a: -PAPER_TABLES[d][a][0][i]))}
+              for i, f in enumerate(FRONTS)}
+    for a in ALGOS:
+        cells = []
+        for i, f in enumerate(FRONTS):
+            g = run.index(a, f)
+            ph, pr = PAPER_TABLES[d][a][0][i], PAPER_TABLES[d][a][1][i]
+            if g is None:
+                cells += [f"— / {ph:.4f}", f"— / {pr:.1f}", "—"]
+                continue
+            m, h = stats.mean_ci95(run.final(a, g, "hv_last100"))
+            rm, rh = stats.mean_ci95(run.final(a, g, "alpha_regret_pos"))
+            cells += [f"{m:.4f} ± {h:.4f} / {ph:.4f}", f"{rm:.1f} ± {rh:.1f} / {pr:.1f}",
+                      f"{ranks[f].get(a, '—')} ({pranks[f][a]})"]
+        lines.append(f"| {a} | " + " | ".join(cells) + " |")
+    rho = []
+    for i, f in enumerate(FRONTS):
+        common = [a for a in ALGOS if a in means[f]]
+        if len(common) > 2:
+            r = st.spearmanr([means[f][a] for a in common], [PAPER_TABLES[d][a][0][i] for a in common]).statistic
+            rho.append(f"{f} {r:.2f}")
+    lines += ["", "Spearman rank correlation of HV_last100 (ours vs paper, 14 algorithms): " + ", ".join(rho), ""]
+    return lines, means
+
+
+def _benchmark_table(runs):
+    lines = ["## Benchmarks and THV-UCB's share of them", "",
+             "V* is the exact best k-subset (enumeration) at d = 2; at d >= 3 the column is HV(G*) (greedy on the "
+             "true means), the paper's proxy. Paper value: THV-UCB's HV_last100 (the paper does not print V*).", "",
+             "| d | front | mean V* or HV(G*) | THV-UCB HV_last100 | ratio (mean of per-seed ratios) | min ratio | "
+             "paper THV-UCB | ours / paper − 1 |", "|---|---|---|---|---|---|---|---|"]
+    records = []
+    for key, run in sorted(runs.items()):
+        if not key.startswith("d"):
+            continue
+        d = int(key[1:])
+        for i, f in enumerate(FRONTS):
+            g = run.index("THV-UCB", f)
+            if g is None:
+                continue
+            v = run.final("THV-UCB", g, "vstar")
+            hv = run.final("THV-UCB", g, "hv_last100")
+            ratio = hv / v
+            paper = PAPER_TABLES[d]["THV-UCB"][0][i]
+            lines.append(f"| {d} | {f} | {v.mean():.4f} | {hv.mean():.4f} | {ratio.mean():.4f} | {ratio.min():.4f} | "
+                         f"{paper:.4f} | {hv.mean() / paper - 1:+.2%} |")
+            records.append((d, f, ratio.mean(), hv.mean() / paper - 1))
+    return lines + [""], records
+
+
+def _table6(runs):
+    lines = ["## Paired statistics (Table 6 analog)", "",
+             "THV-UCB minus the strongest baseline by our mean HV_last100 in each setting, paired by environment "
+             "seed (the same seed draws the same instance and noise for every method). Bootstrap: B = 10,000 "
+             "percentile resamples; Cohen's d is the paired d_z; Wilcoxon signed-rank one-sided (H1: THV-UCB > "
+             "baseline). Where the paper lists the setting, its baseline, Delta and d are shown.", "",
+             "| setting | our 2nd best | Delta | bootstrap 95% CI | Cohen's d | Wilcoxon p | wins | paper: baseline, Delta, d |",
+             "|---|---|---|---|---|---|---|---|"]
+    rows = []
+    for key, run in sorted(runs.items()):
+        if not key.startswith("d"):
+            continue
+        d = int(key[1:])
+        for f in FRONTS:
+            g0 = run.index("THV-UCB", f)
+            if g0 is None:
+                continue
+            best, best_mean = None, -np.inf
+            for a in ALGOS[1:]:
+                g = run.index(a, f)
+                if g is not None and run.final(a, g, "hv_last100").mean() > best_mean:
+                    best, best_mean = a, run.final(a, g, "hv_last100").mean()
+            if best is None:
+                continue
+            row = stats.paired_comparison(run.final("THV-UCB", g0, "hv_last100"),
+                                          run.final(best, run.index(best, f), "hv_last100"))
+            paper = PAPER_TABLE6.get((d, f))
+            ptxt = f"{paper[0]}, {paper[1]:+.4f}, {paper[2]:.2f}" if paper else "—"
+            lines.append(f"| d={d}, {f} | {best} | {row['delta']:+.4f} | [{row['ci'][0]:+.4f}, {row['ci'][1]:+.4f}] | "
+                         f"{row['cohens_d']:.2f} | {row['wilcoxon_p']:.4f} | {row['wins']}/{row['n']} | {ptxt} |")
+            rows.append({"d": d, "front": f, "baseline": best, **row})
+    return lines + [""], rows
+
+
+def _eta_tables(runs):
+    lines = []
+    records = []
+    for key, run in sorted(runs.items()):
+        if not key.startswith("eta_d"):
+            continue
+        d = int(key[5:])
+        lines += [f"## eta grid search, d = {d} (Table 2 analog)", "",
+                  "eta* maximising mean HV_last100 over {0.01, 0.1, 0.3, 1.0}; cell: ours (paper), then our HV_last100 "
+                  "at our eta* and at the paper's eta*.", "",
+                  "| Algorithm | " + " | ".join(FRONTS) + " |", "|---|" + "---|" * len(FRONTS)]
+        for a in PAPER_ETA:
+            cells = []
+            for i, f in enumerate(FRONTS):
+                best = None
+                for g, s, p in run.points(a):
+                    if s.get("front") != f:
+                        continue
+                    m = run.final(a, g, "hv_last100").mean()
+                    records.append({"policy": a, "d": d, "front": f, "eta": p.get("eta"), "hv_last100": m})
+                    if best is None or m > best[1]:
+                        best = (p.get("eta"), m)
+                if best is None:
+                    cells.append("—")
+                    continue
+                paper_eta = PAPER_ETA[a][d][i]
+                gp = run.index(a, f, eta=paper_eta)
+                at_paper = run.final(a, gp, "hv_last100").mean() if gp is not None else float("nan")
+                cells.append(f"{best[0]} ({paper_eta}); {best[1]:.4f} / {at_paper:.4f}")
+            lines.append(f"| {a} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines, records
+
+
+def _figures(runs, out_dir):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = []
+    for key, run in sorted(runs.items()):
+        if not key.startswith("d"):
+            continue
+        d = int(key[1:])
+        ck = np.asarray(run.curves["checkpoints"])
+        fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
+        for ax, f in zip(axes, FRONTS):
+            shown = ["THV-UCB"]
+            for fam, members in FAMILIES.items():
+                avail = [(run.final(a, run.index(a, f), "hv_last100").mean(), a) for a in members
+                         if run.index(a, f) is not None]
+                if avail:
+                    shown.append(max(avail)[1])
+            shown.append("RandomK")
+            for a in shown:
+                g = run.index(a, f)
+                if g is None:
+                    continue
+                ma = _moving_average(np.asarray(run.curves[f"{a}|{g}|hv_last100"], np.float64), ck)
+                mu = ma.mean(0)
+                half = st.t.ppf(0.975, ma.shape[0] - 1) * ma.std(0, ddof=1) / np.sqrt(ma.shape[0])
+                line, = ax.plot(ck, mu, label=a, lw=1.2)
+                ax.fill_between(ck, mu - half, mu + half, color=line.get_color(), alpha=0.2)
+            v = run.final("THV-UCB", run.index("THV-UCB", f), "vstar").mean()
+            ax.axhline(v, color="k", ls=":", lw=0.8, label="V*" if d == 2 else "HV(G*)")
+            ax.set_title(f"d={d}, {f}")
+            ax.set_xlabel("round t")
+            ax.set_ylabel(f"HV(S_t), moving average w={WINDOW}")
+            ax.legend(fontsize=7, loc="lower right")
+        fig.tight_layout()
+        name = f"hv_trajectories_d{d}.png"
+        fig.savefig(Path(out_dir) / name, dpi=110)
+        plt.close(fig)
+        files.append(name)
+    return files
+
+
+def _records(runs):
+    out = []
+    for key, run in sorted(runs.items()):
+        source = "eta_grid" if key.startswith("eta") else "main"
+        for r in run.summary:
+            rec = dict(r)
+            rec["setting"] = {**r["setting"], "source": source}
+            out.append(rec)
+    return out
+
+
+READINGS = """## Readings of what the paper leaves open
+
+- **Instances.** Each of the 10 seeds draws its own instance (the paper averages over "random seeds" and pairs
+  Table 6 "by environment seed"); the environment's `reset` draws it from the seed's key inside the compiled run,
+  so all 14 methods of a seed face the same instance and the same per-arm noise streams. The metric set's
+  `prepare` computes that instance's V* (d = 2, enumeration of all C(36, 3) = 7140 slates) or HV(G*) (d >= 3).
+- **Angles.** All d − 1 DTLZ angles are i.i.d. U[0, pi/2] (literal reading; no area-uniform sampling on the sphere).
+- **Clusters.** "theta_1" is the first angle (the only one at d = 2); each front arm draws it uniformly on
+  [0, pi/5] ∪ [3pi/10, pi/2] (two equal-length intervals, so each cluster with probability 1/2).
+- **Linear.** alpha = 2, then x ← clip(s x, 0.01, 1) with s = min(0.45 d, 2.5), for every d (s = 0.9 at d = 2).
+- **Distractors** are uniform in [0, 0.3]^d without rejection; arms are randomly permuted so that index
+  tie-breaks favour neither group.
+- **Benchmark for d >= 3**: the regret uses alpha·HV(G*) in place of alpha·V* (the paper reports HV(G*) as the
+  proxy); our THV-UCB forced-exploration regret (≈1-4) is of the paper's order only with this reading.
+- **Final Regret column = `alpha_regret_pos`** (the sum of max(0, alpha V* − HV(S_t))). The paper's THV-UCB values
+  (e.g. 6.2, d = 2 concave) are the regret of the forced-exploration rounds only; the plain sum (`alpha_regret`)
+  is strongly negative (about (alpha V* − HV) T ≈ −450 at d = 2) and is reported in `summary.json`.
+- **THV-UCB**: delta = 1/T (Theorem 3), UCB clipped to [0, 1] for the greedy step and the pruning test, m0 = 2,
+  greedy ties to the lowest index, gains below 1e-6 treated as zero (float32 round-off).
+- **Baselines**: formulas as stated; where the paper gives none we use the standard bonus
+  sqrt(eta log(n d T^2) / (2 N_i)) (ParetoUCB+/-Div/-Crowd, ScalarUCB-RandW, HVScalarUCB(+)), UCB1's
+  sqrt(2 eta log t / N_i) for ChebyshevUCB, 32+ interior simplex-lattice weights for ChebyshevUCB, the nadir of
+  the empirical Pareto front for z, sigma_prior = 0.5 for ParetoTS+, sigma_obs = the environment's sigma.
+  ParetoUCB+ is not described in the text: we read it as the layered selection with the sum(U) tie-break and
+  the eta bonus (Table 2 tunes an eta for it).
+- **eta**: the main runs use each algorithm's Table 2 eta* for its (d, front) (the policies' default); the eta
+  grid re-selects eta* on our instances.
+"""
+
+
+def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
+    """Write ``report.md``, ``summary.json`` and figures for the seed-001 runs in ``run_dirs``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = {k: Run(v) for k, v in run_dirs.items()}
+    lines = ["# Seed 001 reproduction: Top-k Pareto bandits (THV-UCB and 13 baselines)", "",
+             "Runs: " + ", ".join(f"`{k}` = `{Path(v)}`" for k, v in sorted(run_dirs.items())), ""]
+    bench_lines, bench = _benchmark_table(runs)
+    lines += bench_lines
+    winners = []
+    for key in sorted(runs):
+        if key.startswith("d"):
+            tl, means = _main_table(int(key[1:]), runs[key])
+            lines += tl
+            for f in FRONTS:
+                if means[f]:
+                    top = max(means[f], key=means[f].get)
+                    winners.append((int(key[1:]), f, top))
+    not_first = [(d, f, a) for d, f, a in winners if a != "THV-UCB"]
+    lines += ["THV-UCB first by mean HV_last100 in " + f"{len(winners) - len(not_first)}/{len(winners)} settings"
+              + ("." if not not_first else "; otherwise: " + ", ".join(f"d={d} {f}: {a}" for d, f, a in not_first)), ""]
+    t6_lines, t6 = _table6(runs)
+    lines += t6_lines
+    eta_lines, eta_records = _eta_tables(runs)
+    lines += eta_lines
+    figs = _figures(runs, out_dir)
+    lines += ["## Figures 1-4 analogs", "",
+              "HV(S_t) of THV-UCB, the best member of each baseline family (by our HV_last100) and RandomK; moving "
+              "average over w = 50 rounds (from cumulative sums recorded every 10 rounds) with Student-t 95% CIs "
+              "across the 10 seeds; dotted line: mean benchmark.", ""]
+    lines += [f"![{f}]({f})" for f in figs] + [""]
+    lines += [READINGS]
+    if notes:
+        lines += [notes, ""]
+    (out_dir / "report.md").write_text("\n".join(lines))
+    summary = {"records": _records(runs)}
+    derived = {"table6": t6, "eta_grid": eta_records,
+               "benchmark_ratio": [{"d": d, "front": f, "thv_over_benchmark": r, "thv_vs_paper": p}
+                                   for d, f, r, p in bench]}
+    write_json(out_dir / "summary.json", summary)
+    write_json(out_dir / "derived.json", derived)
+    return {**summary, **derived}
+
+
+def main(argv=None):
+    """Command line: ``--run KEY=DIR`` (repeatable), ``--out DIR``, ``--notes FILE``."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--run", action="append", required=True, help="KEY=DIR, KEY in d2..d5, eta_d2..eta_d5")
+    ap.add_argument("--out", default="experiments/seed001")
+    ap.add_argument("--notes", default=None, help="markdown file appended to the report")
+    args = ap.parse_args(argv)
+    run_dirs = {}
+    for item in args.run:
+        if "=" not in item:
+            raise SystemExit(f"--run {item!r}: expected KEY=DIR")
+        k, v = item.split("=", 1)
+        run_dirs[k] = v
+    notes = Path(args.notes).read_text() if args.notes else None
+    build(run_dirs, args.out, notes)
+    print(f"wrote {Path(args.out) / 'report.md'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Slate metrics of seed 001: V* enumeration and greedy G* against moocore brute force, per-round values."""
+import itertools
+import math
+
+import moocore
+import numpy as np
+import pytest
+import jax
+import jax.numpy as jnp
+
+from mobandit_jax.metrics import base as mbase
+from mobandit_jax.metrics import slate as ms
+from mobandit_jax.problems import base as pbase
+from mobandit_jax.problems import dtlz
+from mobandit_jax.problems.base import Context
+
+
+def _hv(points):
+    pts = np.asarray(points, np.float64)
+    return moocore.hypervolume(pts, ref=np.zeros(pts.shape[1]), maximise=True)
+
+
+def _instance(front, d, n, key):
+    p = dtlz.make_params(front, d, 0.05, jnp.zeros((n, d)))
+    return np.asarray(dtlz.draw_means(jax.random.PRNGKey(key), n, d, p), np.float64)
+
+
+@pytest.mark.parametrize("front,key", [("concave", 0), ("linear", 1), ("clusters", 2)])
+def test_vstar_enumeration_matches_moocore_brute_force(front, key):
+    means = _instance(front, 2, 14, key)
+    brute = max(_hv(means[list(s)]) for s in itertools.combinations(range(14), 3))
+    assert float(ms.best_subset_value(means, 3, np.zeros(2), chunk=100)) == pytest.approx(brute, rel=1e-5)
+
+
+def test_subset_table_is_all_combinations():
+    t = ms.subset_table(7, 3)
+    assert t.shape == (math.comb(7, 3), 3)
+    assert {tuple(r) for r in t} == set(itertools.combinations(range(7), 3))
+    with pytest.raises(ValueError, match="exceeds"):
+        ms.subset_table(200, 6)
+
+
+def test_greedy_benchmark_matches_numpy_greedy_with_moocore():
+    means = _instance("concave", 3, 30, 4)
+    chosen = []
+    for _ in range(4):
+        base = _hv(means[chosen]) if chosen else 0.0
+        gains = [(-np.inf if i in chosen else _hv(means[chosen + [i]]) - base) for i in range(30)]
+        chosen.append(int(np.argmax(gains)))
+    assert sorted(np.asarray(ms.greedy_subset(means, 4, np.zeros(3))).tolist()) == sorted(chosen)
+    assert float(ms.greedy_value(means, 4, np.zeros(3))) == pytest.approx(_hv(means[chosen]), rel=1e-5)
+    # Fact 1: HV(G*) >= (1 - 1/e) V*, and V* >= HV(G*) (brute force on a smaller instance).
+    small = means[:12]
+    vstar = max(_hv(small[list(s)]) for s in itertools.combinations(range(12), 4))
+    g = float(ms.greedy_value(small, 4, np.zeros(3)))
+    assert ms.ALPHA * vstar <= g <= vstar + 1e-6
+
+
+def test_metric_step_prepare_and_reducers():
+    inst = pbase.make({"kind": "dtlz", "d": 2, "n": 12, "k": 3, "sigma": 0.05, "front": "concave"})
+    ctx = Context(num_arms=12, dim=2, horizon=10, means=inst.means, config={}, ref=np.zeros(2), slate_size=3,
+                  info=dict(inst.info))
+    mset, mp = mbase.make("slate", ctx)
+    assert mset.names == ("hv_last100", "alpha_regret", "alpha_regret_pos", "vstar")
+    assert mset.reduce == ("last100", "sum", "sum", "mean")
+    env_params = inst.env.reset(jax.random.PRNGKey(9), inst.params)
+    mp2 = jax.jit(mset.prepare)(mp, env_params)
+    means = np.asarray(env_params.means, np.float64)
+    vstar = max(_hv(means[list(s)]) for s in itertools.combinations(range(12), 3))
+    assert float(mp2["vstar"]) == pytest.approx(vstar, rel=1e-5)
+    action = jnp.array([0, 5, 7], jnp.int32)
+    hv, reg, pos, v = mset.step(mp2, action, None)
+    assert float(hv) == pytest.approx(_hv(means[[0, 5, 7]]), rel=1e-5)
+    assert float(reg) == pytest.approx((1 - 1 / math.e) * vstar - _hv(means[[0, 5, 7]]), abs=1e-5)
+    assert float(pos) == pytest.approx(max(float(reg), 0.0), abs=1e-7)
+    assert float(v) == pytest.approx(vstar, rel=1e-5)
+
+
+def test_metrics_need_a_slate_size():
+    ctx = Context(num_arms=5, dim=2, horizon=10, means=np.zeros((5, 2)), config={})
+    with pytest.raises(ValueError, match="slate size"):
+        mbase.make("slate", ctx)

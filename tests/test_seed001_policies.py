@@ -1,0 +1,159 @@
+"""Seed-001 slate policies: THV-UCB against the numpy loop, shared steps against brute force, all 14 run."""
+import math
+
+import numpy as np
+import pytest
+import jax
+import jax.numpy as jnp
+
+from mobandit_jax import kernels
+from mobandit_jax.policies import base as pol_base
+from mobandit_jax.policies import slate
+from mobandit_jax.policies.base import Observation
+from mobandit_jax.problems import base as pbase
+from mobandit_jax.problems.base import Context
+from mobandit_jax.reference.thv_ucb_numpy import hypervolume_numpy, thv_ucb_numpy
+
+
+def _ctx(means, k, horizon, front=None, sigma=0.05):
+    n, d = means.shape
+    info = {"slate_size": k, "ref": np.zeros(d), "sigma": sigma}
+    if front:
+        info["front"] = front
+    return Context(num_arms=n, dim=d, horizon=horizon, means=means, config={}, ref=np.zeros(d),
+                   slate_size=k, info=info)
+
+
+def _run_table(policy, params, table, horizon):
+    """Drive ``policy`` with rewards ``table[arm, pull]``; returns the (T, k) actions."""
+
+    def step(carry, t):
+        state, pulls = carry
+        a = policy.select(jax.random.fold_in(jax.random.PRNGKey(1), t), state, params)
+        obs = Observation(table[a, pulls[a]], jnp.zeros(a.shape))
+        return (policy.update(state, a, obs, params), pulls.at[a].add(1)), a
+
+    init = (policy.init(params), jnp.zeros((table.shape[0],), jnp.int32))
+    _, actions = jax.jit(lambda c: jax.lax.scan(step, c, jnp.arange(horizon)))(init)
+    return np.asarray(actions)
+
+
+def _table(means, pulls, sigma, seed):
+    rng = np.random.default_rng(seed)
+    n, d = means.shape
+    return np.clip(means[:, None, :] + sigma * rng.standard_normal((n, pulls, d)), 0, 1).astype(np.float32)
+
+
+@pytest.mark.parametrize("d,n,k,T,eta", [(2, 12, 3, 120, 0.01), (3, 10, 3, 50, 0.3)])
+def test_thv_ucb_matches_numpy_loop_action_for_action(d, n, k, T, eta):
+    inst = pbase.make({"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": 0.05, "front": "concave",
+                       "instance_seed": 3})
+    means = inst.means.astype(np.float32).astype(np.float64)
+    table = _table(means, T, 0.05, seed=d)
+    policy, params, _ = pol_base.make("slate/thv_ucb", _ctx(means, k, T), eta=eta)
+    ours = _run_table(policy, params, jnp.asarray(table), T)
+    ref, _ = thv_ucb_numpy(means, k, T, eta=eta, reward_fn=lambda arm, j: table[arm, j].astype(np.float64))
+    forced = math.ceil(2 * n / k)
+    np.testing.assert_array_equal(ours[:forced], ref[:forced])
+    same = np.mean(np.all(np.sort(ours, 1) == np.sort(ref, 1), axis=1))
+    assert same == 1.0, f"slates agree on {same:.3f} of rounds"
+
+
+def test_numpy_hypervolume_matches_kernel():
+    rng = np.random.default_rng(0)
+    for d, m in [(2, 7), (3, 5), (5, 6)]:
+        pts = rng.uniform(0, 1, (m, d))
+        assert hypervolume_numpy(pts, np.zeros(d)) == pytest.approx(float(kernels.hypervolume(pts, np.zeros(d))),
+                                                                     rel=1e-5)
+
+
+def test_forced_initialisation_round_robin():
+    counts = jnp.array([2.0, 0.0, 1.0, 0.0, 0.0, 3.0])
+    np.testing.assert_array_equal(slate.forced_slate(counts, 3), [1, 3, 4])
+
+
+def test_top_layers_matches_pareto_layers_truncated():
+    rng = np.random.default_rng(1)
+    x = jnp.asarray(rng.uniform(0, 1, (40, 3)), jnp.float32)
+    full = np.asarray(kernels.pareto_layers(x))
+    np.testing.assert_array_equal(np.asarray(slate.top_layers(x, 4)), np.minimum(full, 4))
+
+
+def test_crowding_distance_hand_computed():
+    x = jnp.array([[0.0, 1.0], [0.2, 0.7], [0.5, 0.5], [1.0, 0.0], [0.1, 0.1]])
+    layer = jnp.array([0, 0, 0, 0, 1])
+    cd = np.asarray(slate.crowding_distance(x, layer))
+    # Interior of layer 0 (sorted by x: 0, .2, .5, 1): arm 1 -> (.5-0)/1 + (1-.5)/1, arm 2 -> (1-.2) + (.7-0).
+    assert np.isinf(cd[0]) and np.isinf(cd[3]) and np.isinf(cd[4])
+    np.testing.assert_allclose(cd[1:3], [1.0, 1.5], rtol=1e-6)
+
+
+def test_safe_prune_brute_force():
+    rng = np.random.default_rng(2)
+    mu = rng.uniform(0, 1, (15, 2))
+    beta = rng.uniform(0.0, 0.2, 15)
+    up, lo = mu + beta[:, None], mu - beta[:, None]
+    brute = [not any(j != i and np.all(up[i] <= lo[j]) for j in range(15)) for i in range(15)]
+    got = np.asarray(slate.safe_prune(jnp.asarray(up), jnp.asarray(lo), 3))
+    if sum(brute) >= 3:
+        np.testing.assert_array_equal(got, brute)
+    assert not all(brute)  # the draw exercises pruning
+
+
+def test_greedy_hv_slate_matches_brute_greedy():
+    rng = np.random.default_rng(4)
+    pts = rng.uniform(0, 1, (20, 3))
+    chosen = []
+    for _ in range(4):
+        gains = [-np.inf if i in chosen else hypervolume_numpy(pts[chosen + [i]], np.zeros(3)) for i in range(20)]
+        chosen.append(int(np.argmax(gains)))
+    got = slate.greedy_hv_slate(jnp.asarray(pts, jnp.float32), jnp.ones(20, bool), jnp.zeros(3), 4)
+    np.testing.assert_array_equal(np.asarray(got), chosen)
+
+
+def test_hv_scalarization_hand_computed():
+    U = jnp.array([[0.6, 0.3]])
+    lam = jnp.array([0.8, 0.6])
+    assert float(slate.hv_scalarization(U, jnp.zeros(2), lam)[0]) == pytest.approx(min(0.6 / 0.8, 0.3 / 0.6) ** 2)
+
+
+def test_table2_default_eta():
+    assert slate.table2_eta("chebyshev_ucb_plus", 3, "linear") == 0.01
+    assert slate.table2_eta("pareto_ucb_div", 2, "convex") == 1.0
+    means = np.random.default_rng(0).uniform(0, 1, (12, 2))
+    _, params, _ = pol_base.make("slate/scalar_ucb", _ctx(means, 3, 100, front="clusters"))
+    assert float(params["eta"]) == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("name", slate.SLATE_POLICIES)
+def test_every_policy_plays_distinct_slates_and_learns(name):
+    inst = pbase.make({"kind": "dtlz", "d": 2, "n": 12, "k": 3, "sigma": 0.05, "front": "convex",
+                       "instance_seed": 1})
+    T = 60
+    table = jnp.asarray(_table(inst.means, T, 0.05, seed=0))
+    policy, params, static_key = pol_base.make(f"slate/{name}", _ctx(inst.means, 3, T, front="convex"))
+    assert policy.slate_size == 3 and static_key[0] == f"slate/{name}"
+    actions = _run_table(policy, params, table, T)
+    assert actions.dtype == np.int32 and actions.shape == (T, 3)
+    assert np.all(np.sort(actions, 1)[:, 1:] != np.sort(actions, 1)[:, :-1])  # distinct arms
+    counts = np.bincount(actions[:8].ravel(), minlength=12)
+    np.testing.assert_array_equal(counts, 2)  # forced init: every arm twice in 8 rounds
+
+
+def test_registry_has_all_fourteen_in_the_slate_family():
+    names = [k for k, e in pol_base.POLICIES.items() if e.family == "slate"]
+    assert sorted(names) == sorted(f"slate/{n}" for n in slate.SLATE_POLICIES) and len(names) == 14
+
+
+@pytest.mark.parametrize("opts,msg", [({"eta": -1.0}, "eta must be > 0"), ({"delta": 1.5}, "delta must"),
+                                      ({"m0": 0}, "m0")])
+def test_invalid_options(opts, msg):
+    means = np.random.default_rng(0).uniform(0, 1, (12, 2))
+    with pytest.raises(ValueError, match=msg):
+        pol_base.make("slate/thv_ucb", _ctx(means, 3, 100), **opts)
+
+
+def test_invalid_slate_size():
+    means = np.random.default_rng(0).uniform(0, 1, (5, 2))
+    with pytest.raises(ValueError, match="slate size k=6"):
+        pol_base.make("slate/random_k", _ctx(means, 6, 100))

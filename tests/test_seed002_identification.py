@@ -1,0 +1,226 @@
+"""Seed 002 identification: gaps (Eq. 1), CoPSI (Algorithm 2) on hand-checkable and noisy
+instances against a plain numpy loop, PSI-SR, uniform allocation and the identification metrics."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import jax
+import jax.numpy as jnp
+
+from mobandit_jax.metrics import base as mbase
+from mobandit_jax.policies import base as pbase
+from mobandit_jax.policies import identification as I
+from mobandit_jax.problems import llm_configs as L
+from mobandit_jax.problems.base import Context
+
+DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
+
+# A, C Pareto; B dominated by A. Dyadic values: every gap below is exactly 0.25.
+HAND = np.array([[0.5, 0.5], [0.25, 0.25], [0.75, 0.25]])
+
+
+def test_gaps_hand_computed():
+    gamma, dominated = I.empirical_gaps(jnp.asarray(HAND), jnp.ones(3, bool))
+    np.testing.assert_array_equal(np.asarray(dominated), [False, True, False])
+    np.testing.assert_allclose(np.asarray(gamma), [0.25, 0.25, 0.25])
+    m, M = I.pairwise_margins(jnp.asarray(HAND))
+    assert float(m[1, 0]) == 0.25 and float(m[1, 2]) == 0.0 and float(M[2, 1]) == 0.5
+    # a second hand case with distinct gaps: D=(0.5, 0.125) dominated by A only, margin 0.
+    mu = np.array([[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.375, 0.125]])
+    gamma, dominated = I.empirical_gaps(jnp.asarray(mu), jnp.ones(4, bool))
+    # Delta^-_D = max(m(D,A)=.125, m(D,B)=-.125, m(D,C)=.125) = .125
+    assert float(gamma[3]) == 0.125 and bool(dominated[3])
+
+
+def test_gaps_inactive_arms_are_ignored():
+    mu = jnp.asarray(HAND)
+    gamma, dominated = I.empirical_gaps(mu, jnp.array([False, True, True]))  # A inactive: B undominated
+    assert not bool(dominated[1]) and float(gamma[0]) == -np.inf
+
+
+def test_tie_rule_prefers_dominated_arm():
+    order = [0, 2, 1]  # A, C, B: the dominated arm has the largest index
+    mu = jnp.asarray(HAND[order])
+    gamma, dominated = I.empirical_gaps(mu, jnp.ones(3, bool))
+    assert int(I.choose_arm(gamma, dominated, jnp.ones(3, bool))) == 2
+    # without a dominated maximizer: the lowest index
+    gamma, dominated = I.empirical_gaps(mu, jnp.array([True, True, False]))
+    assert int(I.choose_arm(gamma, dominated, jnp.array([True, True, False]))) == 0
+
+
+def _hand_ctx(means, costs, budget, lam, n=2):
+    table = np.concatenate([np.repeat(np.asarray(means)[:, None, :], n, 1),
+                            np.repeat(np.asarray(costs)[:, None, None], n, 1)], -1)
+    params = L.LLMParams(jnp.asarray(table, jnp.float32))
+    info = dict(prefix_table=L.prefix_table, det_cost=np.asarray(costs), cost_min=np.asarray(costs),
+                env=None, cost_floor=lam, budget=budget)
+    ctx = Context(num_arms=len(means), dim=2, horizon=1, means=np.asarray(means), config={},
+                  mean_costs=np.asarray(costs), budget=budget, cost_floor=lam, info=info)
+    return ctx, params
+
+
+def test_copsi_hand_checkable_instance():
+    costs = [0.5, 0.25, 1.0]
+    ctx, params = _hand_ctx(HAND, costs, budget=20.0, lam=0.25)
+    ident, p, static = pbase.make("copsi", ctx)
+    key = jax.random.PRNGKey(0)
+    rec, spent, N = ident.identify.detailed(key, key, params, p)
+    # L = 1 + 1/1.25 + 1/1.5; n_1 = floor(20 / (L 1.75)) = 4, B rejected; n_2 = floor(20 / (L 1.5)) = 5
+    Lk = 1 + 1 / 1.25 + 1 / 1.5
+    assert math.floor(20 / (Lk * 1.75)) == 4 and math.floor(20 / (Lk * 1.5)) == 5
+    np.testing.assert_array_equal(np.asarray(N), [5, 4, 5])
+    assert float(spent) == pytest.approx(4 * 1.75 + 1 * 1.5)
+    np.testing.assert_array_equal(np.asarray(rec), [True, False, True])
+    assert float(I.l_k_lambda(3, 0.25)) == pytest.approx(Lk)
+
+
+def test_budget_guard_truncates_to_complete_sweeps():
+    costs = [0.5, 0.25, 1.0]
+    ctx, params = _hand_ctx(HAND, costs, budget=5.0, lam=0.25)
+    P = L.prefix_table(jax.random.PRNGKey(0), params, 50)
+    N, spent = I.top_up(P, jnp.zeros(3, jnp.int32), jnp.ones(3, bool), jnp.int32(50), jnp.float32(0.0),
+                        jnp.float32(5.0), 50)
+    np.testing.assert_array_equal(np.asarray(N), [2, 2, 2])  # 2 sweeps cost 3.5; 3 would cost 5.25
+    assert float(spent) == pytest.approx(3.5)
+
+
+# ------------------------------------------------------------------ numpy loop of Algorithm 2
+
+def _gaps_loop(mu, active):
+    K = len(mu)
+    act = [i for i in range(K) if active[i]]
+    dm = {}
+    for i in act:
+        dm[i] = max(min(mu[j][d] - mu[i][d] for d in range(2)) for j in act if j != i)
+    gamma, dom = {}, {}
+    for i in act:
+        dom[i] = dm[i] > 0
+        if dom[i]:
+            gamma[i] = dm[i]
+        else:
+            vals = []
+            for j in act:
+                if j == i:
+                    continue
+                Mij = max(mu[i][d] - mu[j][d] for d in range(2))
+                Mji = max(mu[j][d] - mu[i][d] for d in range(2))
+                vals.append(min(Mij, max(Mji, 0) + max(dm[j], 0)))
+            gamma[i] = min(vals)
+    return gamma, dom
+
+
+def algorithm2_numpy(vals, costs, budget, target):
+    """Plain loop: phases with targets ``target(r, active, C_r)``, charged from ``vals[:, :, 2]``."""
+    K = vals.shape[0]
+    active, accepted = [True] * K, [False] * K
+    N, spent = 0, 0.0
+    for r in range(1, K):
+        C_r = sum(costs[i] for i in range(K) if active[i])
+        goal = max(target(r, sum(active), C_r), N)
+        while N < goal:  # complete sweeps while the budget allows
+            sweep = sum(vals[i, N, 2] for i in range(K) if active[i])
+            if spent + sweep > budget + 1e-6:
+                goal = N
+                break
+            spent += sweep
+            N += 1
+        mu = [vals[i, :N, :2].mean(0) if N > 0 else np.zeros(2) for i in range(K)]
+        gamma, dom = _gaps_loop(mu, active)
+        gmax = max(gamma.values())
+        tied = [i for i in gamma if gamma[i] >= gmax - max(1e-6 * abs(gmax), 1e-9)]
+        pref = [i for i in tied if dom[i]]
+        e = min(pref) if pref else min(tied)
+        accepted[e] = not dom[e]
+        active[e] = False
+    return np.array([a or b for a, b in zip(accepted, active)]), spent
+
+
+@pytest.mark.parametrize("name", ["copsi", "psi_sr"])
+@pytest.mark.parametrize("rho", [5.0, 40.0])
+def test_elimination_matches_numpy_loop(name, rho):
+    inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=rho, costs="deterministic",
+                            n_profile=12)
+    ctx = Context(num_arms=14, dim=2, horizon=1, means=inst.means, config={}, mean_costs=inst.mean_costs,
+                  budget=inst.info["budget"], cost_floor=inst.info["cost_floor"], info=inst.info)
+    ident, p, (_, _, jmax) = pbase.make(name, ctx)
+    c, B, K, lam = np.asarray(inst.info["det_cost"]), inst.info["budget"], 14, inst.info["cost_floor"]
+    Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, K + 1))
+    lb = 0.5 + sum(1 / i for i in range(2, K + 1))
+    T = math.floor(B / c.mean())
+    if name == "copsi":
+        target = lambda r, k, C: math.floor(B / (Lk * C))
+    else:
+        target = lambda r, k, C: math.ceil(max(T - K, 0) / (lb * (K + 1 - r)))
+    agree = 0
+    for seed in range(4):
+        key = jax.random.PRNGKey(seed)
+        rec, spent, _ = ident.identify.detailed(key, key, inst.params, p)
+        vals = np.asarray(L.pull_values(key, inst.params, jmax + 1), np.float64)
+        ref, ref_spent = algorithm2_numpy(vals, c, B, target)
+        agree += int(np.array_equal(np.asarray(rec), ref))
+        assert float(spent) == pytest.approx(ref_spent, rel=1e-4)
+        assert float(spent) <= B * (1 + 1e-6)
+    assert agree == 4
+
+
+def test_uniform_alloc_spends_complete_rounds():
+    inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=10.0, costs="deterministic",
+                            n_profile=12)
+    ctx = Context(num_arms=14, dim=2, horizon=1, means=inst.means, config={}, mean_costs=inst.mean_costs,
+                  budget=inst.info["budget"], cost_floor=inst.info["cost_floor"], info=inst.info)
+    ident, p, _ = pbase.make("uniform_alloc", ctx)
+    key = jax.random.PRNGKey(3)
+    rec, spent, N = ident.identify.detailed(key, key, inst.params, p)
+    n = math.floor(inst.info["budget"] / inst.info["det_cost"].sum())
+    assert n == 10  # rho = B / (K c_bar) complete rounds
+    np.testing.assert_array_equal(np.asarray(N), np.full(14, n))
+    vals = np.asarray(L.pull_values(key, inst.params, n), np.float64)
+    mu = vals[:, :n, :2].mean(1)
+    expect = [not any(np.all(mu[j] > mu[i]) for j in range(14)) for i in range(14)]
+    np.testing.assert_array_equal(np.asarray(rec), expect)
+
+
+def test_identification_metrics_hand_computed():
+    means = HAND
+    ctx = Context(num_arms=3, dim=2, horizon=1, means=means, config={})
+    mset, truth = mbase.make("identification", ctx)
+    np.testing.assert_array_equal(np.asarray(truth), [True, False, True])
+    mis, f1 = mset.step(truth, jnp.array([True, False, True]), None)
+    assert float(mis) == 0.0 and float(f1) == 1.0
+    mis, f1 = mset.step(truth, jnp.array([True, True, False]), None)  # |P^ & P*| = 1, 2*1/(2+2)
+    assert float(mis) == 1.0 and float(f1) == pytest.approx(0.5)
+    mis, f1 = mset.step(truth, jnp.array([False, False, False]), None)
+    assert float(f1) == 0.0
+    assert mset.reduce == ("mean", "mean")
+
+
+def test_identification_rejects_bad_floor_and_budget():
+    ctx, _ = _hand_ctx(HAND, [0.5, 0.25, 1.0], budget=20.0, lam=0.0)
+    with pytest.raises(ValueError, match="0 < lambda <= 1, got 0.0"):
+        pbase.make("copsi", ctx)
+    ctx, _ = _hand_ctx(HAND, [0.5, 0.25, 1.0], budget=0.1, lam=0.25)
+    with pytest.raises(ValueError, match="budget B=0.1 is below one pull"):
+        pbase.make("psi_sr", ctx)
+    ctx, _ = _hand_ctx(HAND, [0.5, 0.1, 1.0], budget=20.0, lam=0.25)
+    with pytest.raises(ValueError, match=r"cost 0.1 \(entry 1\) is outside \[lambda, 1\]"):
+        pbase.make("copsi", ctx)
+
+
+def test_copsi_schedule_unchanged_under_realized_costs():
+    """Appendix A robustness protocol: CoPSI allocates with the profiling c_i in both cost modes."""
+    out = {}
+    for costs in ("deterministic", "random"):
+        inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=30.0, costs=costs, n_profile=12)
+        ctx = Context(num_arms=14, dim=2, horizon=1, means=inst.means, config={}, mean_costs=inst.mean_costs,
+                      budget=inst.info["budget"], cost_floor=inst.info["cost_floor"], info=inst.info)
+        ident, p, _ = pbase.make("copsi", ctx)
+        key = jax.random.PRNGKey(9)
+        rec, spent, N = ident.identify.detailed(key, key, inst.params, p)
+        out[costs] = (np.asarray(rec), float(spent), np.asarray(N))
+    assert inst.info["cost_floor"] < float(np.min(inst.info["det_cost"]))  # the charged floor differs
+    np.testing.assert_array_equal(out["deterministic"][2], out["random"][2])
+    np.testing.assert_array_equal(out["deterministic"][0], out["random"][0])
+    assert out["deterministic"][1] != pytest.approx(out["random"][1], rel=1e-6)  # but the charges differ
