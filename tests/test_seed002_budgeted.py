@@ -147,3 +147,15 @@ def test_metrics_hand_computed():
     np.testing.assert_allclose(vals[0], [0.2, 0.1, 0.2], atol=1e-6)
     np.testing.assert_allclose(vals[1], [0.2, 0.2, 0.2], atol=1e-6)
     np.testing.assert_allclose(vals[2], [0.0, 0.0, 0.0], atol=1e-6)
+
+
+def test_report_moving_average_matches_window_mean():
+    from mobandit_jax.reports.seed002 import moving_average
+
+    rng = np.random.default_rng(0)
+    gaps = rng.uniform(size=(2, 300))
+    cum = np.cumsum(gaps, 1)
+    rounds = np.tile(np.arange(1, 301), (2, 1))
+    ma = moving_average(cum, rounds, w=50)
+    for t in (10, 50, 51, 299):
+        np.testing.assert_allclose(ma[:, t - 1], gaps[:, max(0, t - 50):t].mean(1))

@@ -224,3 +224,21 @@ def test_copsi_schedule_unchanged_under_realized_costs():
     np.testing.assert_array_equal(out["deterministic"][2], out["random"][2])
     np.testing.assert_array_equal(out["deterministic"][0], out["random"][0])
     assert out["deterministic"][1] != pytest.approx(out["random"][1], rel=1e-6)  # but the charges differ
+
+
+def test_psi_sr_equal_costs_schedule_matches_numpy_loop():
+    inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=20.0, costs="deterministic",
+                            n_profile=12)
+    ctx = Context(num_arms=14, dim=2, horizon=1, means=inst.means, config={}, mean_costs=inst.mean_costs,
+                  budget=inst.info["budget"], cost_floor=inst.info["cost_floor"], info=inst.info)
+    ident, p, (_, _, jmax) = pbase.make("psi_sr", ctx, schedule="equal_costs")
+    c, B, lam = np.asarray(inst.info["det_cost"]), inst.info["budget"], inst.info["cost_floor"]
+    Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, 15))
+    key = jax.random.PRNGKey(4)
+    rec, spent, _ = ident.identify.detailed(key, key, inst.params, p)
+    vals = np.asarray(L.pull_values(key, inst.params, jmax + 1), np.float64)
+    ref, ref_spent = algorithm2_numpy(vals, c, B, lambda r, k, C: math.floor(B / (Lk * k * c.mean())))
+    np.testing.assert_array_equal(np.asarray(rec), ref)
+    assert float(spent) == pytest.approx(ref_spent, rel=1e-4)
+    with pytest.raises(ValueError, match="schedule must be 'sr' or 'equal_costs', got 'fast'"):
+        pbase.make("psi_sr", ctx, schedule="fast")

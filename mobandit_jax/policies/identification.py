@@ -32,7 +32,10 @@ Baselines (Section 5.1; choices documented because the paper gives no pseudocode
   ``T = floor(B / c_bar)`` pulls and the successive-rejects targets
   ``n_r = ceil((T - K) / (logbar(K) (K + 1 - r)))``, ``logbar(K) = 1/2 + sum_{i=2}^K 1/i``
   (Audibert & Bubeck, 2010), with the same gaps and accept/reject rule as CoPSI. Its pulls are
-  charged the actual costs (budget guard above).
+  charged the actual costs (budget guard above). Option ``schedule = "equal_costs"`` is the other
+  reading of "ignores heterogeneous evaluation costs": CoPSI's Algorithm 2 with every ``c_i``
+  replaced by ``c_bar`` (``n_r = floor(B / (L_{K,lambda} k_r c_bar))``, same ``L_{K,lambda}``), so it
+  differs from CoPSI only in cost awareness. The paper does not say which it ran.
 * ``uniform_alloc``: the largest number of complete rounds over all arms that the budget affords
   (charged as above), then the empirical Pareto set.
 
@@ -260,21 +263,35 @@ def build_copsi(ctx):
     return _finish(info, ctx, budget, det, lam, jmax, targets, "copsi")
 
 
-@register("psi_sr", "identification", "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)")
-def build_psi_sr(ctx):
-    """PSI-SR: successive-rejects targets for ``T = floor(B / c_bar)`` unit pulls, same gaps as CoPSI."""
+@register("psi_sr", "identification", "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)",
+          schedule="sr")
+def build_psi_sr(ctx, schedule="sr"):
+    """PSI-SR; ``schedule="sr"``: successive-rejects targets for ``T = floor(B / c_bar)`` unit pulls;
+    ``schedule="equal_costs"``: CoPSI's targets with every ``c_i`` replaced by ``c_bar``."""
+    if schedule not in ("sr", "equal_costs"):
+        raise ValueError(f"psi_sr: option schedule must be 'sr' or 'equal_costs', got {schedule!r}")
     info, lam, det, budget = _context(ctx, "psi_sr")
     K = ctx.num_arms
-    lb = logbar(K)
-    T_max = math.floor(budget / det.mean())
-    jmax = int(math.ceil(max(T_max - K, 0) / (lb * 2)))
+    c_bar = float(det.mean())
+    if schedule == "sr":
+        lb = logbar(K)
+        T_max = math.floor(budget / c_bar)
+        jmax = int(math.ceil(max(T_max - K, 0) / (lb * 2)))
 
-    def targets(P, p):
-        T = jnp.floor(p.budget / jnp.mean(p.costs))
-        fn = lambda r, k_r, C_r: jnp.ceil(jnp.maximum(T - K, 0.0) / (lb * (K + 1 - r))).astype(jnp.int32)
-        return elimination(P, p.costs, p.budget, fn, jmax)
+        def targets(P, p):
+            T = jnp.floor(p.budget / jnp.mean(p.costs))
+            fn = lambda r, k_r, C_r: jnp.ceil(jnp.maximum(T - K, 0.0) / (lb * (K + 1 - r))).astype(jnp.int32)
+            return elimination(P, p.costs, p.budget, fn, jmax)
+    else:
+        L = float(1.0 + sum(1.0 / (1.0 + (l - 1) * lam) for l in range(2, K + 1)))
+        jmax = int(math.floor(budget / (L * 2 * c_bar)))
 
-    return _finish(info, ctx, budget, det, lam, jmax, targets, "psi_sr")
+        def targets(P, p):
+            Lp = l_k_lambda(K, p.cost_floor)
+            fn = lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * k_r * jnp.mean(p.costs))).astype(jnp.int32)
+            return elimination(P, p.costs, p.budget, fn, jmax)
+
+    return _finish(info, ctx, budget, det, lam, jmax, targets, f"psi_sr/{schedule}")
 
 
 @register("uniform_alloc", "identification", "Uniform allocation, then the empirical Pareto set (seed 002, Section 5.1)")
