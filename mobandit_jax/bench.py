@@ -66,6 +66,68 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int):
     return rows
 
 
+def _registry_run(env_section: dict, policy_key: str):
+    """Environment, policy, metrics and params of a registered policy on a registered env."""
+    from . import metrics, policies, problems
+    from .experiment import _context
+
+    inst = problems.base.make(env_section, {})
+    ctx = _context({"env": env_section}, inst, int(inst.info.get("horizon", 1000)))
+    policy, pparams, _ = policies.base.make(policy_key, ctx)
+    mset, mparams = metrics.base.make(policies.base.POLICIES[policy_key].family, ctx)
+    return inst, ctx, policy, mset, RunParams(inst.params, pparams, mparams, jnp.inf)
+
+
+def _numpy_rate(run_rounds, warm: int, rounds: int) -> float:
+    """Rounds per second of a numpy loop ``run_rounds(n)``, excluding its first ``warm`` rounds."""
+    t0 = time.perf_counter()
+    run_rounds(warm)
+    t1 = time.perf_counter()
+    run_rounds(warm + rounds)
+    t2 = time.perf_counter()
+    return rounds / max((t2 - t1) - (t1 - t0), 1e-9)
+
+
+def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float):
+    """THV-UCB (seed 001) on a concave DTLZ front against its numpy loop, rounds after the forced init."""
+    from .reference.thv_ucb_numpy import thv_ucb_numpy
+
+    section = {"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave", "instance_seed": 0}
+    inst, ctx, policy, mset, params = _registry_run(section, "slate/thv_ucb")
+    warm = -(-2 * n // k)  # the forced round-robin initialisation (m0 = 2 pulls per arm)
+    np_rate = _numpy_rate(lambda T: thv_ucb_numpy(inst.means, k, T, eta=0.01, delta=1 / 5000, sigma=sigma),
+                          warm, numpy_rounds)
+    rows = []
+    for s in seed_counts:
+        rate, comp = engine_rate(inst.env, policy, mset, params, horizon, s)
+        rows.append({"algorithm": f"THV-UCB (d={d}, n={n}, k={k})", "seeds": s, "seed_rounds_per_s": rate,
+                     "numpy_seed_rounds_per_s": np_rate, "speedup": rate / np_rate, "compile_s": comp})
+    return rows
+
+
+def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int):
+    """CoHV-UCB (seed 002) on the simulated PIQA-like table (K = 132, D = 2) against its numpy loop."""
+    from .problems import llm_configs
+    from .reference.cohv_ucb_numpy import run_cohv_ucb
+
+    section = {"kind": "llm_configs", "dataset": "piqa", "rho": 32.0}
+    inst, ctx, policy, mset, params = _registry_run(section, "cohv_ucb")
+    K = inst.env.num_arms
+    vals = np.asarray(llm_configs.pull_values(jax.random.PRNGKey(0), inst.params, 64), np.float64)
+
+    def loop(T):
+        run_cohv_ucb(lambda a, j: (vals[a, j % 64, :2], vals[a, j % 64, 2]), K, 2, ctx.budget, ctx.cost_floor,
+                     inst.info["det_cost"], T)
+
+    np_rate = _numpy_rate(loop, K, numpy_rounds)
+    rows = []
+    for s in seed_counts:
+        rate, comp = engine_rate(inst.env, policy, mset, params, horizon, s)
+        rows.append({"algorithm": f"CoHV-UCB (K={K}, D=2)", "seeds": s, "seed_rounds_per_s": rate,
+                     "numpy_seed_rounds_per_s": np_rate, "speedup": rate / np_rate, "compile_s": comp})
+    return rows
+
+
 def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
     """Batched exact HV of ``num_sets`` sets of ``points`` points at ``d`` objectives vs moocore."""
     import moocore
@@ -105,16 +167,22 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="short measurements")
     parser.add_argument("--seeds", default="1,256", help="comma-separated seed counts (e.g. 1,256,4096)")
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument("--prefucb-only", action="store_true", help="skip THV-UCB and CoHV-UCB")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     horizon = 200 if args.quick else 1000
     info = {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
             "machine": platform.processor() or platform.machine(), "jax": jax.__version__}
     print(f"backend {info['backend']}, devices {info['devices']}, jax {info['jax']}")
-    rows = bench_prefucb(seeds, horizon, numpy_rounds=200 if args.quick else 1000)
-    print(f"\n{'algorithm':32s} {'seeds':>6s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} {'compile s':>10s}")
+    np_rounds = 200 if args.quick else 1000
+    rows = bench_prefucb(seeds, horizon, numpy_rounds=np_rounds)
+    if not args.prefucb_only:
+        rows += bench_thv_ucb(seeds, horizon, np_rounds // 4, d=2, n=36, k=3, sigma=0.05)
+        rows += bench_thv_ucb(seeds, horizon, np_rounds // 20, d=5, n=150, k=6, sigma=0.02)
+        rows += bench_cohv_ucb(seeds, horizon, np_rounds)
+    print(f"\n{'algorithm':34s} {'seeds':>6s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} {'compile s':>10s}")
     for r in rows:
-        print(f"{r['algorithm']:32s} {r['seeds']:6d} {r['seed_rounds_per_s']:14.0f} {r['numpy_seed_rounds_per_s']:12.0f} "
+        print(f"{r['algorithm']:34s} {r['seeds']:6d} {r['seed_rounds_per_s']:14.0f} {r['numpy_seed_rounds_per_s']:12.0f} "
               f"{r['speedup']:7.1f}x {r['compile_s']:10.1f}")
     hv = bench_hypervolume(2000 if args.quick else 20000)
     print(f"\n{hv['kernel']}: {hv['ours_us_per_set']:.3f} us/set (batched) vs moocore {hv['moocore_us_per_call']:.2f} us/call "
