@@ -5,13 +5,14 @@ A spec has these tables (unknown keys fail with the key's name and the allowed k
     [experiment]   horizon, seeds, seed, record_every, chunk, name, setting = {...}
     [env]          kind = "<registered kind>", then that kind's keys
     [preference]   W = [[...], ...]                      (optional)
-    [[scenarios]]  name = "...", "<table>.<key>" = value  (each overrides dotted keys)
+    [[scenarios]]  name = "...", setting = {...}, "<table>.<key>" = value  (overrides dotted keys)
     [sweep]        "<table>.<key>" = [v1, v2, ...]        (cartesian product of axes)
     [[policies]]   name = "<registered>", label, family, sweep = {option = [...]}, options...
 
 Every grid point (scenario x sweep values) is a full resolved spec; its ``setting`` names the
-scenario (``scenario``) and the last component of each swept key (``env.front`` -> ``front``),
-plus the constant labels of ``experiment.setting``.
+scenario (``scenario``, plus the scenario's own ``setting`` labels) and the last component of each
+swept key (``env.front`` -> ``front``), plus the constant labels of ``experiment.setting``.
+``--set sweep.env.rho=[2, 4]`` replaces a sweep axis.
 """
 from __future__ import annotations
 
@@ -84,8 +85,10 @@ def validate(spec: dict) -> dict:
     for i, sc in enumerate(spec.get("scenarios", [])):
         if "name" not in sc:
             raise ConfigError(f"[[scenarios]] entry {i} needs a 'name'")
+        if not isinstance(sc.get("setting", {}), dict):
+            raise ConfigError(f"[[scenarios]] {sc['name']!r}: 'setting' must be a table of labels")
         for key in sc:
-            if key != "name":
+            if key not in ("name", "setting"):
                 _split_dotted(key, f"[[scenarios]] {sc['name']!r}")
     for key, values in spec.get("sweep", {}).items():
         _split_dotted(key, "[sweep]")
@@ -104,7 +107,13 @@ def _split_dotted(key: str, where: str):
 
 
 def set_dotted(spec: dict, key: str, value: Any):
-    """Set ``table.key`` (or ``table.key.subkey``) in a spec, creating tables as needed."""
+    """Set ``table.key`` (or ``table.key.subkey``) in a spec, creating tables as needed.
+
+    ``sweep.<table>.<key>`` addresses the sweep axis ``"<table>.<key>"`` (whose name holds a dot).
+    """
+    if key.startswith("sweep.") and key.count(".") == 2:
+        spec.setdefault("sweep", {})[key[len("sweep."):]] = value
+        return
     parts = key.split(".")
     node = spec
     for p in parts[:-1]:
@@ -150,8 +159,9 @@ def grid_points(spec: dict):
             setting = dict(spec["experiment"].get("setting", {}))
             if sc is not None:
                 setting["scenario"] = sc["name"]
+                setting.update(sc.get("setting", {}))
                 for key, value in sc.items():
-                    if key != "name":
+                    if key not in ("name", "setting"):
                         set_dotted(resolved, key, copy.deepcopy(value))
             for (key, _), value in zip(axes, combo):
                 set_dotted(resolved, key, copy.deepcopy(value))

@@ -79,12 +79,19 @@ def test_set_override_parses_toml_values(small_spec):
         cfg.apply_overrides(small_spec, ["experiment.horizon"])
 
 
+def test_set_replaces_a_sweep_axis(small_spec):
+    small_spec["sweep"] = {"env.concentration": [0.5, 2.0]}
+    spec = cfg.apply_overrides(small_spec, ["sweep.env.concentration=[1.0]"])
+    assert spec["sweep"] == {"env.concentration": [1.0]}
+
+
 def test_scenarios_and_sweep_expand_with_settings(small_spec):
-    small_spec["scenarios"] = [{"name": "a", "preference.W": [[1.0, 0.0, 0.0]]},
+    small_spec["scenarios"] = [{"name": "a", "setting": {"group": "x"}, "preference.W": [[1.0, 0.0, 0.0]]},
                                {"name": "b", "preference.W": [[0.0, 1.0, 0.0]]}]
     small_spec["sweep"] = {"env.concentration": [0.5, 2.0]}
     points = cfg.grid_points(cfg.validate(small_spec))
-    assert [p[0] for p in points] == [{"scenario": "a", "concentration": 0.5}, {"scenario": "a", "concentration": 2.0},
+    assert [p[0] for p in points] == [{"scenario": "a", "group": "x", "concentration": 0.5},
+                                      {"scenario": "a", "group": "x", "concentration": 2.0},
                                       {"scenario": "b", "concentration": 0.5}, {"scenario": "b", "concentration": 2.0}]
     assert points[3][1]["preference"]["W"] == [[0.0, 1.0, 0.0]] and points[3][1]["env"]["concentration"] == 2.0
 
