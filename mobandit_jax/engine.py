@@ -92,9 +92,10 @@ def make_run(env, policy, metrics, horizon: int, record_every: int):
             state, pulls, spent, done, cum, rounds = carry
             action = policy.select(jax.random.fold_in(key_pol, t), state, params.policy)
             arms = jnp.reshape(action, (-1,))
-            reward, cost = jax.vmap(lambda a: env.sample(key_env, a, pulls[a], t, env_params))(arms)
             if jnp.ndim(action) == 0:
-                reward, cost = reward[0], cost[0]
+                reward, cost = env.sample(key_env, action, pulls[action], t, env_params)
+            else:
+                reward, cost = jax.vmap(lambda a: env.sample(key_env, a, pulls[a], t, env_params))(arms)
             obs = Observation(reward, cost)
             total = jnp.sum(cost).astype(jnp.float32)
             active = ~done & (spent + total <= params.budget) & (t < horizon)
