@@ -60,3 +60,10 @@ def test_build_writes_tables_statistics_and_records(tmp_path):
     assert all(r["setting"]["d"] == 2 for r in saved["records"])
     ratio = [b for b in summary["benchmark_ratio"] if b["front"] == "clusters"][0]
     assert ratio["thv_over_benchmark"] == pytest.approx(np.mean(finals["THV-UCB|0|hv_last100"] / 0.65))
+
+
+def test_run_keys():
+    assert seed001._kind("d3") == ("main", 3)
+    assert seed001._kind("eta_d2") == ("eta", 2)
+    assert seed001._kind("fixed_d5") == ("fixed", 5)
+    assert seed001._kind("d7") is None and seed001._kind("other") is None

@@ -309,7 +309,7 @@ def _register(name: str, doc: str, **defaults):
 # ----------------------------------------------------------------------------- THV-UCB
 
 
-def thv_ucb_core(n: int, d: int, k: int, ref, clip: bool = True):
+def thv_ucb_core(n: int, d: int, k: int, clip: bool = True):
     """THV-UCB's per-round step (Algorithm 1, lines 9-21) as ``core(key, state, params, t)``."""
 
     def core(key, state, params, t):
@@ -321,7 +321,7 @@ def thv_ucb_core(n: int, d: int, k: int, ref, clip: bool = True):
             upper = jnp.clip(upper, 0.0, 1.0)
         lower = mu - beta[:, None]
         candidates = safe_prune(upper, lower, k)
-        return greedy_hv_slate(upper, candidates, ref, k)
+        return greedy_hv_slate(upper, candidates, params["ref"], k)
 
     return core
 
@@ -336,8 +336,8 @@ def build_thv_ucb(ctx, *, eta, delta, clip, m0):
     if not (0 < float(delta) < 1):
         raise ValueError(f"thv_ucb: delta must lie in (0, 1), got {delta!r}")
     params = {**_common_params(ctx, "thv_ucb", m0), "eta": _resolve_eta(ctx, "thv_ucb", eta),
-              "delta": jnp.asarray(delta, jnp.float32)}
-    policy = make_slate_policy(n, d, k, thv_ucb_core(n, d, k, _ref(ctx), bool(clip)))
+              "delta": jnp.asarray(delta, jnp.float32), "ref": _ref(ctx)}
+    policy = make_slate_policy(n, d, k, thv_ucb_core(n, d, k, bool(clip)))
     return policy, params, ("slate/thv_ucb", n, d, k, bool(clip))
 
 
@@ -532,13 +532,13 @@ def hv_scalarization(U, ref, lam):
 def build_hv_scalar_ucb(ctx, *, eta, m0):
     """HVScalarUCB: top-k of the hypervolume scalarisation along one random direction."""
     n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
-    ref = _ref(ctx)
 
     def core(key, state, params, t):
         lam = positive_sphere(key, (d,))
-        return top_k(hv_scalarization(_ucb_vectors(state, params, n, d), ref, lam), k)
+        return top_k(hv_scalarization(_ucb_vectors(state, params, n, d), params["ref"], lam), k)
 
-    params = {**_common_params(ctx, "hv_scalar_ucb", m0), "eta": _resolve_eta(ctx, "hv_scalar_ucb", eta)}
+    params = {**_common_params(ctx, "hv_scalar_ucb", m0), "eta": _resolve_eta(ctx, "hv_scalar_ucb", eta),
+              "ref": _ref(ctx)}
     return make_slate_policy(n, d, k, core), params, ("slate/hv_scalar_ucb", n, d, k)
 
 
@@ -546,15 +546,15 @@ def build_hv_scalar_ucb(ctx, *, eta, m0):
 def build_hv_scalar_ucb_plus(ctx, *, eta, m0):
     """HVScalarUCB+: slot ``j`` takes ``argmax_{i not chosen} min_l (U_il - r_l) / lambda^(j)_l``."""
     n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
-    ref = _ref(ctx)
 
     def core(key, state, params, t):
         lam = positive_sphere(key, (k, d))
         U = _ucb_vectors(state, params, n, d)
-        directional = jnp.min((U[None, :, :] - ref) / lam[:, None, :], axis=-1)  # (k, n)
+        directional = jnp.min((U[None, :, :] - params["ref"]) / lam[:, None, :], axis=-1)  # (k, n)
         return sequential_pick(k, n, lambda l, chosen, taken: directional[l])
 
-    params = {**_common_params(ctx, "hv_scalar_ucb_plus", m0), "eta": _resolve_eta(ctx, "hv_scalar_ucb_plus", eta)}
+    params = {**_common_params(ctx, "hv_scalar_ucb_plus", m0),
+              "eta": _resolve_eta(ctx, "hv_scalar_ucb_plus", eta), "ref": _ref(ctx)}
     return make_slate_policy(n, d, k, core), params, ("slate/hv_scalar_ucb_plus", n, d, k)
 
 

@@ -2,8 +2,8 @@
 Table 6 (paired statistics) and Figures 1-4 analogs (HV trajectories, moving average w = 50, 95% CI).
 
 ``build(run_dirs, out_dir)`` reads ``mobandit run`` output directories keyed ``"d2"`` ... ``"d5"``
-(the ``configs/seed001_d*.toml`` runs) and ``"eta_d2"`` ... (the ``configs/seed001_eta_grid.toml``
-runs), and writes ``report.md``, ``summary.json`` (the records behind the report, ``setting`` holding
+(the ``configs/seed001_d*.toml`` runs), ``"eta_d2"`` ... (the ``configs/seed001_eta_grid.toml``
+runs) and optionally ``"fixed_d2"`` ... (a main config run with ``--set env.instance_seed=0``), and writes ``report.md``, ``summary.json`` (the records behind the report, ``setting`` holding
 ``front`` and ``d``; ``source`` is ``main`` or ``eta_grid``), ``derived.json`` (the Table 6 rows, the
 eta-grid means and THV-UCB's share of the benchmark) and PNG figures to ``out_dir``.
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -127,6 +128,20 @@ PAPER_TABLE6 = {
 }
 
 
+def _kind(key: str):
+    """``("main" | "eta" | "fixed", d)`` from a run key ``d2``, ``eta_d2``, ``fixed_d2``; None otherwise."""
+    m = re.fullmatch(r"(eta_|fixed_)?d([2-5])", key)
+    if m is None:
+        return None
+    return {"eta_": "eta", "fixed_": "fixed", None: "main"}[m.group(1)], int(m.group(2))
+
+
+def _select(runs, kind):
+    """``[(d, key, run), ...]`` of the runs of one kind, by d."""
+    out = [(_kind(k)[1], k, r) for k, r in runs.items() if _kind(k) and _kind(k)[0] == kind]
+    return sorted(out)
+
+
 class Run:
     """One ``mobandit run`` directory: grid, per-seed finals and cumulative curves."""
 
@@ -179,9 +194,10 @@ def _moving_average(cum, checkpoints, window=WINDOW):
     return out
 
 
-def _main_table(d, run):
+def _main_table(d, run, title=None):
     """Markdown table: ours vs the paper's Table 1/3/4/5, plus the per-seed values behind it."""
-    lines = [f"### d = {d} (n, k, sigma, T) = {SETTINGS[d]} — paper Table {PAPER_TABLE_NO[d]}", "",
+    title = title or f"### d = {d} (n, k, sigma, T) = {SETTINGS[d]} — paper Table {PAPER_TABLE_NO[d]}"
+    lines = [title, "",
              "HV_last100: ours mean ± 95% CI (Student t, 10 seeds) / paper. Final regret: our cumulative "
              "alpha-regret, positive part (`alpha_regret_pos`) / paper. Rank: our rank by HV_last100 (paper's).", "",
              "| Algorithm | " + " | ".join(f"{f} HV (ours / paper) | {f} regret (ours / paper) | rank" for f in FRONTS) + " |",
@@ -225,10 +241,7 @@ def _benchmark_table(runs):
              "| d | front | mean V* or HV(G*) | THV-UCB HV_last100 | ratio (mean of per-seed ratios) | min ratio | "
              "paper THV-UCB | ours / paper − 1 |", "|---|---|---|---|---|---|---|---|"]
     records = []
-    for key, run in sorted(runs.items()):
-        if not key.startswith("d"):
-            continue
-        d = int(key[1:])
+    for d, _, run in _select(runs, "main"):
         for i, f in enumerate(FRONTS):
             g = run.index("THV-UCB", f)
             if g is None:
@@ -243,8 +256,8 @@ def _benchmark_table(runs):
     return lines + [""], records
 
 
-def _table6(runs):
-    lines = ["## Paired statistics (Table 6 analog)", "",
+def _table6(runs, kind="main", heading="## Paired statistics (Table 6 analog)"):
+    lines = [heading, "",
              "THV-UCB minus the strongest baseline by our mean HV_last100 in each setting, paired by environment "
              "seed (the same seed draws the same instance and noise for every method). Bootstrap: B = 10,000 "
              "percentile resamples; Cohen's d is the paired d_z; Wilcoxon signed-rank one-sided (H1: THV-UCB > "
@@ -252,10 +265,7 @@ def _table6(runs):
              "| setting | our 2nd best | Delta | bootstrap 95% CI | Cohen's d | Wilcoxon p | wins | paper: baseline, Delta, d |",
              "|---|---|---|---|---|---|---|---|"]
     rows = []
-    for key, run in sorted(runs.items()):
-        if not key.startswith("d"):
-            continue
-        d = int(key[1:])
+    for d, _, run in _select(runs, kind):
         for f in FRONTS:
             g0 = run.index("THV-UCB", f)
             if g0 is None:
@@ -273,17 +283,14 @@ def _table6(runs):
             ptxt = f"{paper[0]}, {paper[1]:+.4f}, {paper[2]:.2f}" if paper else "—"
             lines.append(f"| d={d}, {f} | {best} | {row['delta']:+.4f} | [{row['ci'][0]:+.4f}, {row['ci'][1]:+.4f}] | "
                          f"{row['cohens_d']:.2f} | {row['wilcoxon_p']:.4f} | {row['wins']}/{row['n']} | {ptxt} |")
-            rows.append({"d": d, "front": f, "baseline": best, **row})
+            rows.append({"d": d, "front": f, "baseline": best, "runs": kind, **row})
     return lines + [""], rows
 
 
 def _eta_tables(runs):
     lines = []
     records = []
-    for key, run in sorted(runs.items()):
-        if not key.startswith("eta_d"):
-            continue
-        d = int(key[5:])
+    for d, _, run in _select(runs, "eta"):
         lines += [f"## eta grid search, d = {d} (Table 2 analog)", "",
                   "eta* maximising mean HV_last100 over {0.01, 0.1, 0.3, 1.0}; cell: ours (paper), then our HV_last100 "
                   "at our eta* and at the paper's eta*.", "",
@@ -318,10 +325,8 @@ def _figures(runs, out_dir):
     import matplotlib.pyplot as plt
 
     files = []
-    for key, run in sorted(runs.items()):
-        if not key.startswith("d"):
-            continue
-        d = int(key[1:])
+    for d, key, run in _select(runs, "main") + _select(runs, "fixed"):
+        tag = "" if key.startswith("d") else "fixed instance, "
         ck = np.asarray(run.curves["checkpoints"])
         fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
         for ax, f in zip(axes, FRONTS):
@@ -343,12 +348,12 @@ def _figures(runs, out_dir):
                 ax.fill_between(ck, mu - half, mu + half, color=line.get_color(), alpha=0.2)
             v = run.final("THV-UCB", run.index("THV-UCB", f), "vstar").mean()
             ax.axhline(v, color="k", ls=":", lw=0.8, label="V*" if d == 2 else "HV(G*)")
-            ax.set_title(f"d={d}, {f}")
+            ax.set_title(f"{tag}d={d}, {f}")
             ax.set_xlabel("round t")
             ax.set_ylabel(f"HV(S_t), moving average w={WINDOW}")
             ax.legend(fontsize=7, loc="lower right")
         fig.tight_layout()
-        name = f"hv_trajectories_d{d}.png"
+        name = f"hv_trajectories_{key}.png"
         fig.savefig(Path(out_dir) / name, dpi=110)
         plt.close(fig)
         files.append(name)
@@ -358,7 +363,8 @@ def _figures(runs, out_dir):
 def _records(runs):
     out = []
     for key, run in sorted(runs.items()):
-        source = "eta_grid" if key.startswith("eta") else "main"
+        kind = _kind(key)
+        source = {"eta": "eta_grid", "fixed": "fixed_instance", "main": "main"}[kind[0]] if kind else key
         for r in run.summary:
             rec = dict(r)
             rec["setting"] = {**r["setting"], "source": source}
@@ -379,7 +385,7 @@ READINGS = """## Readings of what the paper leaves open
 - **Distractors** are uniform in [0, 0.3]^d without rejection; arms are randomly permuted so that index
   tie-breaks favour neither group.
 - **Benchmark for d >= 3**: the regret uses alpha·HV(G*) in place of alpha·V* (the paper reports HV(G*) as the
-  proxy); our THV-UCB forced-exploration regret (≈1-4) is of the paper's order only with this reading.
+  proxy); our THV-UCB regret at d >= 3 (1.2-4.7, paper 0.3-3.7) is of the paper's order only with this reading.
 - **Final Regret column = `alpha_regret_pos`** (the sum of max(0, alpha V* − HV(S_t))). The paper's THV-UCB values
   (e.g. 6.2, d = 2 concave) are the regret of the forced-exploration rounds only; the plain sum (`alpha_regret`)
   is strongly negative (about (alpha V* − HV) T ≈ −450 at d = 2) and is reported in `summary.json`.
@@ -406,19 +412,26 @@ def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
     bench_lines, bench = _benchmark_table(runs)
     lines += bench_lines
     winners = []
-    for key in sorted(runs):
-        if key.startswith("d"):
-            tl, means = _main_table(int(key[1:]), runs[key])
-            lines += tl
-            for f in FRONTS:
-                if means[f]:
-                    top = max(means[f], key=means[f].get)
-                    winners.append((int(key[1:]), f, top))
+    for d, _, run in _select(runs, "main"):
+        tl, means = _main_table(d, run)
+        lines += tl
+        for f in FRONTS:
+            if means[f]:
+                top = max(means[f], key=means[f].get)
+                winners.append((d, f, top))
     not_first = [(d, f, a) for d, f, a in winners if a != "THV-UCB"]
     lines += ["THV-UCB first by mean HV_last100 in " + f"{len(winners) - len(not_first)}/{len(winners)} settings"
               + ("." if not not_first else "; otherwise: " + ", ".join(f"d={d} {f}: {a}" for d, f, a in not_first)), ""]
     t6_lines, t6 = _table6(runs)
     lines += t6_lines
+    for d, _, run in _select(runs, "fixed"):
+        tl, _ = _main_table(d, run, title=f"## Supplementary: one fixed instance for every seed, d = {d}")
+        lines += ["", "Same configuration with `env.instance_seed = 0`: the 10 seeds share one instance and differ "
+                  "only in noise and policy randomness.", ""] + tl
+    fixed_lines, fixed_t6 = _table6(runs, "fixed", "### Paired statistics with one fixed instance")
+    if fixed_t6:
+        lines += fixed_lines
+        t6 = t6 + fixed_t6
     eta_lines, eta_records = _eta_tables(runs)
     lines += eta_lines
     figs = _figures(runs, out_dir)
@@ -443,7 +456,8 @@ def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
 def main(argv=None):
     """Command line: ``--run KEY=DIR`` (repeatable), ``--out DIR``, ``--notes FILE``."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--run", action="append", required=True, help="KEY=DIR, KEY in d2..d5, eta_d2..eta_d5")
+    ap.add_argument("--run", action="append", required=True,
+                    help="KEY=DIR, KEY in d2..d5 (main), eta_d2..eta_d5 (eta grid), fixed_d2..fixed_d5 (one instance)")
     ap.add_argument("--out", default="experiments/seed001")
     ap.add_argument("--notes", default=None, help="markdown file appended to the report")
     args = ap.parse_args(argv)
