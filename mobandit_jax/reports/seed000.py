@@ -373,8 +373,7 @@ def _llm_section(run: Run, out: Path) -> str:
             s += f"| {title} | {lab} | " + " | ".join(cells) + " |\n"
     s += ("\nMain / relaxable objectives (Table 3 descriptions): " + "; ".join(
         f"{k}: {v['main']} / {v['relaxable']}" for k, v in llm.SCENARIO_ROLES.items()) + ".\n")
-    s += ("The paper's ± (about .15-.25 on rewards) is larger than ours: it appears to be the spread of the "
-          "per-round rewards, while ours is the spread over seeds of each seed's average over the T rounds.\n\n")
+    s += "\n"
     s += (f"### Figure 4 — sub-objective trends (100-round moving average; band: ±1 std over seeds)\n\n"
           f"![Figure 4]({f4.name})\n\n"
           "Groups per scenario (from W): relaxable = some row puts a negative weight on it; preferred = "
