@@ -12,7 +12,8 @@ from mobandit_jax.kernels import cone_optimal_mask
 from mobandit_jax.problems import base as pbase
 from mobandit_jax.problems import llm_leaderboard as llm
 
-SEED_FILE = Path("/work/shared/seeds/000_31c878f209362a70.txt")
+# The seed paper lies in the shared/ folder beside the repository checkout.
+SEED_FILE = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_31c878f209362a70.txt"
 
 
 def _raw_rows():

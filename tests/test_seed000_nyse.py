@@ -10,7 +10,8 @@ import pytest
 from mobandit_jax.problems import base as pbase
 from mobandit_jax.problems import nyse
 
-SEED_FILE = Path("/work/shared/seeds/000_31c878f209362a70.txt")
+# The seed paper lies in the shared/ folder beside the repository checkout.
+SEED_FILE = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_31c878f209362a70.txt"
 
 # a tiny 3-stock, 6-day price series (price levels, P[-1] = 1)
 PRICES = np.array([
