@@ -129,7 +129,11 @@ PAPER_TABLE6 = {
 
 
 def _kind(key: str):
-    """``("main" | "eta" | "fixed", d)`` from a run key ``d2``, ``eta_d2``, ``fixed_d2``; None otherwise."""
+    """``("main" | "eta" | "fixed", d)`` from a run key ``d2``, ``eta_d2``, ``fixed_d2``; None otherwise.
+
+    ``eta_grid`` (the run of ``configs/seed001_eta_grid.toml``, written for d = 2) is ``eta_d2``.
+    """
+    key = "eta_d2" if key == "eta_grid" else key
     m = re.fullmatch(r"(eta_|fixed_)?d([2-5])", key)
     if m is None:
         return None
