@@ -44,6 +44,16 @@ def engine_rate(env, policy, metrics, params, horizon: int, seeds: int):
     return seeds * horizon / elapsed, compile_s
 
 
+def _rows(label: str, seed_counts, env, policy, metrics, params, horizon: int, numpy_rate: float):
+    """One table row per seed count: the engine's rate beside the numpy loop's."""
+    rows = []
+    for s in seed_counts:
+        rate, comp = engine_rate(env, policy, metrics, params, horizon, s)
+        rows.append({"algorithm": label, "seeds": s, "seed_rounds_per_s": rate, "numpy_seed_rounds_per_s": numpy_rate,
+                     "speedup": rate / numpy_rate, "compile_s": comp})
+    return rows
+
+
 def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int):
     """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against the numpy loop."""
     from .metrics.preference import preference_metrics, preference_truth
@@ -58,12 +68,8 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int):
     t0 = time.perf_counter()
     run_prefucb_numpy(means, W, numpy_rounds, seed=0)
     np_rate = numpy_rounds / (time.perf_counter() - t0)
-    rows = []
-    for s in seed_counts:
-        rate, comp = engine_rate(inst.env, prefucb(42, 7), preference_metrics(7), params, horizon, s)
-        rows.append({"algorithm": "PrefUCB (K=42, d=7, M=2)", "seeds": s, "seed_rounds_per_s": rate,
-                     "numpy_seed_rounds_per_s": np_rate, "speedup": rate / np_rate, "compile_s": comp})
-    return rows
+    return _rows("PrefUCB (K=42, d=7, M=2)", seed_counts, inst.env, prefucb(42, 7), preference_metrics(7), params,
+                 horizon, np_rate)
 
 
 def _registry_run(env_section: dict, policy_key: str):
@@ -97,12 +103,7 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
     warm = -(-2 * n // k)  # the forced round-robin initialisation (m0 = 2 pulls per arm)
     np_rate = _numpy_rate(lambda T: thv_ucb_numpy(inst.means, k, T, eta=0.01, delta=1 / 5000, sigma=sigma),
                           warm, numpy_rounds)
-    rows = []
-    for s in seed_counts:
-        rate, comp = engine_rate(inst.env, policy, mset, params, horizon, s)
-        rows.append({"algorithm": f"THV-UCB (d={d}, n={n}, k={k})", "seeds": s, "seed_rounds_per_s": rate,
-                     "numpy_seed_rounds_per_s": np_rate, "speedup": rate / np_rate, "compile_s": comp})
-    return rows
+    return _rows(f"THV-UCB (d={d}, n={n}, k={k})", seed_counts, inst.env, policy, mset, params, horizon, np_rate)
 
 
 def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int):
@@ -120,12 +121,7 @@ def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int):
                      inst.info["det_cost"], T)
 
     np_rate = _numpy_rate(loop, K, numpy_rounds)
-    rows = []
-    for s in seed_counts:
-        rate, comp = engine_rate(inst.env, policy, mset, params, horizon, s)
-        rows.append({"algorithm": f"CoHV-UCB (K={K}, D=2)", "seeds": s, "seed_rounds_per_s": rate,
-                     "numpy_seed_rounds_per_s": np_rate, "speedup": rate / np_rate, "compile_s": comp})
-    return rows
+    return _rows(f"CoHV-UCB (K={K}, D=2)", seed_counts, inst.env, policy, mset, params, horizon, np_rate)
 
 
 def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
