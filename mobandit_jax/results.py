@@ -60,7 +60,25 @@ def chunk_seed_count(path) -> int:
         return -1
 
 
-def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str, checkpoints) -> np.ndarray:
+def trailing_mean(cum, rounds, window: int) -> np.ndarray:
+    """Mean of the last ``window`` per-round values at each checkpoint, from cumulative sums.
+
+    ``cum`` is ``(S, C)`` cumulative sums recorded when ``rounds`` (``(S, C)`` or ``(C,)``) rounds had
+    been played; the sum at ``rounds - window`` is interpolated linearly between checkpoints (exact
+    when ``window`` is a multiple of the checkpoint spacing) and fewer rounds are used at the start.
+    """
+    cum = np.asarray(cum, np.float64)
+    rounds = np.broadcast_to(np.asarray(rounds, np.float64), cum.shape)
+    out = np.empty_like(cum)
+    for s in range(cum.shape[0]):
+        x, keep = np.unique(np.concatenate([[0.0], rounds[s]]), return_index=True)
+        y = np.concatenate([[0.0], cum[s]])[keep]
+        start = np.maximum(rounds[s] - window, 0)
+        out[s] = (cum[s] - np.interp(start, x, y)) / np.maximum(np.minimum(window, rounds[s]), 1)
+    return out
+
+
+def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str) -> np.ndarray:
     """Per-seed summary value from cumulative curves ``(S, C)`` and rounds played ``(S, C)``."""
     last, played = cum[:, -1], rounds[:, -1].astype(np.float64)
     if reducer == "sum":
@@ -68,15 +86,7 @@ def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str, checkpoints)
     if reducer == "mean":
         return last / np.maximum(played, 1)
     if reducer.startswith("last"):
-        n = int(reducer[4:])
-        out = np.empty(cum.shape[0])
-        for s in range(cum.shape[0]):
-            x = np.concatenate([[0], rounds[s].astype(np.float64)])
-            y = np.concatenate([[0], cum[s].astype(np.float64)])
-            x, keep = np.unique(x, return_index=True)
-            start = max(played[s] - n, 0)
-            out[s] = (y[-1] - np.interp(start, x, y[keep])) / max(min(n, played[s]), 1)
-        return out
+        return trailing_mean(cum, rounds, int(reducer[4:]))[:, -1]
     raise ValueError(f"unknown reducer {reducer!r}; allowed: sum, mean, lastN")
 
 
@@ -106,7 +116,7 @@ def finalize(plan, out: Path, wall: float) -> dict:
                 key = f"{label}|{g}|{m}"
                 cum = merged[key]
                 curves[key] = cum
-                vals = final_values(cum, rounds, plan.reduce[label][m], ckpts)
+                vals = final_values(cum, rounds, plan.reduce[label][m])
                 finals[key] = vals
                 records.append({
                     "policy": label, "params": point["params"], "setting": point["setting"], "metric": m,

@@ -21,7 +21,7 @@ import numpy as np
 from scipy import stats as st
 
 from .. import stats
-from ..results import write_json
+from ..results import trailing_mean, write_json
 
 FRONTS = ("clusters", "concave", "convex", "linear")
 ALGOS = ("THV-UCB", "ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd", "ParetoTS", "ParetoTS+",
@@ -189,13 +189,7 @@ def _fmt(x, digits=4):
 
 def _moving_average(cum, checkpoints, window=WINDOW):
     """Moving average over ``window`` rounds of the per-round values behind cumulative sums ``(S, C)``."""
-    x = np.concatenate([[0], checkpoints]).astype(np.float64)
-    y = np.concatenate([np.zeros((cum.shape[0], 1)), cum], axis=1)
-    lo = np.maximum(checkpoints - window, 0)
-    out = np.empty_like(cum, dtype=np.float64)
-    for s in range(cum.shape[0]):
-        out[s] = (y[s, 1:] - np.interp(lo, x, y[s])) / np.maximum(checkpoints - lo, 1)
-    return out
+    return trailing_mean(cum, checkpoints, window)
 
 
 def _main_table(d, run, title=None):

@@ -30,6 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ..problems import llm_configs as L
+from ..results import trailing_mean
 
 DATASETS = ("gsm8k", "piqa")
 ONLINE = ("CoHV-UCB", "HV-UCB", "Accuracy-Cost-UCB", "Uniform")
@@ -99,17 +100,9 @@ def token_budget(dataset, rho, subset="all", costs="random"):
     return L.build_instance(dataset=dataset, subset=subset, rho=rho, costs=costs).info["budget_tokens"]
 
 
-def moving_average(cum, rounds, w=W, record_every=None):
+def moving_average(cum, rounds, w=W):
     """Per-checkpoint moving average over the last ``w`` pulls from cumulative sums ``(S, C)``."""
-    S, C = cum.shape
-    out = np.zeros_like(cum, dtype=np.float64)
-    for s in range(S):
-        x = np.concatenate([[0], rounds[s]]).astype(np.float64)
-        y = np.concatenate([[0], cum[s]]).astype(np.float64)
-        xu, keep = np.unique(x, return_index=True)
-        start = np.maximum(rounds[s] - w, 0)
-        out[s] = (cum[s] - np.interp(start, xu, y[keep])) / np.maximum(np.minimum(w, rounds[s]), 1)
-    return out
+    return trailing_mean(cum, rounds, w)
 
 
 def aligned(x, y, grid):
