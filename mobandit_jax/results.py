@@ -90,6 +90,48 @@ def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str) -> np.ndarra
     raise ValueError(f"unknown reducer {reducer!r}; allowed: sum, mean, lastN")
 
 
+class RunDir:
+    """A finished run directory read back: grid, records, timing and spec; arrays on first use."""
+
+    def __init__(self, path, required=("grid.json", "summary.json")):
+        self.path = Path(path)
+        for name in required:
+            if not (self.path / name).is_file():
+                raise FileNotFoundError(f"run directory {self.path} has no {name}; run `mobandit run` first")
+        self.grid = self._json("grid.json", {})
+        self.records = self._json("summary.json", {"records": []})["records"]
+        self.timing = self._json("timing.json", {})
+        self.spec = self._json("run.json", {}).get("spec", {})
+        self._arrays = {}
+
+    def _json(self, name: str, default):
+        path = self.path / name
+        return json.loads(path.read_text()) if path.is_file() else default
+
+    def _npz(self, name: str) -> dict:
+        if name not in self._arrays:
+            with np.load(self.path / name) as z:
+                self._arrays[name] = {k: z[k] for k in z.files}
+        return self._arrays[name]
+
+    @property
+    def curves(self) -> dict:
+        """``curves.npz``: cumulative curves per ``label|grid|metric`` and ``checkpoints``."""
+        return self._npz("curves.npz")
+
+    @property
+    def finals(self) -> dict:
+        """``finals.npz``: per-seed final values per ``label|grid|metric``."""
+        return self._npz("finals.npz")
+
+    def index(self, label: str, **setting):
+        """Grid index of ``label`` whose setting matches every given item (compared as text), or None."""
+        for g, point in enumerate(self.grid.get(label, [])):
+            if all(str(point["setting"].get(k)) == str(v) for k, v in setting.items()):
+                return g
+        return None
+
+
 def merge_chunks(out: Path) -> dict:
     """Concatenate the chunk files of a run directory along the seed axis."""
     files = sorted((out / "chunks").glob("chunk_*.npz"))

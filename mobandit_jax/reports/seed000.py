@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..problems import llm_leaderboard as llm
 from ..problems import nyse
+from ..results import RunDir
 
 POLICIES = ("PrefUCB", "ScalarizedUCB_r.r.", "ParetoUCB", "GT-PF")
 REAL_WORLD = ("Customer Service", "Legal Document Review", "High-frequency Trade", "Scientific Discovery")
@@ -71,24 +71,20 @@ PAPER_AVG_RANK = (1.13, 2.38, 2.63, 3.75)
 # ----------------------------------------------------------------------------------- run files
 
 
-@dataclass
-class Run:
-    """One run directory: cumulative curves, checkpoints, grid, records and timing."""
+class Run(RunDir):
+    """One run directory: cumulative curves, checkpoints, grid, records, timing and spec."""
 
-    path: Path
-    curves: dict
-    checkpoints: np.ndarray
-    grid: dict
-    records: list
-    timing: dict
-    spec: dict
+    @property
+    def checkpoints(self) -> np.ndarray:
+        """Rounds at which the cumulative curves were recorded."""
+        return np.asarray(self.curves["checkpoints"])
 
     def index(self, label: str, scenario: str) -> int:
         """Grid index of ``scenario`` for policy ``label``."""
-        for i, g in enumerate(self.grid[label]):
-            if g["setting"].get("scenario") == scenario:
-                return i
-        raise KeyError(f"{self.path}: no grid point with scenario {scenario!r} for policy {label!r}")
+        g = super().index(label, scenario=scenario)
+        if g is None:
+            raise KeyError(f"{self.path}: no grid point with scenario {scenario!r} for policy {label!r}")
+        return g
 
     def curve(self, label: str, scenario: str, metric: str) -> np.ndarray:
         """Cumulative curve ``(seeds, checkpoints)`` of ``metric``."""
@@ -104,16 +100,7 @@ class Run:
 
 def load_run(run_dir) -> Run:
     """Read ``curves.npz``, ``grid.json``, ``summary.json``, ``run.json`` and ``timing.json``."""
-    p = Path(run_dir)
-    for name in ("curves.npz", "grid.json", "summary.json", "run.json"):
-        if not (p / name).is_file():
-            raise FileNotFoundError(f"run directory {p} has no {name}; run `mobandit run` first")
-    with np.load(p / "curves.npz") as z:
-        curves = {k: z[k] for k in z.files}
-    timing = json.loads((p / "timing.json").read_text()) if (p / "timing.json").is_file() else {}
-    run = json.loads((p / "run.json").read_text())
-    return Run(p, curves, np.asarray(curves["checkpoints"]), json.loads((p / "grid.json").read_text()),
-               json.loads((p / "summary.json").read_text())["records"], timing, run["spec"])
+    return Run(run_dir, required=("curves.npz", "grid.json", "summary.json", "run.json"))
 
 
 # ----------------------------------------------------------------------------------- statistics

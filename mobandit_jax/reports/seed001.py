@@ -13,7 +13,6 @@ eta-grid means and THV-UCB's share of the benchmark) and PNG figures to ``out_di
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import numpy as np
 from scipy import stats as st
 
 from .. import stats
-from ..results import trailing_mean, write_json
+from ..results import RunDir, trailing_mean, write_json
 
 FRONTS = ("clusters", "concave", "convex", "linear")
 ALGOS = ("THV-UCB", "ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd", "ParetoTS", "ParetoTS+",
@@ -146,26 +145,11 @@ def _select(runs, kind):
     return sorted(out)
 
 
-class Run:
+class Run(RunDir):
     """One ``mobandit run`` directory: grid, per-seed finals and cumulative curves."""
 
     def __init__(self, path):
-        self.path = Path(path)
-        self.grid = json.loads((self.path / "grid.json").read_text())
-        self.summary = json.loads((self.path / "summary.json").read_text())["records"]
-        with np.load(self.path / "finals.npz") as z:
-            self.finals = {k: z[k] for k in z.files}
-        self._curves = None
-        timing = self.path / "timing.json"
-        self.timing = json.loads(timing.read_text()) if timing.exists() else {}
-
-    @property
-    def curves(self):
-        """Cumulative curves, loaded on first use."""
-        if self._curves is None:
-            with np.load(self.path / "curves.npz") as z:
-                self._curves = {k: z[k] for k in z.files}
-        return self._curves
+        super().__init__(path, required=("grid.json", "summary.json", "finals.npz"))
 
     def points(self, label):
         """``[(grid index, setting, params), ...]`` of a policy label."""
@@ -363,7 +347,7 @@ def _records(runs):
     for key, run in sorted(runs.items()):
         kind = _kind(key)
         source = {"eta": "eta_grid", "fixed": "fixed_instance", "main": "main"}[kind[0]] if kind else key
-        for r in run.summary:
+        for r in run.records:
             rec = dict(r)
             rec["setting"] = {**r["setting"], "source": source}
             out.append(rec)

@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ..problems import llm_configs as L
-from ..results import trailing_mean
+from ..results import RunDir, trailing_mean
 
 DATASETS = ("gsm8k", "piqa")
 ONLINE = ("CoHV-UCB", "HV-UCB", "Accuracy-Cost-UCB", "Uniform")
@@ -58,16 +58,13 @@ PAPER = {
 }
 
 
-class Run:
+class Run(RunDir):
     """One run directory: records, grid and curves."""
 
-    def __init__(self, path):
-        self.path = Path(path)
-        self.records = json.loads((self.path / "summary.json").read_text())["records"]
-        self.grid = json.loads((self.path / "grid.json").read_text())
-        self.curves = dict(np.load(self.path / "curves.npz"))
-        timing = self.path / "timing.json"
-        self.wall = json.loads(timing.read_text()).get("wall_seconds_this_invocation") if timing.exists() else None
+    @property
+    def wall(self):
+        """Engine wall seconds of the run's last invocation, or None."""
+        return self.timing.get("wall_seconds_this_invocation")
 
     def value(self, policy, metric, **setting):
         """``(mean, std, n)`` of the record matching ``policy``, ``metric`` and the setting items."""
@@ -75,13 +72,6 @@ class Run:
             if r["policy"] == policy and r["metric"] == metric and all(
                     str(r["setting"].get(k)) == str(v) for k, v in setting.items()):
                 return r["mean"], r["std"], r["n"]
-        return None
-
-    def index(self, policy, **setting):
-        """Grid index of ``policy`` at a setting."""
-        for g, point in enumerate(self.grid.get(policy, [])):
-            if all(str(point["setting"].get(k)) == str(v) for k, v in setting.items()):
-                return g
         return None
 
     def rhos(self, **setting):
