@@ -165,6 +165,22 @@ DIFFERENCES = """## What differs from the paper, and why
 
 # ------------------------------------------------------------------------------------ figures
 
+def _label(ax, xlabel, ylabel, title):
+    """Axis labels, panel title and a small legend."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+
+
+def _save(fig, out, fname):
+    """Lay out, write ``out/fname`` and close the figure; return ``fname``."""
+    fig.tight_layout()
+    fig.savefig(out / fname, dpi=110)
+    plt.close(fig)
+    return fname
+
+
 def fig_landscape(out):
     """Figure 1 analog: accuracy vs efficiency of every simulated configuration."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -175,14 +191,8 @@ def fig_landscape(out):
         ax.scatter(mu[:, 0], mu[:, 1], s=(tok - tok.min() + 5) * 1.5, alpha=0.5, label="configuration")
         f = np.argsort(mu[front, 0])
         ax.plot(mu[front][f, 0], mu[front][f, 1], "k.-", label=f"Pareto front ({front.sum()})")
-        ax.set_xlabel("accuracy")
-        ax.set_ylabel("efficiency (normalized inverse latency)")
-        ax.set_title(f"{ds.upper()} (simulated), K={len(mu)}")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "fig1_landscape.png", dpi=110)
-    plt.close(fig)
-    return "fig1_landscape.png"
+        _label(ax, "accuracy", "efficiency (normalized inverse latency)", f"{ds.upper()} (simulated), K={len(mu)}")
+    return _save(fig, out, "fig1_landscape.png")
 
 
 def fig_online_budget(run, metric, fname, title, out):
@@ -198,14 +208,8 @@ def fig_online_budget(run, metric, fname, title, out):
             m = np.array([v[0] for v in vals])
             se = np.array([v[1] / np.sqrt(v[2]) for v in vals])
             ax.errorbar(xs, m, yerr=se, marker="o", capsize=2, label=pol)
-        ax.set_xlabel("log2 token budget B")
-        ax.set_ylabel(title)
-        ax.set_title(f"{ds.upper()} (simulated)")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / fname, dpi=110)
-    plt.close(fig)
-    return fname
+        _label(ax, "log2 token budget B", title, f"{ds.upper()} (simulated)")
+    return _save(fig, out, fname)
 
 
 def fig_ident(run, metric, fname, ylabel, out, log=True):
@@ -222,14 +226,8 @@ def fig_ident(run, metric, fname, ylabel, out, log=True):
             m = np.array([v[0] for v in vals])
             y = np.log10(np.maximum(m, 1.0 / (2 * vals[0][2]))) if log else m
             ax.plot(np.log10(rhos), y, marker="o", label=pol)
-        ax.set_xlabel("log10 rho (B = rho K c_bar)")
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"{ds.upper()} (simulated)")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / fname, dpi=110)
-    plt.close(fig)
-    return fname
+        _label(ax, "log10 rho (B = rho K c_bar)", ylabel, f"{ds.upper()} (simulated)")
+    return _save(fig, out, fname)
 
 
 def trajectories(run, ds, rho=32):
@@ -270,10 +268,7 @@ def fig_trajectories(run, out):
             ax.set_xlabel("consumed tokens")
             ax.set_title(f"{ds.upper()} (simulated), rho = 32")
             ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "fig4_trajectories.png", dpi=110)
-    plt.close(fig)
-    return "fig4_trajectories.png", finals
+    return _save(fig, out, "fig4_trajectories.png"), finals
 
 
 def fig_stochastic(run, out):
@@ -286,13 +281,8 @@ def fig_stochastic(run, out):
             ax.bar(xs + (k - 0.5) * 0.38, [v[0] if v else np.nan for v in vals], width=0.38,
                    label="fixed c_i" if k == 0 else "realized token cost")
         ax.set_xticks(xs, IDENT)
-        ax.set_ylabel("misidentification probability")
-        ax.set_title(f"{ds.upper()} (simulated), rho = 5000")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "fig6_stochastic_costs.png", dpi=110)
-    plt.close(fig)
-    return "fig6_stochastic_costs.png"
+        _label(ax, "", "misidentification probability", f"{ds.upper()} (simulated), rho = 5000")
+    return _save(fig, out, "fig6_stochastic_costs.png")
 
 
 def budget_use(dataset, rho, seeds=100, subset="identification14"):
