@@ -75,10 +75,10 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int):
 def _registry_run(env_section: dict, policy_key: str):
     """Environment, policy, metrics and params of a registered policy on a registered env."""
     from . import metrics, policies, problems
-    from .experiment import _context
+    from .experiment import make_context
 
     inst = problems.base.make(env_section, {})
-    ctx = _context({"env": env_section}, inst, int(inst.info.get("horizon", 1000)))
+    ctx = make_context({"env": env_section}, inst, int(inst.info.get("horizon", 1000)))
     policy, pparams, _ = policies.base.make(policy_key, ctx)
     mset, mparams = metrics.base.make(policies.base.POLICIES[policy_key].family, ctx)
     return inst, ctx, policy, mset, RunParams(inst.params, pparams, mparams, jnp.inf)

@@ -68,7 +68,8 @@ def resolve_policy_name(name: str, family: str | None) -> str:
                           + f"; registered: {sorted(POLICIES)}")
 
 
-def _context(resolved: dict, inst, horizon: int) -> Context:
+def make_context(resolved: dict, inst, horizon: int) -> Context:
+    """The :class:`Context` policy and metric builders read, from a resolved spec and its environment."""
     info = dict(inst.info)
     W = resolved.get("preference", {}).get("W", info.get("W"))
     if W is not None:
@@ -111,7 +112,7 @@ def build(spec: dict) -> Plan:
         family = POLICIES[key].family
         grid[label] = []
         for setting, resolved, inst, _ in built:
-            ctx = _context(resolved, inst, horizon)
+            ctx = make_context(resolved, inst, horizon)
             mset, mparams = metrics.base.make(family, ctx)
             names.setdefault(label, tuple(mset.names))
             reduce.setdefault(label, dict(zip(mset.names, mset.reduce)))

@@ -289,11 +289,11 @@ def budget_use(dataset, rho, seeds=100, subset="identification14"):
     """Mean fraction of ``B`` each identification method spends (deterministic costs), by replay."""
     import jax
 
-    from ..experiment import _context
+    from ..experiment import make_context
     from ..policies import base as pbase
 
     inst = L.build_instance(dataset=dataset, subset=subset, rho=rho, costs="deterministic")
-    ctx = _context({}, inst, 1)
+    ctx = make_context({}, inst, 1)
     keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.PRNGKey(12345), i))(np.arange(seeds))
     out = {}
     for name, label, opts in (("copsi", "CoPSI", {}), ("psi_sr", "PSI-SR", {}), ("uniform_alloc", "Uniform", {}),
