@@ -31,9 +31,13 @@ def ref_lower(p, level):
 @pytest.fixture(scope="module")
 def grid():
     rng = np.random.default_rng(0)
-    p = np.concatenate([rng.random(1500), [0.0, 1.0, 1e-7, 1 - 1e-7, 0.5, 1e-3, 0.999]])
+    # Uniform p, and p piled up near 0 and near 1 (u^8), where the starting caps differ most.
+    p = np.concatenate([rng.random(1500), rng.random(600) ** 8, 1 - rng.random(600) ** 8,
+                        [0.0, 1.0, 1e-7, 1 - 1e-7, 0.5, 1e-3, 0.999, 6e-15]])
     level = np.exp(rng.uniform(np.log(1e-6), np.log(10.0), p.size))
-    level[:20] = 1e-6  # the small levels where float32 loses digits
+    level[:100] = 1e-6  # the small levels where float32 loses digits
+    level[100:200] = 10.0
+    level[-1] = 1.79e-6  # p << level: log1p of a ratio near -1 would round to -inf
     up = np.array([ref_upper(a, b) for a, b in zip(p, level)])
     lo = np.array([ref_lower(a, b) for a, b in zip(p, level)])
     return p, level, up, lo
