@@ -1,4 +1,9 @@
-"""Branch-free random choices: uniform choice within a mask and argmax with random tie-breaking."""
+"""Branch-free random choices: uniform choice within a mask and argmax with random tie-breaking.
+
+One uniform draw per choice: with ``m`` candidates, the ``floor(u m)``-th of them (in index order)
+is taken, found through the running count of candidates. Each candidate has probability
+``1/m`` up to the float resolution of ``u`` (``m / 2^24`` in float32).
+"""
 from __future__ import annotations
 
 import jax
@@ -7,8 +12,10 @@ import jax.numpy as jnp
 
 def uniform_from_mask(key, mask):
     """Index drawn uniformly among the ``True`` entries of ``mask (K,)`` (index 0 if none)."""
-    u = jax.random.uniform(key, mask.shape)
-    return jnp.argmax(jnp.where(mask, u, -1.0)).astype(jnp.int32)
+    running = jnp.cumsum(mask.astype(jnp.int32))
+    count = running[-1]
+    j = jnp.minimum(jnp.floor(jax.random.uniform(key) * count).astype(jnp.int32), count - 1)
+    return jnp.argmax(running > j).astype(jnp.int32)
 
 
 def argmax_random_tie(key, values):
