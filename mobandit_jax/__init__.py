@@ -1,4 +1,7 @@
 """mobandit_jax: a vectorized JAX experiment engine for multi-objective bandits."""
+from . import runtime as _runtime
+
+_runtime.configure()  # CPU settings for small per-round kernels (see mobandit_jax.runtime)
 from . import metrics, policies, problems  # noqa: F401  (fill the registries)
 from .engine import RunParams, batch, make_run, seed_keys
 from .kernels import (
