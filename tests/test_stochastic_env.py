@@ -8,10 +8,11 @@ from scipy import stats
 from mobandit_jax.problems.stochastic import beta_johnk, make_stochastic
 
 
-@pytest.mark.parametrize("a,b", [(0.5, 0.5), (0.05, 0.95), (0.9, 0.1), (0.3, 0.2)])
-def test_johnk_beta_matches_scipy(a, b):
+@pytest.mark.parametrize("a,b,tries", [(0.5, 0.5, 8), (0.05, 0.95, 8), (0.9, 0.1, 8), (0.3, 0.2, 8), (0.5, 0.5, 1)])
+def test_johnk_beta_matches_scipy(a, b, tries):
+    # tries = 1 exercises the redraw loop on most batches; 8 (the default) almost never loops.
     keys = jax.random.split(jax.random.PRNGKey(0), 4000)
-    x = np.asarray(jax.vmap(lambda k: beta_johnk(k, jnp.full((3,), a), jnp.full((3,), b)))(keys)).ravel()
+    x = np.asarray(jax.vmap(lambda k: beta_johnk(k, jnp.full((3,), a), jnp.full((3,), b), tries))(keys)).ravel()
     assert np.all((x >= 0) & (x <= 1))
     # Chi-square over the distribution's deciles (float32 rounds much of the mass of small shapes
     # onto 0 or 1, which a plain KS test on ties would misread).

@@ -5,7 +5,8 @@ with ``E[y] = r(a)``. Feedback models (each objective drawn independently):
 
 - ``"beta"``: ``Beta(c r, c (1 - r))`` with concentration ``c`` (the paper's default ``c = 1``);
   a mean of exactly 0 or 1 returns that value. For ``c <= 1`` draws use Johnk's exact rejection
-  method (both shapes <= 1, acceptance >= pi/4), much cheaper under ``vmap`` than gamma ratios;
+  method (both shapes <= 1, acceptance >= pi/4) with a block of proposals per draw, much cheaper
+  under ``vmap`` than gamma ratios;
 - ``"bernoulli"``: ``Bernoulli(r)``;
 - ``"gaussian"``: ``clip(r + sigma N(0, 1), 0, 1)`` (clipping shifts the mean near the bounds).
 
@@ -22,6 +23,7 @@ import jax.numpy as jnp
 from .base import Env, EnvInstance, register
 
 NOISES = ("beta", "bernoulli", "gaussian")
+JOHNK_TRIES = 8  # Johnk proposals drawn per block (see beta_johnk)
 
 
 class StochasticParams(NamedTuple):
@@ -32,30 +34,36 @@ class StochasticParams(NamedTuple):
     sigma: jnp.ndarray  # ()
 
 
-def beta_johnk(key, a, b):
+def beta_johnk(key, a, b, tries: int = JOHNK_TRIES):
     """Exact ``Beta(a, b)`` draws by Johnk's rejection method, efficient for ``a, b <= 1``.
 
     With ``X = U^(1/a)``, ``Y = V^(1/b)``, conditional on ``X + Y <= 1`` the ratio ``X / (X + Y)``
     is ``Beta(a, b)`` (Johnk, 1964). Acceptance is ``Gamma(a+1) Gamma(b+1) / Gamma(a+b+1)``,
-    at least pi/4 when ``a + b <= 1``. Computed in log space so that small shapes do not underflow.
+    at least pi/4 when ``a + b <= 1``. ``tries`` proposals per entry are drawn at once and the first
+    accepted one is kept; a block is redrawn only where all failed (probability <= (1 - pi/4)^tries,
+    5e-6 for 8 tries), so a batched run almost never loops. Computed in log space so that small
+    shapes do not underflow.
     """
 
-    def draw(i, shape_key):
-        ku, kv = jax.random.split(jax.random.fold_in(shape_key, i))
-        log_x = jnp.log(jax.random.uniform(ku, a.shape, a.dtype, minval=1e-37)) / a
-        log_y = jnp.log(jax.random.uniform(kv, b.shape, b.dtype, minval=1e-37)) / b
+    def block(i):
+        u = jax.random.uniform(jax.random.fold_in(key, i), (tries, 2) + a.shape, a.dtype,
+                               minval=jnp.finfo(a.dtype).tiny)
+        log_x, log_y = jnp.log(u[:, 0]) / a, jnp.log(u[:, 1]) / b
         log_s = jnp.logaddexp(log_x, log_y)
-        return log_s <= 0, jnp.exp(log_x - log_s)
+        accepted = log_s <= 0
+        first = jnp.argmax(accepted, axis=0)
+        value = jnp.take_along_axis(jnp.exp(log_x - log_s), first[None], axis=0)[0]
+        return jnp.any(accepted, axis=0), value
 
     def cond(carry):
         return ~jnp.all(carry[1])
 
     def body(carry):
         i, done, value = carry
-        ok, x = draw(i, key)
+        ok, x = block(i)
         return i + 1, done | ok, jnp.where(done, value, x)
 
-    ok, x = draw(0, key)
+    ok, x = block(0)
     return jax.lax.while_loop(cond, body, (jnp.ones((), jnp.int32), ok, x))[2]
 
 
