@@ -34,7 +34,8 @@ def _timed(fn, repeat: int = 1):
 
 def engine_rate(env, policy, metrics, params, horizon: int, seeds: int):
     """(seed-rounds per second, compile+first-call seconds) of the jitted engine at ``seeds`` seeds."""
-    run = make_run(env, policy, metrics, horizon, record_every=horizon)
+    run = make_run(env, policy, metrics, horizon, record_every=horizon,
+                   budgeted=bool(np.isfinite(np.asarray(params.budget))))
     fn = jax.jit(jax.vmap(run, in_axes=(None, 0)))
     keys = seed_keys(0, np.arange(seeds))
     t0 = time.perf_counter()

@@ -9,7 +9,8 @@
 - arm ``i``'s ``j``-th pull is ``env.sample(key_env, i, j, t, env_params)``; a slate is sampled arm
   by arm;
 - budgets: a lane stops for good once the next pull's cost would exceed ``params.budget``
-  (its state is frozen and its metrics add zero), so many budgets share one compiled scan;
+  (its state is frozen and its metrics add zero), so many budgets share one compiled scan; runs
+  built with ``budgeted=False`` (no budget anywhere in the group) skip the freeze;
 - output: cumulative metric sums every ``record_every`` rounds (``(n_checkpoints,)`` per name),
   plus ``rounds`` (rounds played) and ``spent`` (cumulative cost) at the same checkpoints.
 
@@ -64,8 +65,13 @@ def _prepare(env, metrics, params, seed_key):
     return env_params, mparams
 
 
-def make_run(env, policy, metrics, horizon: int, record_every: int):
-    """Build ``run(params: RunParams, seed_key) -> dict`` of per-checkpoint cumulative values."""
+def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bool = True):
+    """Build ``run(params: RunParams, seed_key) -> dict`` of per-checkpoint cumulative values.
+
+    ``budgeted=False`` promises that ``params.budget`` is infinite: when, in addition, the horizon
+    is a whole number of checkpoints, no lane can stop early and the per-round freeze of the
+    policy state (a select over the whole state) is left out of the compiled round.
+    """
     if horizon < 1:
         raise ValueError(f"horizon = {horizon}: it must be at least 1 round")
     if record_every < 1:
@@ -74,6 +80,7 @@ def make_run(env, policy, metrics, horizon: int, record_every: int):
         return _make_identify_run(env, policy, metrics)
     n_ckpt = num_checkpoints(horizon, record_every)
     n_metrics = len(metrics.names)
+    may_stop = budgeted or n_ckpt * record_every != horizon
 
     def run(params, seed_key):
         key_env, key_pol = _streams(seed_key)
@@ -100,7 +107,10 @@ def make_run(env, policy, metrics, horizon: int, record_every: int):
             total = jnp.sum(cost).astype(jnp.float32)
             active = ~done & (spent + total <= params.budget) & (t < horizon)
             new_state = policy.update(state, action, obs, params.policy)
-            state = jax.tree_util.tree_map(lambda n, o: jnp.where(active, n, o), new_state, state)
+            if may_stop:
+                state = jax.tree_util.tree_map(lambda n, o: jnp.where(active, n, o), new_state, state)
+            else:
+                state = new_state
             values = jnp.stack([jnp.asarray(v, jnp.float32) for v in metrics.step(mparams, action, obs)])
             carry = (
                 state,

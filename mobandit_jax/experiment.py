@@ -119,10 +119,11 @@ def build(spec: dict) -> Plan:
             for options in cfg.policy_points(entry):
                 policy, pparams, static_key = policies.base.make(key, ctx, **options)
                 budget = ctx.budget if ctx.budget is not None else np.inf
+                budgeted = bool(np.isfinite(budget))
                 params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, jnp.float32))
-                gkey = (label, static_key, inst.static_key, _signature(params))
+                gkey = (label, static_key, inst.static_key, _signature(params), budgeted)
                 if gkey not in groups:
-                    run = engine.make_run(inst.env, policy, mset, horizon, record_every)
+                    run = engine.make_run(inst.env, policy, mset, horizon, record_every, budgeted)
                     groups[gkey] = Group(label, entry["name"], family, run)
                 g = len(grid[label])
                 grid[label].append({"setting": setting, "params": {"name": entry["name"], **options}})
