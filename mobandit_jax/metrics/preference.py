@@ -38,7 +38,8 @@ def preference_metrics(dim: int) -> MetricSet:
 
     def step(truth, action, obs):
         opt = truth.optimal[action]
-        return (1.0 - opt, truth.gaps[action] * (1.0 - opt), opt) + tuple(truth.means[action, j] for j in range(dim))
+        reward = truth.means[action]  # one gather for all d objectives
+        return (1.0 - opt, truth.gaps[action] * (1.0 - opt), opt) + tuple(reward[j] for j in range(dim))
 
     return MetricSet(names, reduce, step)
 
