@@ -1,37 +1,60 @@
-"""The seed-001 report builder on a synthetic run directory (no experiment is run)."""
+"""The seed-001 report builder on synthetic run directories (no experiment is run)."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mobandit_jax import config as cfg
 from mobandit_jax import stats
+from mobandit_jax.policies.slate import TABLE2_ETA, table2_eta
 from mobandit_jax.reports import seed001
 
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+NAMES = {p["label"]: p["name"] for stem in ("seed001_d2", "seed001_eta_grid")
+         for p in cfg.load(CONFIGS / f"{stem}.toml")["policies"]}
+ETA_TUNED = [a for a in seed001.ALGOS if NAMES[a] in TABLE2_ETA]
+UNTUNED = [a for a in seed001.ALGOS if NAMES[a] not in TABLE2_ETA]
+ETAS = (0.01, 0.1, 0.3, 1.0)
 
-def _fake_run(path, d=2, seeds=10, ckpt_every=10, horizon=200):
-    rng = np.random.default_rng(0)
+
+def _fake_run(path, d=2, seeds=10, ckpt_every=10, horizon=200, labels=seed001.ALGOS, etas=None, spec=None, rng=0):
+    """A run directory with the files the report reads: per label, one grid point per front (per front and
+    eta if ``etas``), each with its own per-seed HV level; returns the finals."""
+    rng = np.random.default_rng(rng)
     checkpoints = np.arange(ckpt_every, horizon + 1, ckpt_every)
     grid, finals, curves, records = {}, {}, {"checkpoints": checkpoints}, []
     level = {a: 0.6 - 0.02 * i for i, a in enumerate(seed001.ALGOS)}
-    for a in seed001.ALGOS:
+    for a in labels:
         grid[a] = []
-        for g, f in enumerate(seed001.FRONTS):
-            grid[a].append({"setting": {"d": d, "front": f}, "params": {"name": a}})
-            per_round = level[a] + 0.01 * rng.standard_normal((seeds, 1)) * np.ones((1, horizon))
-            cum = np.cumsum(per_round, axis=1)[:, checkpoints - 1]
-            curves[f"{a}|{g}|hv_last100"] = cum
-            finals[f"{a}|{g}|hv_last100"] = per_round[:, -1]
-            finals[f"{a}|{g}|alpha_regret_pos"] = np.full(seeds, 5.0)
-            finals[f"{a}|{g}|vstar"] = np.full(seeds, 0.65)
-            for m in ("hv_last100", "alpha_regret_pos", "vstar"):
-                records.append({"policy": a, "params": {"name": a}, "setting": {"d": d, "front": f}, "metric": m,
-                                "mean": float(finals[f"{a}|{g}|{m}"].mean()), "std": 0.0, "n": seeds})
+        for f in seed001.FRONTS:
+            for e in etas or (None,):
+                g = len(grid[a])
+                params = {"name": NAMES[a]} if e is None else {"name": NAMES[a], "eta": e}
+                grid[a].append({"setting": {"d": d, "front": f}, "params": params})
+                per_round = level[a] + 0.01 * rng.standard_normal((seeds, 1)) * np.ones((1, horizon))
+                cum = np.cumsum(per_round, axis=1)[:, checkpoints - 1]
+                curves[f"{a}|{g}|hv_last100"] = cum
+                finals[f"{a}|{g}|hv_last100"] = per_round[:, -1]
+                finals[f"{a}|{g}|alpha_regret_pos"] = rng.uniform(1, 10, seeds)
+                finals[f"{a}|{g}|vstar"] = np.full(seeds, 0.65)
+                for m in ("hv_last100", "alpha_regret_pos", "vstar"):
+                    records.append({"policy": a, "params": params, "setting": {"d": d, "front": f}, "metric": m,
+                                    "mean": float(finals[f"{a}|{g}|{m}"].mean()), "std": 0.0, "n": seeds})
     path.mkdir()
     (path / "grid.json").write_text(json.dumps(grid))
     (path / "summary.json").write_text(json.dumps({"records": records}))
+    if spec is not None:
+        (path / "run.json").write_text(json.dumps({"spec": spec}))
     np.savez(path / "finals.npz", **finals)
     np.savez(path / "curves.npz", **curves)
     return finals
+
+
+def _eta_slice(label, front, d=2):
+    """Grid index of ``label`` at ``front`` and its Table 2 eta* in a synthetic eta-grid run."""
+    star = table2_eta(NAMES[label], d, front)
+    return seed001.FRONTS.index(front) * len(ETAS) + ETAS.index(star)
 
 
 def test_moving_average_matches_direct_window_mean():
@@ -62,8 +85,64 @@ def test_build_writes_tables_statistics_and_records(tmp_path):
     assert ratio["thv_over_benchmark"] == pytest.approx(np.mean(finals["THV-UCB|0|hv_last100"] / 0.65))
 
 
+def test_main_tables_take_eta_tuned_rows_from_the_eta_grid_at_table2_eta(tmp_path):
+    main = _fake_run(tmp_path / "d2", seeds=2, labels=UNTUNED)
+    eta = _fake_run(tmp_path / "eta", seeds=2, labels=ETA_TUNED, etas=ETAS, rng=1)
+    runs = {"d2": seed001.Run(tmp_path / "d2"), "eta_grid": seed001.Run(tmp_path / "eta")}
+    [(d, key, table)] = seed001._tables(runs)
+    assert (d, key) == (2, "d2") and set(table.grid) == set(seed001.ALGOS)
+    for f in seed001.FRONTS:
+        for a in ETA_TUNED:
+            g = table.index(a, f)
+            assert table.grid[a][g]["params"]["eta"] == table2_eta(NAMES[a], 2, f)
+            np.testing.assert_array_equal(table.final(a, g, "hv_last100"),
+                                          eta[f"{a}|{_eta_slice(a, f)}|hv_last100"])
+        for a in UNTUNED:
+            g = table.index(a, f)
+            np.testing.assert_array_equal(table.final(a, g, "alpha_regret_pos"),
+                                          main[f"{a}|{seed001.FRONTS.index(f)}|alpha_regret_pos"])
+
+    out = tmp_path / "out"
+    summary = seed001.build({"d2": str(tmp_path / "d2"), "eta_grid": str(tmp_path / "eta")}, out)
+    text = (out / "report.md").read_text()
+    assert seed001.MERGE_NOTE in text and (out / "hv_trajectories_d2.png").stat().st_size > 0
+    # ChebyshevUCB+ on the concave front: eta* = 1.0 at d = 2
+    hv = eta[f"ChebyshevUCB+|{_eta_slice('ChebyshevUCB+', 'concave')}|hv_last100"]
+    m, h = stats.mean_ci95(hv)
+    row = [line for line in text.splitlines() if line.startswith("| ChebyshevUCB+ |")][0]
+    assert row.split(" | ")[4].startswith(f"{m:.4f} ± {h:.4f}")
+    t6 = [r for r in summary["table6"] if r["front"] == "linear"][0]
+    base = t6["baseline"]
+    expected = stats.paired_comparison(eta[f"THV-UCB|{_eta_slice('THV-UCB', 'linear')}|hv_last100"],
+                                       table.final(base, table.index(base, "linear"), "hv_last100"))
+    assert t6["delta"] == pytest.approx(expected["delta"])
+
+
+def test_report_builds_from_runs_without_eta_tuned_policies(tmp_path):
+    _fake_run(tmp_path / "d3", d=3, seeds=2, labels=UNTUNED)
+    _fake_run(tmp_path / "fixed", seeds=2, labels=UNTUNED)
+    out = tmp_path / "out"
+    summary = seed001.build({"d3": str(tmp_path / "d3"), "fixed_d2": str(tmp_path / "fixed")}, out)
+    assert summary["table6"] == [] and summary["benchmark_ratio"] == []
+    text = (out / "report.md").read_text()
+    assert "| THV-UCB | — / 0.2955" in text and "| ParetoTS+ | " in text
+    assert "THV-UCB first" not in text
+    assert (out / "hv_trajectories_d3.png").stat().st_size > 0
+    assert (out / "hv_trajectories_fixed_d2.png").stat().st_size > 0
+
+
+def test_runs_of_different_experiments_are_not_merged(tmp_path):
+    spec = {"env": {"kind": "dtlz", "d": 2}, "experiment": {"horizon": 200, "seeds": 2, "seed": 0}}
+    _fake_run(tmp_path / "d2", seeds=2, labels=UNTUNED, spec=spec)
+    _fake_run(tmp_path / "eta", seeds=2, labels=ETA_TUNED, etas=ETAS,
+              spec={**spec, "experiment": {**spec["experiment"], "seed": 1}})
+    with pytest.raises(ValueError, match="same experiment"):
+        seed001.build({"d2": str(tmp_path / "d2"), "eta_d2": str(tmp_path / "eta")}, tmp_path / "out")
+
+
 def test_run_keys():
     assert seed001._kind("d3") == ("main", 3)
     assert seed001._kind("eta_d2") == ("eta", 2)
+    assert seed001._kind("eta_grid") == ("eta", 2)
     assert seed001._kind("fixed_d5") == ("fixed", 5)
     assert seed001._kind("d7") is None and seed001._kind("other") is None

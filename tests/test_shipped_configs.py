@@ -6,9 +6,12 @@ import pytest
 from mobandit_jax import config as cfg
 from mobandit_jax.experiment import resolve_policy_name
 from mobandit_jax.policies.base import POLICIES
+from mobandit_jax.policies.slate import TABLE2_ETA
 from mobandit_jax.problems.base import ENVS
+from mobandit_jax.reports.seed001 import ALGOS
 
-CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.toml"))
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))
 
 
 def test_configs_are_shipped():
@@ -29,3 +32,24 @@ def test_spec_is_valid(path):
         key = resolve_policy_name(entry["name"], entry.get("family"))
         for options in cfg.policy_points(entry):
             assert set(options) <= set(POLICIES[key].defaults), (entry["name"], options)
+
+
+SEED001_ETA_GRIDS = {2: "seed001_eta_grid", 3: "seed001_eta_d3", 4: "seed001_eta_d4", 5: "seed001_eta_d5"}
+
+
+@pytest.mark.parametrize("d", sorted(SEED001_ETA_GRIDS))
+def test_seed001_main_and_eta_grid_runs_make_one_table(d):
+    """The seed-001 report reads the eta-tuned rows of a main table from the eta grid at Table 2 eta*: both
+    specs run the same experiment, the main spec holds exactly the policies without an eta, and the grid
+    holds every eta-tuned policy with all its Table 2 eta* values."""
+    main = cfg.load(CONFIG_DIR / f"seed001_d{d}.toml")
+    grid = cfg.load(CONFIG_DIR / f"{SEED001_ETA_GRIDS[d]}.toml")
+    same = ("horizon", "seeds", "seed", "record_every", "setting")
+    assert [main["experiment"][k] for k in same] == [grid["experiment"][k] for k in same]
+    assert main["env"] == grid["env"] and main["sweep"] == grid["sweep"]
+    assert {p["name"] for p in main["policies"]}.isdisjoint(TABLE2_ETA)
+    assert {p["name"] for p in grid["policies"]} == set(TABLE2_ETA)
+    assert sorted(p["label"] for p in main["policies"] + grid["policies"]) == sorted(ALGOS)
+    for entry in grid["policies"]:
+        etas = {point.get("eta") for point in cfg.policy_points(entry)}
+        assert set(TABLE2_ETA[entry["name"]][d]) <= etas, entry["name"]

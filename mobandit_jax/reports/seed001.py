@@ -2,10 +2,14 @@
 Table 6 (paired statistics) and Figures 1-4 analogs (HV trajectories, moving average w = 50, 95% CI).
 
 ``build(run_dirs, out_dir)`` reads ``mobandit run`` output directories keyed ``"d2"`` ... ``"d5"``
-(the ``configs/seed001_d*.toml`` runs), ``"eta_d2"`` ... (the ``configs/seed001_eta_grid.toml``
-runs) and optionally ``"fixed_d2"`` ... (a main config run with ``--set env.instance_seed=0``), and writes ``report.md``, ``summary.json`` (the records behind the report, ``setting`` holding
-``front`` and ``d``; ``source`` is ``main`` or ``eta_grid``), ``derived.json`` (the Table 6 rows, the
-eta-grid means and THV-UCB's share of the benchmark) and PNG figures to ``out_dir``.
+(the ``configs/seed001_d*.toml`` runs: the policies without an eta), ``"eta_d2"`` (or ``"eta_grid"``),
+``"eta_d3"`` ... (the ``configs/seed001_eta_*.toml`` runs) and optionally ``"fixed_d2"`` ... (a main
+config run with ``--set env.instance_seed=0``). The main tables of each d (Tables 1, 3-5, Table 6,
+benchmark ratios, figures) read one ``TableRun``: the eta-tuned policies at their Table 2 eta* from the
+eta grid, the others from the main run. It writes ``report.md``, ``summary.json`` (the records of every
+run, ``setting`` holding ``front`` and ``d``; ``source`` is ``main``, ``eta_grid`` or ``fixed_instance``),
+``derived.json`` (the Table 6 rows, the eta-grid means and THV-UCB's share of the benchmark) and PNG
+figures to ``out_dir``.
 
     python -m mobandit_jax.reports.seed001 --run d2=runs/seed001_d2 --run eta_d2=runs/seed001_eta_d2 \\
         --out experiments/seed001 [--notes notes.md]
@@ -20,6 +24,7 @@ import numpy as np
 from scipy import stats as st
 
 from .. import stats
+from ..policies.slate import table2_eta
 from ..results import RunDir, trailing_mean, write_json
 
 FRONTS = ("clusters", "concave", "convex", "linear")
@@ -103,20 +108,6 @@ PAPER_TABLES = {
     },
 }
 
-# Paper Table 2: eta* (clusters, concave, convex, linear) per d.
-PAPER_ETA = {
-    "THV-UCB": {d: (0.01, 0.01, 0.01, 0.01) for d in (2, 3, 4, 5)},
-    "ParetoUCB+": {2: (1.0, 1.0, 1.0, 1.0), 3: (0.01, 0.1, 0.1, 0.3), 4: (0.01, 0.1, 0.3, 0.3), 5: (0.01, 0.01, 0.01, 0.1)},
-    "ParetoUCB-Div": {2: (0.3, 0.1, 1.0, 0.01), 3: (1.0, 0.3, 0.3, 0.3), 4: (0.01, 0.01, 0.01, 0.3), 5: (0.01, 0.01, 1.0, 0.1)},
-    "ParetoUCB-Crowd": {2: (1.0, 1.0, 1.0, 0.3), 3: (1.0, 0.01, 1.0, 1.0), 4: (1.0,) * 4, 5: (1.0,) * 4},
-    "ChebyshevUCB": {2: (0.01, 0.01, 1.0, 0.01), 3: (0.01, 0.01, 1.0, 0.01), 4: (0.01,) * 4, 5: (0.01,) * 4},
-    "ChebyshevUCB+": {2: (0.3, 1.0, 1.0, 0.3), 3: (0.1, 0.3, 1.0, 0.01), 4: (0.01, 0.01, 0.3, 0.01), 5: (0.01, 0.01, 0.1, 0.3)},
-    "HVScalarUCB": {2: (0.01, 0.01, 1.0, 0.01), 3: (0.01,) * 4, 4: (0.01, 0.01, 0.01, 0.3), 5: (0.01,) * 4},
-    "HVScalarUCB+": {2: (0.01, 0.01, 0.3, 0.01), 3: (0.01,) * 4, 4: (0.1, 0.01, 0.01, 0.01), 5: (0.01,) * 4},
-    "ScalarUCB": {2: (0.3, 1.0, 1.0, 1.0), 3: (0.01, 0.1, 0.1, 0.1), 4: (0.01, 0.1, 0.3, 0.1), 5: (0.01,) * 4},
-    "ScalarUCB-RandW": {2: (1.0,) * 4, 3: (1.0, 0.01, 1.0, 1.0), 4: (0.01, 0.01, 0.01, 1.0), 5: (0.01,) * 4},
-}
-
 # Paper Table 6: (d, front) -> (baseline, delta, Cohen's d).
 PAPER_TABLE6 = {
     (2, "clusters"): ("ParetoUCB-Div", 0.0048, 1.92), (3, "concave"): ("ChebyshevUCB+", 0.0169, 12.32),
@@ -145,11 +136,8 @@ def _select(runs, kind):
     return sorted(out)
 
 
-class Run(RunDir):
-    """One ``mobandit run`` directory: grid, per-seed finals and cumulative curves."""
-
-    def __init__(self, path):
-        super().__init__(path, required=("grid.json", "summary.json", "finals.npz"))
+class _Points:
+    """Look-ups in ``self.grid`` (label -> list of ``{"setting", "params"}``)."""
 
     def points(self, label):
         """``[(grid index, setting, params), ...]`` of a policy label."""
@@ -162,9 +150,86 @@ class Run(RunDir):
                 return g
         return None
 
+
+class Run(_Points, RunDir):
+    """One ``mobandit run`` directory: grid, per-seed finals and cumulative curves."""
+
+    def __init__(self, path):
+        super().__init__(path, required=("grid.json", "summary.json", "finals.npz"))
+
     def final(self, label, g, metric):
         """Per-seed final values ``(seeds,)``."""
         return np.asarray(self.finals[f"{label}|{g}|{metric}"], np.float64)
+
+    def curve(self, label, g, metric):
+        """Per-seed cumulative curve ``(seeds, checkpoints)``."""
+        return np.asarray(self.curves[f"{label}|{g}|{metric}"], np.float64)
+
+    @property
+    def checkpoints(self):
+        """Rounds at which the curves were recorded."""
+        return np.asarray(self.curves["checkpoints"])
+
+
+def _experiment(run):
+    """What must agree between runs whose rows share a table: environment, horizon, seeds, recording."""
+    exp = run.spec.get("experiment", {})
+    return run.spec.get("env"), [exp.get(k) for k in ("horizon", "seeds", "seed", "record_every")]
+
+
+class TableRun(_Points):
+    """The rows of one d's main tables as one run: each (policy, front) of the eta-grid run at the policy's
+    Table 2 eta* for (d, front), every other (policy, front) from the main run.
+
+    The two runs share seeds, per-seed instances, noise streams and policy keys, so this equals one run of
+    all policies (up to float32 near-ties that a differently batched compilation may round the other way).
+    Either run may be None. Grid indices are this view's own; ``final`` and ``curve`` read the source run.
+    """
+
+    def __init__(self, d, main=None, eta=None):
+        if main is not None and eta is not None and _experiment(main) != _experiment(eta):
+            raise ValueError(f"{main.path} and {eta.path} are not runs of the same experiment (env, horizon, "
+                             "seeds, seed, record_every differ)")
+        picked = {}
+        if eta is not None:
+            for label, points in eta.grid.items():
+                for g, p in enumerate(points):
+                    front = p["setting"].get("front")
+                    if p["params"].get("eta") == table2_eta(p["params"].get("name"), d, front):
+                        picked[label, front] = (eta, g)
+        if main is not None:
+            for label, points in main.grid.items():
+                for g, p in enumerate(points):
+                    picked.setdefault((label, p["setting"].get("front")), (main, g))
+        self.grid, self._source = {}, {}
+        for (label, _), (run, g) in picked.items():
+            self.grid.setdefault(label, []).append(run.grid[label][g])
+            self._source.setdefault(label, []).append((run, g))
+        self._runs = [r for r in (main, eta) if r is not None]
+
+    @property
+    def checkpoints(self):
+        """Rounds at which the curves were recorded (the same in both runs)."""
+        return self._runs[0].checkpoints
+
+    def final(self, label, g, metric):
+        """Per-seed final values ``(seeds,)`` from the source run."""
+        run, sg = self._source[label][g]
+        return run.final(label, sg, metric)
+
+    def curve(self, label, g, metric):
+        """Per-seed cumulative curve ``(seeds, checkpoints)`` from the source run."""
+        run, sg = self._source[label][g]
+        return run.curve(label, sg, metric)
+
+
+def _tables(runs):
+    """``[(d, "d<d>", TableRun), ...]`` for every d with a main or an eta-grid run."""
+    by_d = {}
+    for kind in ("main", "eta"):
+        for d, _, run in _select(runs, kind):
+            by_d.setdefault(d, {})[kind] = run
+    return [(d, f"d{d}", TableRun(d, r.get("main"), r.get("eta"))) for d, r in sorted(by_d.items())]
 
 
 def _fmt(x, digits=4):
@@ -212,18 +277,19 @@ def _main_table(d, run, title=None):
         if len(common) > 2:
             r = st.spearmanr([means[f][a] for a in common], [PAPER_TABLES[d][a][0][i] for a in common]).statistic
             rho.append(f"{f} {r:.2f}")
-    lines += ["", "Spearman rank correlation of HV_last100 (ours vs paper, 14 algorithms): " + ", ".join(rho), ""]
+    lines += ["", "Spearman rank correlation of HV_last100 (ours vs paper, over the algorithms in the table): "
+              + ", ".join(rho), ""]
     return lines, means
 
 
-def _benchmark_table(runs):
+def _benchmark_table(tables):
     lines = ["## Benchmarks and THV-UCB's share of them", "",
              "V* is the exact best k-subset (enumeration) at d = 2; at d >= 3 the column is HV(G*) (greedy on the "
              "true means), the paper's proxy. Paper value: THV-UCB's HV_last100 (the paper does not print V*).", "",
              "| d | front | mean V* or HV(G*) | THV-UCB HV_last100 | ratio (mean of per-seed ratios) | min ratio | "
              "paper THV-UCB | ours / paper − 1 |", "|---|---|---|---|---|---|---|---|"]
     records = []
-    for d, _, run in _select(runs, "main"):
+    for d, _, run in tables:
         for i, f in enumerate(FRONTS):
             g = run.index("THV-UCB", f)
             if g is None:
@@ -238,7 +304,9 @@ def _benchmark_table(runs):
     return lines + [""], records
 
 
-def _table6(runs, kind="main", heading="## Paired statistics (Table 6 analog)"):
+def _table6(selected, kind="main", heading="## Paired statistics (Table 6 analog)"):
+    """Markdown lines and rows of THV-UCB vs the best other algorithm, per (d, front) of ``selected``
+    (``[(d, key, run), ...]``); ``kind`` labels the rows."""
     lines = [heading, "",
              "THV-UCB minus the strongest baseline by our mean HV_last100 in each setting, paired by environment "
              "seed (the same seed draws the same instance and noise for every method). Bootstrap: B = 10,000 "
@@ -247,7 +315,7 @@ def _table6(runs, kind="main", heading="## Paired statistics (Table 6 analog)"):
              "| setting | our 2nd best | Delta | bootstrap 95% CI | Cohen's d | Wilcoxon p | wins | paper: baseline, Delta, d |",
              "|---|---|---|---|---|---|---|---|"]
     rows = []
-    for d, _, run in _select(runs, kind):
+    for d, _, run in selected:
         for f in FRONTS:
             g0 = run.index("THV-UCB", f)
             if g0 is None:
@@ -277,7 +345,7 @@ def _eta_tables(runs):
                   "eta* maximising mean HV_last100 over {0.01, 0.1, 0.3, 1.0}; cell: ours (paper), then our HV_last100 "
                   "at our eta* and at the paper's eta*.", "",
                   "| Algorithm | " + " | ".join(FRONTS) + " |", "|---|" + "---|" * len(FRONTS)]
-        for a in PAPER_ETA:
+        for a in [a for a in ALGOS if a in run.grid]:
             cells = []
             for i, f in enumerate(FRONTS):
                 best = None
@@ -291,7 +359,7 @@ def _eta_tables(runs):
                 if best is None:
                     cells.append("—")
                     continue
-                paper_eta = PAPER_ETA[a][d][i]
+                paper_eta = table2_eta(run.grid[a][0]["params"].get("name"), d, f)
                 gp = run.index(a, f, eta=paper_eta)
                 at_paper = run.final(a, gp, "hv_last100").mean() if gp is not None else float("nan")
                 cells.append(f"{best[0]} ({paper_eta}); {best[1]:.4f} / {at_paper:.4f}")
@@ -300,16 +368,20 @@ def _eta_tables(runs):
     return lines, records
 
 
-def _figures(runs, out_dir):
+def _figures(selected, out_dir):
+    """One PNG of HV trajectories per ``(d, key, run)`` in ``selected``; returns the file names.
+
+    Policies missing from a run are left out; the benchmark line is the first plotted policy's V*.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     files = []
-    for d, key, run in _select(runs, "main") + _select(runs, "fixed"):
+    for d, key, run in selected:
         tag = "" if key.startswith("d") else "fixed instance, "
-        ck = np.asarray(run.curves["checkpoints"])
+        ck = run.checkpoints
         fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
         for ax, f in zip(axes, FRONTS):
             shown = ["THV-UCB"]
@@ -319,17 +391,16 @@ def _figures(runs, out_dir):
                 if avail:
                     shown.append(max(avail)[1])
             shown.append("RandomK")
-            for a in shown:
-                g = run.index(a, f)
-                if g is None:
-                    continue
-                ma = _moving_average(np.asarray(run.curves[f"{a}|{g}|hv_last100"], np.float64), ck)
+            present = [(a, run.index(a, f)) for a in shown if run.index(a, f) is not None]
+            for a, g in present:
+                ma = _moving_average(run.curve(a, g, "hv_last100"), ck)
                 mu = ma.mean(0)
                 half = st.t.ppf(0.975, ma.shape[0] - 1) * ma.std(0, ddof=1) / np.sqrt(ma.shape[0])
                 line, = ax.plot(ck, mu, label=a, lw=1.2)
                 ax.fill_between(ck, mu - half, mu + half, color=line.get_color(), alpha=0.2)
-            v = run.final("THV-UCB", run.index("THV-UCB", f), "vstar").mean()
-            ax.axhline(v, color="k", ls=":", lw=0.8, label="V*" if d == 2 else "HV(G*)")
+            if present:
+                v = run.final(*present[0], "vstar").mean()
+                ax.axhline(v, color="k", ls=":", lw=0.8, label="V*" if d == 2 else "HV(G*)")
             ax.set_title(f"{tag}d={d}, {f}")
             ax.set_xlabel("round t")
             ax.set_ylabel(f"HV(S_t), moving average w={WINDOW}")
@@ -352,6 +423,15 @@ def _records(runs):
             rec["setting"] = {**r["setting"], "source": source}
             out.append(rec)
     return out
+
+
+MERGE_NOTE = (
+    "Rows of the algorithms with an eta (THV-UCB and nine baselines) in the main tables, the paired statistics, "
+    "the benchmark ratios and the figures are the Table 2 eta* slices of the eta-grid run of the same d, which "
+    "shares the main run's seeds, instances, noise streams and policy keys (the main run holds the four "
+    "algorithms without an eta). The eta grid compiles each policy over 16 grid points instead of 4 fronts and "
+    "float32 rounding depends on that batching, so once a near-tie flips a trajectory can differ from a "
+    "separately batched run of the same seeds; both are equally valid runs.")
 
 
 READINGS = """## Readings of what the paper leaves open
@@ -379,8 +459,8 @@ READINGS = """## Readings of what the paper leaves open
   the empirical Pareto front for z, sigma_prior = 0.5 for ParetoTS+, sigma_obs = the environment's sigma.
   ParetoUCB+ is not described in the text: we read it as the layered selection with the sum(U) tie-break and
   the eta bonus (Table 2 tunes an eta for it).
-- **eta**: the main runs use each algorithm's Table 2 eta* for its (d, front) (the policies' default); the eta
-  grid re-selects eta* on our instances.
+- **eta**: the main tables use each algorithm's Table 2 eta* for its (d, front) (the policies' default), read
+  from the eta grid run; the eta grid tables re-select eta* on our instances.
 """
 
 
@@ -391,32 +471,37 @@ def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
     runs = {k: Run(v) for k, v in run_dirs.items()}
     lines = ["# Seed 001 reproduction: Top-k Pareto bandits (THV-UCB and 13 baselines)", "",
              "Runs: " + ", ".join(f"`{k}` = `{Path(v)}`" for k, v in sorted(run_dirs.items())), ""]
-    bench_lines, bench = _benchmark_table(runs)
+    tables = _tables(runs)
+    lines += [MERGE_NOTE, ""]
+    bench_lines, bench = _benchmark_table(tables)
     lines += bench_lines
     winners = []
-    for d, _, run in _select(runs, "main"):
+    for d, _, run in tables:
         tl, means = _main_table(d, run)
         lines += tl
         for f in FRONTS:
-            if means[f]:
+            if "THV-UCB" in means[f]:
                 top = max(means[f], key=means[f].get)
                 winners.append((d, f, top))
     not_first = [(d, f, a) for d, f, a in winners if a != "THV-UCB"]
-    lines += ["THV-UCB first by mean HV_last100 in " + f"{len(winners) - len(not_first)}/{len(winners)} settings"
-              + ("." if not not_first else "; otherwise: " + ", ".join(f"d={d} {f}: {a}" for d, f, a in not_first)), ""]
-    t6_lines, t6 = _table6(runs)
+    if winners:
+        rest = "; otherwise: " + ", ".join(f"d={d} {f}: {a}" for d, f, a in not_first) if not_first else "."
+        lines += [f"THV-UCB first by mean HV_last100 in {len(winners) - len(not_first)}/{len(winners)} settings{rest}",
+                  ""]
+    t6_lines, t6 = _table6(tables)
     lines += t6_lines
     for d, _, run in _select(runs, "fixed"):
         tl, _ = _main_table(d, run, title=f"## Supplementary: one fixed instance for every seed, d = {d}")
         lines += ["", "Same configuration with `env.instance_seed = 0`: the 10 seeds share one instance and differ "
                   "only in noise and policy randomness.", ""] + tl
-    fixed_lines, fixed_t6 = _table6(runs, "fixed", "### Paired statistics with one fixed instance")
+    fixed_lines, fixed_t6 = _table6(_select(runs, "fixed"), "fixed",
+                                    "### Paired statistics with one fixed instance")
     if fixed_t6:
         lines += fixed_lines
         t6 = t6 + fixed_t6
     eta_lines, eta_records = _eta_tables(runs)
     lines += eta_lines
-    figs = _figures(runs, out_dir)
+    figs = _figures(tables + _select(runs, "fixed"), out_dir)
     lines += ["## Figures 1-4 analogs", "",
               "HV(S_t) of THV-UCB, the best member of each baseline family (by our HV_last100) and RandomK; moving "
               "average over w = 50 rounds (from cumulative sums recorded every 10 rounds) with Student-t 95% CIs "
