@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from mobandit_jax import engine
 from mobandit_jax.metrics import base as mbase
 from mobandit_jax.policies import base as pbase
+from mobandit_jax.policies import budgeted as B
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.problems.base import Context
 from mobandit_jax.reference.cohv_ucb_numpy import run_cohv_ucb
@@ -110,9 +111,10 @@ def test_feasible_selection_avoids_arms_that_cannot_fit(inst):
     policy, p, _ = pbase.make("cohv_ucb", ctx)
     K = ctx.num_arms
     best = int(np.argmax(np.asarray(p.feas_cost)))  # make the most expensive arm look best
-    sum_r = jnp.full((K, 2), 0.1).at[best].set(1.0)
-    state = policy.init(p)._replace(t=jnp.int32(10 * K), n=jnp.full(K, 10, jnp.int32), sum_r=sum_r * 10,
-                                    sum_c=jnp.asarray(p.feas_cost) * 10)
+    n, sum_c = jnp.full(K, 10, jnp.int32), jnp.asarray(p.feas_cost) * 10
+    sum_r = jnp.full((K, 2), 1.0).at[best].set(10.0)
+    index = B.cohv_index(*B.confidence_bounds(n, sum_r, sum_c, p))
+    state = policy.init(p)._replace(t=jnp.int32(10 * K), n=n, sum_r=sum_r, sum_c=sum_c, index=index)
     assert int(policy.select(None, state, p)) == best
     remaining = float(np.sort(np.asarray(p.feas_cost))[-2])  # only the most expensive arm cannot fit
     state = state._replace(spent=p.budget - remaining)

@@ -37,13 +37,18 @@ from .base import Policy, register
 
 
 class BudgetState(NamedTuple):
-    """Round counter, pulls, reward and cost sums per arm, and budget spent."""
+    """Round counter, pulls, reward and cost sums per arm, budget spent, and every arm's index.
+
+    An arm's index depends only on its own counts and sums, so ``update`` refreshes the pulled
+    arm's entry and ``select`` reads the cached (K,) vector.
+    """
 
     t: jnp.ndarray
     n: jnp.ndarray
     sum_r: jnp.ndarray
     sum_c: jnp.ndarray
     spent: jnp.ndarray
+    index: jnp.ndarray
 
 
 class BudgetParams(NamedTuple):
@@ -59,12 +64,15 @@ class BudgetParams(NamedTuple):
     n_init: jnp.ndarray
 
 
-def confidence_bounds(state: BudgetState, params: BudgetParams):
-    """Lines 5-6 of Algorithm 1: the clipped optimistic vectors ``U`` (K, d) and cost LCBs (K,)."""
-    n = jnp.maximum(state.n, 1).astype(state.sum_r.dtype)
+def confidence_bounds(n, sum_r, sum_c, params: BudgetParams):
+    """Lines 5-6 of Algorithm 1: clipped optimistic vectors ``U`` (..., d) and cost LCBs (...).
+
+    ``n``, ``sum_r`` (..., d) and ``sum_c`` are the pull counts and sums of one arm or of all arms.
+    """
+    n = jnp.maximum(n, 1).astype(sum_r.dtype)
     rad = jnp.sqrt(params.alpha * params.log_TB / n)
-    U = jnp.minimum(1.0, state.sum_r / n[:, None] + (params.s_r * rad)[:, None])
-    c_low = jnp.maximum(params.cost_floor / 2.0, state.sum_c / n - params.s_c * rad)
+    U = jnp.minimum(1.0, sum_r / n[..., None] + (params.s_r * rad)[..., None])
+    c_low = jnp.maximum(params.cost_floor / 2.0, sum_c / n - params.s_c * rad)
     return U, c_low
 
 
@@ -80,33 +88,36 @@ def hv_index(U, c_low):
 
 def acc_cost_index(U, c_low):
     """Accuracy-Cost-UCB index ``U_i^(accuracy) / c_i``."""
-    return U[:, 0] / c_low
+    return U[..., 0] / c_low
 
 
 def _ucb_policy(num_arms: int, dim: int, index_fn):
     K = num_arms
 
+    def arm_index(n, sum_r, sum_c, params):
+        return index_fn(*confidence_bounds(n, sum_r, sum_c, params))
+
     def init(params):
-        return BudgetState(jnp.zeros((), jnp.int32), jnp.zeros(K, jnp.int32), jnp.zeros((K, dim), jnp.float32),
-                           jnp.zeros(K, jnp.float32), jnp.zeros((), jnp.float32))
+        n, sum_r, sum_c = jnp.zeros(K, jnp.int32), jnp.zeros((K, dim), jnp.float32), jnp.zeros(K, jnp.float32)
+        return BudgetState(jnp.zeros((), jnp.int32), n, sum_r, sum_c, jnp.zeros((), jnp.float32),
+                           arm_index(n, sum_r, sum_c, params))
 
     def select(key, state, params):
-        U, c_low = confidence_bounds(state, params)
-        index = index_fn(U, c_low)
         feasible = params.feas_cost <= params.budget - state.spent
-        masked = jnp.where(jnp.any(feasible), jnp.where(feasible, index, -jnp.inf), index)
-        greedy = jnp.argmax(masked).astype(jnp.int32)
+        masked = jnp.where(jnp.any(feasible), jnp.where(feasible, state.index, -jnp.inf), state.index)
+        # argmax with ties to the lowest index, written as max then min (cheaper than argmax's paired reduce)
+        greedy = jnp.min(jnp.where(masked == jnp.max(masked), jnp.arange(K, dtype=jnp.int32), K))
         initial = state.t < K * params.n_init
         return jnp.where(initial, (state.t % K).astype(jnp.int32), greedy)
 
-    return Policy(init, select, _update)
+    def update(state: BudgetState, action, obs, params):
+        n = state.n.at[action].add(1)
+        sum_r = state.sum_r.at[action].add(obs.reward.astype(state.sum_r.dtype))
+        sum_c = state.sum_c.at[action].add(obs.cost.astype(state.sum_c.dtype))
+        index = state.index.at[action].set(arm_index(n[action], sum_r[action], sum_c[action], params))
+        return BudgetState(state.t + 1, n, sum_r, sum_c, state.spent + obs.cost.astype(state.spent.dtype), index)
 
-
-def _update(state: BudgetState, action, obs, params):
-    return BudgetState(state.t + 1, state.n.at[action].add(1),
-                       state.sum_r.at[action].add(obs.reward.astype(state.sum_r.dtype)),
-                       state.sum_c.at[action].add(obs.cost.astype(state.sum_c.dtype)),
-                       state.spent + obs.cost.astype(state.spent.dtype))
+    return Policy(init, select, update)
 
 
 def _params(ctx, name, alpha, s_r, s_c, eta):
