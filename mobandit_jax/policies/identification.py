@@ -52,6 +52,7 @@ rounding error of a mean, so they are widened to ``rtol = 8 eps``, ``atol = 0.08
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -69,9 +70,13 @@ RTOL, ATOL = 1e-10, 1e-12
 # --------------------------------------------------------------------------------------------
 
 def pairwise_margins(mu):
-    """``(m, M)`` of shape (K, K): ``m[i,j] = min_d (mu_j - mu_i)``, ``M[i,j] = max_d (mu_i - mu_j)``."""
-    diff = mu[None, :, :] - mu[:, None, :]  # [i, j, d] = mu_j - mu_i
-    return jnp.min(diff, -1), jnp.max(-diff, -1)
+    """``(m, M)`` of shape (K, K): ``m[i,j] = min_d (mu_j - mu_i)``, ``M[i,j] = max_d (mu_i - mu_j)``.
+
+    The minimum runs over the (few) objectives one (K, K) plane at a time, and ``M = -m`` exactly
+    (``mu_i - mu_j`` is the exact negation of ``mu_j - mu_i`` in floating point).
+    """
+    m = functools.reduce(jnp.minimum, [mu[None, :, k] - mu[:, None, k] for k in range(mu.shape[-1])])
+    return m, -m
 
 
 def empirical_gaps(mu, active):
