@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import sys
 from pathlib import Path
@@ -65,7 +66,8 @@ def _cmd_report(args):
 def _cmd_reproduce(args):
     from . import reproduce
 
-    reproduce.main(args.configs, args.runs, args.experiments, quick=args.quick, only=args.only)
+    reproduce.main(args.configs, args.runs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
+                   x64=args.x64)
     return 0
 
 
@@ -97,6 +99,8 @@ def main(argv=None) -> int:
     p.add_argument("--configs", default="configs")
     p.add_argument("--runs", default="runs")
     p.add_argument("--experiments", default="experiments")
+    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                   help="specs run at once in separate processes (default: min(2, CPUs))")
     p.set_defaults(fn=_cmd_reproduce)
     sub.add_parser("bench", help="throughput benchmarks against numpy loops and moocore (see `mobandit bench --help`)")
     argv = sys.argv[1:] if argv is None else list(argv)
