@@ -1,4 +1,5 @@
-"""The unrolled Threefry lowering gives JAX's bits exactly (the default lowering is the reference)."""
+"""CPU runtime settings: the unrolled Threefry lowering gives JAX's bits exactly (the default lowering
+is the reference), and the XLA flag is set where the jaxlib version accepts it."""
 import subprocess
 import sys
 
@@ -48,3 +49,18 @@ def test_lowering_is_registered_on_import():
 
     text = jax.jit(lambda k: jax.random.bits(k, (4,))).lower(jax.random.PRNGKey(0)).compile().as_text()
     assert "while" not in text  # JAX's default CPU lowering is a rolled while loop
+
+
+def test_xla_flag_added_on_import_without_overriding_the_user(tmp_path):
+    import os
+
+    code = "import os, mobandit_jax; print(os.environ.get('XLA_FLAGS', ''))"
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "MOBANDIT_XLA_DEFAULTS")}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env).stdout
+    from mobandit_jax import runtime
+
+    first, last = runtime.YNN_FLAG_JAXLIB
+    assert (runtime.YNN_FLAG in out) == (first <= runtime._jaxlib_minor() < last)
+    mine = {**env, "XLA_FLAGS": f"{runtime.YNN_FLAG}=kDot --xla_force_host_platform_device_count=2"}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=mine).stdout
+    assert out.strip() == mine["XLA_FLAGS"]  # a user's own setting of the flag is kept as it is
