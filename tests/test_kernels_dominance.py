@@ -4,6 +4,7 @@ import pytest
 
 from mobandit_jax import cone_optimal_mask, pareto_front_mask, pareto_layers, preference_gaps
 from mobandit_jax.kernels import cone_dominance, normalized_projections, validate_cone
+from mobandit_jax.kernels.dominance import dominance_matrix, weakly_dominates
 
 
 def brute_front(mu):
@@ -79,3 +80,16 @@ def test_zero_row_rejected():
         cone_optimal_mask(np.ones((3, 2)) * 0.5, np.array([[1.0, 0.0], [0.0, 0.0]]))
     with pytest.raises(ValueError, match="non-finite"):
         validate_cone([[1.0, np.nan]])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_weakly_dominates_and_dominance_matrix_brute_force(seed):
+    rng = np.random.default_rng(20 + seed)
+    a = np.round(rng.random((30, 5)), 1).astype(np.float32)  # coarse grid: ties in every coordinate
+    a[5] = a[3]  # an exact duplicate
+    b = np.round(rng.random((12, 5)), 1).astype(np.float32)
+    b[0] = a[0]
+    weak = np.array([[np.all(a[i] >= b[j]) for j in range(len(b))] for i in range(len(a))])
+    np.testing.assert_array_equal(np.asarray(weakly_dominates(a, b)), weak)
+    strict = np.array([[np.all(a[j] >= a[i]) and np.any(a[j] > a[i]) for i in range(len(a))] for j in range(len(a))])
+    np.testing.assert_array_equal(np.asarray(dominance_matrix(a)), strict)

@@ -81,3 +81,20 @@ def test_contributions_vs_difference():
         base = hv_moocore(B, ref)
         expect = [hv_moocore(np.vstack([B, c]), ref) - base for c in C]
         np.testing.assert_allclose(np.asarray(hv_contributions(C, B, ref)), expect, atol=2e-6)
+
+
+@pytest.mark.parametrize("d", [3, 5])
+def test_contributions_vs_brute_force_with_ties(d):
+    rng = np.random.default_rng(50 + d)
+    C = np.round(rng.random((25, d)), 1)  # coarse grid: ties between candidates and base points
+    ref = np.full(d, 0.05)
+    for m in range(1, 7):
+        B = np.round(rng.random((m, d)), 1)
+        C[:m] = B  # candidates equal to base points add nothing
+        C[m] = C[m + 1]  # duplicate candidates get the same gain
+        base = hv_brute(B, ref)
+        expect = [hv_brute(np.vstack([B, c]), ref) - base for c in C]
+        got = np.asarray(hv_contributions(C.astype(np.float32), B.astype(np.float32), ref.astype(np.float32)))
+        np.testing.assert_allclose(got, expect, atol=2e-6)
+        assert got[m] == got[m + 1]
+

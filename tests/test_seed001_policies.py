@@ -157,3 +157,93 @@ def test_invalid_slate_size():
     means = np.random.default_rng(0).uniform(0, 1, (5, 2))
     with pytest.raises(ValueError, match="slate size k=6"):
         pol_base.make("slate/random_k", _ctx(means, 6, 100))
+
+
+def _crowding_numpy(x, layer):
+    """The within-layer NSGA-II crowding distance as a plain float32 loop (equal values: later index above)."""
+    n, d = x.shape
+    out = np.zeros(n, np.float32)
+    for i in range(n):
+        same = [m for m in range(n) if layer[m] == layer[i]]
+        total = np.float32(0.0)
+        for j in range(d):
+            above = [x[m, j] for m in same if x[m, j] > x[i, j] or (x[m, j] == x[i, j] and m > i)]
+            below = [x[m, j] for m in same if x[m, j] < x[i, j] or (x[m, j] == x[i, j] and m < i)]
+            if not above or not below:
+                part = np.float32(np.inf)
+            else:
+                values = [x[m, j] for m in same]
+                span = np.maximum(np.float32(max(values) - min(values)), np.float32(1e-12))
+                part = np.float32(np.float32(min(above) - max(below)) / span)
+            total = np.float32(total + part)
+        out[i] = total
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_crowding_distance_matches_numpy_loop(seed):
+    rng = np.random.default_rng(30 + seed)
+    x = np.round(rng.uniform(0, 1, (40, 4)), 1).astype(np.float32)  # many equal values within layers
+    x[7] = x[2]
+    layer = rng.integers(0, 7, 40).astype(np.int32)  # up to k = 6 layers plus the rest (rank 6)
+    layer[:3] = 9  # a layer of size 3 beyond the others
+    layer[3], layer[4:6] = 10, 11  # layers of size 1 and 2
+    np.testing.assert_array_equal(np.asarray(slate.crowding_distance(jnp.asarray(x), jnp.asarray(layer))),
+                                  _crowding_numpy(x, layer))
+
+
+def test_layered_top_k_matches_lexsort():
+    rng = np.random.default_rng(6)
+    for _ in range(20):
+        layer = rng.integers(0, 4, 30).astype(np.int32)
+        secondary = np.round(rng.uniform(0, 1, 30), 1).astype(np.float32)  # ties within a layer
+        secondary[rng.integers(0, 30, 3)] = np.inf
+        expect = np.lexsort((-secondary, layer))[:6]
+        np.testing.assert_array_equal(np.asarray(slate.layered_top_k(jnp.asarray(layer), jnp.asarray(secondary), 6)),
+                                      expect)
+
+
+def test_top_layers_fill_keeps_every_layered_choice():
+    rng = np.random.default_rng(8)
+    for n, d in [(40, 2), (60, 3), (150, 5)]:
+        x = jnp.asarray(np.round(rng.uniform(0, 1, (n, d)), 1), jnp.float32)
+        full = np.minimum(np.asarray(kernels.pareto_layers(x)), 6)
+        part = np.asarray(slate.top_layers(x, 6, fill=6))
+        reached = part < 6
+        assert reached.sum() >= 6
+        np.testing.assert_array_equal(part[reached], full[reached])
+        assert np.all(full[~reached] > part[reached].max())  # unranked arms lie in later layers
+        secondary = jnp.asarray(rng.uniform(0, 1, n), jnp.float32)
+        np.testing.assert_array_equal(np.asarray(slate.layered_top_k(jnp.asarray(part), secondary, 6)),
+                                      np.asarray(slate.layered_top_k(jnp.asarray(full), secondary, 6)))
+
+
+def test_forced_slate_matches_stable_argsort():
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        counts = rng.integers(0, 3, 20).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(slate.forced_slate(jnp.asarray(counts), 5)),
+                                      np.argsort(counts, kind="stable")[:5])
+
+
+def test_safe_prune_with_ties_brute_force():
+    rng = np.random.default_rng(5)
+    mu = np.round(rng.uniform(0, 1, (40, 5)), 1)
+    mu[4] = mu[1]
+    beta = np.round(rng.uniform(0.0, 0.2, 40), 1)
+    up, lo = np.clip(mu + beta[:, None], 0, 1).astype(np.float32), (mu - beta[:, None]).astype(np.float32)
+    brute = [not any(j != i and np.all(up[i] <= lo[j]) for j in range(40)) for i in range(40)]
+    np.testing.assert_array_equal(np.asarray(slate.safe_prune(jnp.asarray(up), jnp.asarray(lo), 3)), brute)
+    assert not all(brute) and sum(brute) >= 3
+
+
+def test_greedy_hv_slate_d5_matches_brute_greedy():
+    rng = np.random.default_rng(9)
+    pts = rng.uniform(0, 1, (30, 5))
+    pts[11] = pts[4]  # a duplicate
+    chosen = []
+    for _ in range(6):
+        gains = [-np.inf if i in chosen else hypervolume_numpy(pts[chosen + [i]], np.zeros(5)) for i in range(30)]
+        chosen.append(int(np.argmax(gains)))
+    got = slate.greedy_hv_slate(jnp.asarray(pts, jnp.float32), jnp.ones(30, bool), jnp.zeros(5), 6)
+    np.testing.assert_array_equal(np.asarray(got), chosen)

@@ -55,18 +55,37 @@ def dominates(x, y):
     return jnp.all(x >= y, axis=-1) & jnp.any(x > y, axis=-1)
 
 
+def weakly_dominates(a, b):
+    """``(n, d), (m, d) -> (n, m)`` bool: ``[i, j]`` true iff ``a_i >= b_j`` in every coordinate.
+
+    Built one coordinate at a time, so no ``(n, m, d)`` intermediate is formed.
+    """
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    ge = a[:, None, 0] >= b[None, :, 0]
+    for j in range(1, a.shape[1]):
+        ge = ge & (a[:, None, j] >= b[None, :, j])
+    return ge
+
+
+def dominance_matrix(x):
+    """``(K, d) -> (K, K)`` bool: ``[j, i]`` true iff arm j strictly Pareto-dominates arm i.
+
+    ``x_j >= x_i`` everywhere and not ``x_i >= x_j`` everywhere, i.e. ``dominates(x_j, x_i)``.
+    """
+    weak = weakly_dominates(x, x)
+    return weak & ~weak.T
+
+
 def pareto_front_mask(mu):
     """``(K, d) -> (K,)`` bool: arms not strictly Pareto-dominated by any other arm."""
-    mu = jnp.asarray(mu)
-    dom = dominates(mu[:, None, :], mu[None, :, :])  # dom[j, i]: j dominates i
-    return ~jnp.any(dom, axis=0)
+    return ~jnp.any(dominance_matrix(mu), axis=0)
 
 
 def pareto_layers(mu):
     """``(K, d) -> (K,)`` int32 non-dominated sorting rank (0 = Pareto front)."""
     mu = jnp.asarray(mu)
     K = mu.shape[0]
-    dom = dominates(mu[:, None, :], mu[None, :, :])
+    dom = dominance_matrix(mu)
 
     def body(r, carry):
         rank, left = carry

@@ -9,7 +9,8 @@ coordinate add nothing. Two exact, branch-free algorithms, chosen by the static 
   by doubling (m steps, 2^m x d work and memory per set).
 
 The marginal contribution of a candidate ``c`` to a set ``B`` (the greedy step of a top-k slate,
-seed 001 Algorithm 1) uses ``HV(B + c) - HV(B) = vol([r, c]) - HV({min(c, b) : b in B})``.
+seed 001 Algorithm 1) uses ``HV(B + c) - HV(B) = vol([r, c]) - HV({min(c, b) : b in B})``; at
+d >= 3 the subset minima of ``B`` are built once and clipped by each candidate.
 Padding rows equal to ``r`` (or anything not dominating ``r``) are inert, so variable-size sets
 fit in fixed shapes.
 """
@@ -46,15 +47,23 @@ def _subset_tables(m: int):
     return -signs[1:]  # drop the empty set; (-1)^{|S|+1}
 
 
+def _subset_minima(g):
+    """``(m, d) -> (2^m - 1, d)``: coordinate-wise minima of the non-empty subsets of the rows of ``g``.
+
+    Row ``s - 1`` is the minimum over the rows whose bits are set in ``s``; built by doubling (m steps).
+    """
+    mins = jnp.full((1, g.shape[1]), jnp.inf, g.dtype)
+    for i in range(g.shape[0]):
+        mins = jnp.concatenate([mins, jnp.minimum(mins, g[i])], axis=0)
+    return mins[1:]
+
+
 def _hv_incl_excl(points, ref):
     # points (m, d); gaps g_ij = (p_ij - r_j)_+ ; HV = sum_S sign(S) prod_j min_{i in S} g_ij
     m = points.shape[0]
-    g = jnp.maximum(points - ref, 0.0)
-    mins = jnp.full((1, g.shape[1]), jnp.inf, g.dtype)
-    for i in range(m):
-        mins = jnp.concatenate([mins, jnp.minimum(mins, g[i])], axis=0)
-    signs = jnp.asarray(_subset_tables(m), g.dtype)
-    return jnp.sum(signs * jnp.prod(mins[1:], axis=-1))
+    mins = _subset_minima(jnp.maximum(points - ref, 0.0))
+    signs = jnp.asarray(_subset_tables(m), mins.dtype)
+    return jnp.sum(signs * jnp.prod(mins, axis=-1))
 
 
 def _check_size(m: int, d: int):
@@ -104,12 +113,26 @@ def hypervolume(points, ref):
 
 
 def _contributions(cands, base, ref):
-    # cands (n, d), base (m, d): HV(base + c) - HV(base) for each c.
-    def one(c):
-        clipped = jnp.minimum(base, c)
-        return box_volume(c, ref) - _hv_single(clipped, ref)
+    # cands (n, d), base (m, d): HV(base + c) - HV(base) = vol(c) - HV({min(c, b) : b in base}).
+    m, d = base.shape
+    if m == 0 or d <= 2:
+        return box_volume(cands, ref) - jax.vmap(lambda c: _hv_single(jnp.minimum(base, c), ref))(cands)
+    return box_volume(cands, ref) - _clipped_hv_incl_excl(cands, base, ref)
 
-    return jax.vmap(one)(cands)
+
+def _clipped_hv_incl_excl(cands, base, ref):
+    """``HV({min(c, b) : b in base})`` for every candidate ``c``, by inclusion-exclusion (d >= 3).
+
+    The minimum of the clipped points over a subset ``S`` is ``min(min_{b in S} b, c)``, so the subset
+    minima of the base are built once and clipped per candidate; candidates sit on the minor axis.
+    """
+    table = _subset_minima(jnp.maximum(base - ref, 0.0))  # (2^m - 1, d)
+    gaps = jnp.maximum(cands - ref, 0.0)  # (n, d)
+    terms = jnp.minimum(table[:, :1], gaps[:, 0])  # (2^m - 1, n)
+    for j in range(1, table.shape[1]):
+        terms = terms * jnp.minimum(table[:, j:j + 1], gaps[:, j])
+    signs = jnp.asarray(_subset_tables(base.shape[0]), terms.dtype)
+    return jnp.sum(signs[:, None] * terms, axis=0)
 
 
 @jax.jit

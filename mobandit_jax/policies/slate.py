@@ -67,7 +67,8 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from ..kernels import box_volume, dominates, hv_contributions, pareto_front_mask
+from ..kernels import box_volume, hv_contributions, pareto_front_mask
+from ..kernels.dominance import dominance_matrix, weakly_dominates
 from .base import Policy, register
 
 FAMILY = "slate"
@@ -131,7 +132,7 @@ def empirical_means(state: SlateState):
 
 def forced_slate(counts, k: int):
     """The ``k`` arms with the smallest pull counts, ties to the lowest index (Algorithm 1, line 4)."""
-    return jnp.argsort(counts, stable=True)[:k].astype(jnp.int32)
+    return top_k(-counts, k)
 
 
 def standard_bonus(counts, eta, n: int, d: int, horizon):
@@ -144,21 +145,48 @@ def top_k(score, k: int):
     return jax.lax.top_k(score, k)[1].astype(jnp.int32)
 
 
-def top_layers(x, k: int):
-    """Non-dominated sorting rank of ``x (n, d)`` truncated to the first ``k`` layers (others get k)."""
+def top_layers(x, k: int, fill: int | None = None):
+    """Non-dominated sorting rank of ``x (n, d)`` truncated to the first ``k`` layers (others get k).
+
+    With ``fill = s``, peeling stops as soon as the ranked layers hold at least ``s`` arms and every
+    arm not yet ranked gets ``k``: a layer-by-layer choice of ``s`` arms never reaches those arms, and
+    the ranks (and any within-layer statistic) of the arms it can reach are unchanged.
+    """
     n = x.shape[0]
-    dom = dominates(x[:, None, :], x[None, :, :])  # dom[j, i]: j dominates i
-    rank = jnp.full((n,), k, jnp.int32)
-    for r in range(k):
+    dom = dominance_matrix(x)  # dom[j, i]: j dominates i
+    need = n if fill is None else fill
+
+    def more(carry):
+        r, rank = carry
+        return (r < k) & (jnp.sum(rank < k) < need)
+
+    def peel(carry):
+        r, rank = carry
         left = rank == k
         layer = left & ~jnp.any(dom & left[:, None], axis=0)
-        rank = jnp.where(layer, r, rank)
-    return rank
+        return r + 1, jnp.where(layer, r, rank)
+
+    return jax.lax.while_loop(more, peel, (jnp.int32(0), jnp.full((n,), k, jnp.int32)))[1]
+
+
+def current_layer(layer, taken):
+    """Mask of the untaken arms in the best (lowest) layer that still has untaken arms."""
+    current = jnp.min(jnp.where(taken, jnp.iinfo(jnp.int32).max, layer))
+    return ~taken & (layer == current)
 
 
 def layered_top_k(layer, secondary, k: int):
-    """Fill ``k`` slots layer by layer, best ``secondary`` first within a layer (ties: lowest index)."""
-    return jnp.lexsort((-secondary, layer))[:k].astype(jnp.int32)
+    """Fill ``k`` slots layer by layer, best ``secondary`` first within a layer (ties: lowest index).
+
+    The order of ``lexsort((-secondary, layer))[:k]`` for finite ``secondary``, found by ``k`` argmax
+    steps instead of a full sort.
+    """
+    def best_in_layer(l, chosen, taken):
+        in_layer = current_layer(layer, taken)
+        best = jnp.max(jnp.where(in_layer, secondary, -jnp.inf))
+        return (in_layer & (secondary == best)).astype(jnp.float32)
+
+    return sequential_pick(k, layer.shape[0], best_in_layer)
 
 
 def sequential_pick(k: int, n: int, score_fn, eligible=None):
@@ -194,28 +222,36 @@ def greedy_hv_slate(points, eligible, ref, k: int):
 def safe_prune(upper, lower, k: int):
     """``A_t`` of Algorithm 1, lines 15-16: arms whose UCB is not <= some other arm's LCB (all if < k)."""
     n = upper.shape[0]
-    le = jnp.all(upper[:, None, :] <= lower[None, :, :], axis=-1) & ~jnp.eye(n, dtype=bool)
-    keep = ~jnp.any(le, axis=1)
+    covered = weakly_dominates(lower, upper) & ~jnp.eye(n, dtype=bool)  # [j, i]: lower_j >= upper_i
+    keep = ~jnp.any(covered, axis=0)
     return jnp.where(jnp.sum(keep) < k, jnp.ones_like(keep), keep)
 
 
 def crowding_distance(x, layer):
-    """NSGA-II crowding distance of ``x (n, d)`` computed within each layer (boundary arms: +inf)."""
-    n = x.shape[0]
-    idx = jnp.arange(n)
-    same = layer[:, None] == layer[None, :]
-    xi, xm = x[:, None, :], x[None, :, :]  # [i, m, j]
-    later = (idx[None, :] > idx[:, None])[..., None]
-    above = same[..., None] & ((xm > xi) | ((xm == xi) & later))
-    below = same[..., None] & ((xm < xi) | ((xm == xi) & ~later & (idx[None, :] != idx[:, None])[..., None]))
-    up = jnp.min(jnp.where(above, xm, jnp.inf), axis=1)
-    down = jnp.max(jnp.where(below, xm, -jnp.inf), axis=1)
-    hi = jnp.max(jnp.where(same[..., None], xm, -jnp.inf), axis=1)
-    lo = jnp.min(jnp.where(same[..., None], xm, jnp.inf), axis=1)
-    span = jnp.maximum(hi - lo, 1e-12)
-    boundary = jnp.isinf(up) | jnp.isinf(down)
-    part = jnp.where(boundary, jnp.inf, (up - down) / span)
-    return jnp.sum(part, axis=-1)
+    """NSGA-II crowding distance of ``x (n, d)`` computed within each layer (boundary arms: +inf).
+
+    Per objective, arms are sorted by (layer, value, index): an arm's neighbours below and above are
+    the adjacent arms of its layer in that order (equal values: the later index counts as above), and
+    the layer's first and last arms give the span. An arm without a neighbour on either side is a
+    boundary arm. The per-objective terms are summed in objective order. ``x`` must be finite.
+    """
+    n, d = x.shape
+    pos = jnp.broadcast_to(jnp.arange(n), (d, n))
+    layers, values, arm = jax.lax.sort((jnp.broadcast_to(layer, (d, n)), x.T, pos), dimension=1, num_keys=2,
+                                       is_stable=True)
+    same_next = jnp.concatenate([layers[:, 1:] == layers[:, :-1], jnp.zeros((d, 1), bool)], axis=1)
+    same_prev = jnp.concatenate([jnp.zeros((d, 1), bool), same_next[:, :-1]], axis=1)
+    up = jnp.where(same_next, jnp.roll(values, -1, axis=1), jnp.inf)
+    down = jnp.where(same_prev, jnp.roll(values, 1, axis=1), -jnp.inf)
+    first = jax.lax.cummax(jnp.where(same_prev, 0, pos), axis=1)
+    last = jax.lax.cummin(jnp.where(same_next, n - 1, pos), axis=1, reverse=True)
+    span = jnp.take_along_axis(values, last, axis=1) - jnp.take_along_axis(values, first, axis=1)
+    part = jnp.where(same_next & same_prev, (up - down) / jnp.maximum(span, 1e-12), jnp.inf)  # sorted order
+    part = jnp.zeros((d, n), x.dtype).at[jnp.arange(d)[:, None], arm].set(part)
+    total = part[0]
+    for j in range(1, d):
+        total = total + part[j]
+    return total
 
 
 def empirical_nadir(mu):
@@ -353,7 +389,7 @@ def build_pareto_ucb(ctx, *, m0):
         mu = empirical_means(state)
         front_size = jnp.sum(pareto_front_mask(mu)).astype(jnp.float32)
         beta = jnp.sqrt(2.0 * jnp.log(t * (d * front_size) ** 0.25) / jnp.maximum(state.counts, 1.0))
-        layer = top_layers(mu + beta[:, None], k)
+        layer = top_layers(mu + beta[:, None], k, fill=k)
         return layered_top_k(layer, jax.random.uniform(key, (n,)), k)
 
     return make_slate_policy(n, d, k, core), _common_params(ctx, "pareto_ucb", m0), ("slate/pareto_ucb", n, d, k)
@@ -370,7 +406,7 @@ def build_pareto_ucb_plus(ctx, *, eta, m0):
 
     def core(key, state, params, t):
         U = _ucb_vectors(state, params, n, d)
-        return layered_top_k(top_layers(U, k), jnp.sum(U, axis=-1), k)
+        return layered_top_k(top_layers(U, k, fill=k), jnp.sum(U, axis=-1), k)
 
     params = {**_common_params(ctx, "pareto_ucb_plus", m0), "eta": _resolve_eta(ctx, "pareto_ucb_plus", eta)}
     return make_slate_policy(n, d, k, core), params, ("slate/pareto_ucb_plus", n, d, k)
@@ -383,14 +419,13 @@ def build_pareto_ucb_div(ctx, *, eta, m0):
 
     def core(key, state, params, t):
         U = _ucb_vectors(state, params, n, d)
-        layer = top_layers(U, k)
+        layer = top_layers(U, k, fill=k)
         total = jnp.sum(U, axis=-1)
 
         # Lexicographic per slot: current layer, then maximin distance, then sum U.
 
         def score(l, chosen, taken):
-            current = jnp.min(jnp.where(taken, k + 1, layer))
-            in_layer = (layer == current) & ~taken
+            in_layer = current_layer(layer, taken)
             if l == 0:
                 dist = jnp.zeros((n,), U.dtype)
             else:
@@ -412,7 +447,7 @@ def build_pareto_ucb_crowd(ctx, *, eta, m0):
 
     def core(key, state, params, t):
         U = _ucb_vectors(state, params, n, d)
-        layer = top_layers(U, k)
+        layer = top_layers(U, k, fill=k)
         return layered_top_k(layer, crowding_distance(U, layer), k)
 
     params = {**_common_params(ctx, "pareto_ucb_crowd", m0), "eta": _resolve_eta(ctx, "pareto_ucb_crowd", eta)}
@@ -432,7 +467,7 @@ def build_pareto_ts(ctx, *, sigma_obs, m0):
         k_theta, k_tie = jax.random.split(key)
         sd = params["sigma_obs"] / jnp.sqrt(jnp.maximum(state.counts, 1.0))
         theta = empirical_means(state) + sd[:, None] * jax.random.normal(k_theta, (n, d))
-        return layered_top_k(top_layers(theta, k), jax.random.uniform(k_tie, (n,)), k)
+        return layered_top_k(top_layers(theta, k, fill=k), jax.random.uniform(k_tie, (n,)), k)
 
     params = {**_common_params(ctx, "pareto_ts", m0), "sigma_obs": _sigma_obs(ctx, "pareto_ts", sigma_obs)}
     return make_slate_policy(n, d, k, core), params, ("slate/pareto_ts", n, d, k)
@@ -447,7 +482,7 @@ def build_pareto_ts_plus(ctx, *, sigma_obs, sigma_prior, m0):
     def core(key, state, params, t):
         var = (params["sigma_prior"] ** 2 + params["sigma_obs"] ** 2) / jnp.maximum(state.counts, 1.0)
         theta = empirical_means(state) + jnp.sqrt(var)[:, None] * jax.random.normal(key, (n, d))
-        return layered_top_k(top_layers(theta, k), jnp.sum(theta, axis=-1), k)
+        return layered_top_k(top_layers(theta, k, fill=k), jnp.sum(theta, axis=-1), k)
 
     if not np.isfinite(sigma_prior) or sigma_prior < 0:
         raise ValueError(f"pareto_ts_plus: sigma_prior must be >= 0, got {sigma_prior!r}")
