@@ -3,7 +3,7 @@
 - Policies: seed-rounds per second of the jitted, seed-vmapped engine run against a plain numpy
   per-round loop of the same algorithm (``mobandit_jax.reference``), compile time reported apart.
 - Hypervolume: the batched kernel on many small sets against ``moocore.hypervolume`` per call.
-- KL-UCB: nanoseconds per index of the batched bisection.
+- KL-UCB: nanoseconds per index of the batched root finder.
 
 Run ``python scripts/bench.py`` or ``mobandit bench``; ``--quick`` shortens every measurement.
 """

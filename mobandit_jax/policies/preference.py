@@ -98,7 +98,7 @@ def prefucb(num_arms: int, dim: int) -> Policy:
         S = normalized_projections(_empirical_means(state), params.W)  # (K, M), Eq. (2)
         level = jnp.log(t) / jnp.maximum(state.counts, 1.0)  # beta_t / n(a)
         # Eq. (3) and the min over directions: all directions of an arm share the level, and the
-        # index is increasing in S, so min_k U_{a,k} = U(min_k S_k(a)) -- one bisection per arm.
+        # index is increasing in S, so min_k U_{a,k} = U(min_k S_k(a)) -- one KL-UCB root per arm.
         U = klucb_upper(jnp.min(S, axis=1), level)
         return _round_robin_first(state, num_arms, argmax_random_tie(key, U))  # Eq. (4)
 

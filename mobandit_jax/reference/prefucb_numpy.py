@@ -2,8 +2,8 @@
 
 Used as the reference in tests (same instance and horizon, statistical agreement) and as the
 baseline of ``scripts/bench.py``. The KL-UCB index of every arm and direction (Eq. 3) is a
-float64 bisection on ``[p, 1]`` with the textbook ``log(p / q)`` divergence, with as many steps
-as the jitted float32 kernel (23: resolution ~1e-7); rewards are Beta(c r, c (1 - r)) draws
+float64 bisection on ``[p, 1]`` with the textbook ``log(p / q)`` divergence, 23 steps (resolution
+~1e-7, the float32 accuracy of the jitted Halley kernel); rewards are Beta(c r, c (1 - r)) draws
 from ``numpy.random``.
 """
 from __future__ import annotations
