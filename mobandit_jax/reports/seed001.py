@@ -3,8 +3,8 @@ Table 6 (paired statistics) and Figures 1-4 analogs (HV trajectories, moving ave
 
 ``build(run_dirs, out_dir)`` reads ``mobandit run`` output directories keyed ``"d2"`` ... ``"d5"``
 (the ``configs/seed001_d*.toml`` runs: the policies without an eta), ``"eta_d2"`` (or ``"eta_grid"``),
-``"eta_d3"`` ... (the ``configs/seed001_eta_*.toml`` runs) and optionally ``"fixed_d2"`` ... (a main
-config run with ``--set env.instance_seed=0``). The main tables of each d (Tables 1, 3-5, Table 6,
+``"eta_d3"`` ... (the ``configs/seed001_eta_*.toml`` runs) and optionally ``"fixed_d2"``
+(``configs/seed001_fixed_d2.toml``: all 14 methods on one fixed instance, ``env.instance_seed = 0``). The main tables of each d (Tables 1, 3-5, Table 6,
 benchmark ratios, figures) read one ``TableRun``: the eta-tuned policies at their Table 2 eta* from the
 eta grid, the others from the main run. It writes ``report.md``, ``summary.json`` (the records of every
 run, ``setting`` holding ``front`` and ``d``; ``source`` is ``main``, ``eta_grid`` or ``fixed_instance``),
@@ -465,9 +465,14 @@ READINGS = """## Readings of what the paper leaves open
 
 
 def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
-    """Write ``report.md``, ``summary.json`` and figures for the seed-001 runs in ``run_dirs``."""
+    """Write ``report.md``, ``summary.json`` and figures for the seed-001 runs in ``run_dirs``.
+
+    ``notes`` (markdown appended to the report) defaults to ``out_dir/notes.md`` when that file exists.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if notes is None and (out_dir / "notes.md").is_file():
+        notes = (out_dir / "notes.md").read_text()
     runs = {k: Run(v) for k, v in run_dirs.items()}
     lines = ["# Seed 001 reproduction: Top-k Pareto bandits (THV-UCB and 13 baselines)", "",
              "Runs: " + ", ".join(f"`{k}` = `{Path(v)}`" for k, v in sorted(run_dirs.items())), ""]
