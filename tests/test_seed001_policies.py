@@ -100,14 +100,17 @@ def test_safe_prune_brute_force():
     assert not all(brute)  # the draw exercises pruning
 
 
-def test_greedy_hv_slate_matches_brute_greedy():
-    rng = np.random.default_rng(4)
-    pts = rng.uniform(0, 1, (20, 3))
+@pytest.mark.parametrize("seed,n,d,k,duplicate", [(4, 20, 3, 4, False), (9, 30, 5, 6, True)])
+def test_greedy_hv_slate_matches_brute_greedy(seed, n, d, k, duplicate):
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(0, 1, (n, d))
+    if duplicate:
+        pts[11] = pts[4]
     chosen = []
-    for _ in range(4):
-        gains = [-np.inf if i in chosen else hypervolume_numpy(pts[chosen + [i]], np.zeros(3)) for i in range(20)]
+    for _ in range(k):
+        gains = [-np.inf if i in chosen else hypervolume_numpy(pts[chosen + [i]], np.zeros(d)) for i in range(n)]
         chosen.append(int(np.argmax(gains)))
-    got = slate.greedy_hv_slate(jnp.asarray(pts, jnp.float32), jnp.ones(20, bool), jnp.zeros(3), 4)
+    got = slate.greedy_hv_slate(jnp.asarray(pts, jnp.float32), jnp.ones(n, bool), jnp.zeros(d), k)
     np.testing.assert_array_equal(np.asarray(got), chosen)
 
 
@@ -237,13 +240,3 @@ def test_safe_prune_with_ties_brute_force():
     assert not all(brute) and sum(brute) >= 3
 
 
-def test_greedy_hv_slate_d5_matches_brute_greedy():
-    rng = np.random.default_rng(9)
-    pts = rng.uniform(0, 1, (30, 5))
-    pts[11] = pts[4]  # a duplicate
-    chosen = []
-    for _ in range(6):
-        gains = [-np.inf if i in chosen else hypervolume_numpy(pts[chosen + [i]], np.zeros(5)) for i in range(30)]
-        chosen.append(int(np.argmax(gains)))
-    got = slate.greedy_hv_slate(jnp.asarray(pts, jnp.float32), jnp.ones(30, bool), jnp.zeros(5), 6)
-    np.testing.assert_array_equal(np.asarray(got), chosen)
