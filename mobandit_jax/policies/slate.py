@@ -310,6 +310,16 @@ def _common_params(ctx, name: str, m0) -> dict:
     return {"m0": jnp.asarray(m0, jnp.float32), "horizon": jnp.asarray(float(ctx.horizon), jnp.float32)}
 
 
+def _eta_params(ctx, name: str, m0, eta, **extra) -> dict:
+    """Params of an eta-tuned policy: the common ones, ``eta`` (Table 2 eta* by default) and ``extra``."""
+    return {**_common_params(ctx, name, m0), "eta": _resolve_eta(ctx, name, eta), **extra}
+
+
+def _built(name: str, n: int, d: int, k: int, core, params: dict, *static):
+    """A registry builder's result: the wrapped policy, its params and its compilation key."""
+    return make_slate_policy(n, d, k, core), params, (f"slate/{name}", n, d, k, *static)
+
+
 def _sigma_obs(ctx, name: str, sigma_obs):
     if sigma_obs is None:
         sigma_obs = ctx.info.get("sigma")
@@ -371,10 +381,8 @@ def build_thv_ucb(ctx, *, eta, delta, clip, m0):
         delta = 1.0 / max(int(ctx.horizon), 2)
     if not (0 < float(delta) < 1):
         raise ValueError(f"thv_ucb: delta must lie in (0, 1), got {delta!r}")
-    params = {**_common_params(ctx, "thv_ucb", m0), "eta": _resolve_eta(ctx, "thv_ucb", eta),
-              "delta": jnp.asarray(delta, jnp.float32), "ref": _ref(ctx)}
-    policy = make_slate_policy(n, d, k, thv_ucb_core(n, d, k, bool(clip)))
-    return policy, params, ("slate/thv_ucb", n, d, k, bool(clip))
+    params = _eta_params(ctx, "thv_ucb", m0, eta, delta=jnp.asarray(delta, jnp.float32), ref=_ref(ctx))
+    return _built("thv_ucb", n, d, k, thv_ucb_core(n, d, k, bool(clip)), params, bool(clip))
 
 
 # ----------------------------------------------------------------------------- Pareto-layer UCB
@@ -392,7 +400,7 @@ def build_pareto_ucb(ctx, *, m0):
         layer = top_layers(mu + beta[:, None], k, fill=k)
         return layered_top_k(layer, jax.random.uniform(key, (n,)), k)
 
-    return make_slate_policy(n, d, k, core), _common_params(ctx, "pareto_ucb", m0), ("slate/pareto_ucb", n, d, k)
+    return _built("pareto_ucb", n, d, k, core, _common_params(ctx, "pareto_ucb", m0))
 
 
 def _ucb_vectors(state, params, n, d):
@@ -408,8 +416,8 @@ def build_pareto_ucb_plus(ctx, *, eta, m0):
         U = _ucb_vectors(state, params, n, d)
         return layered_top_k(top_layers(U, k, fill=k), jnp.sum(U, axis=-1), k)
 
-    params = {**_common_params(ctx, "pareto_ucb_plus", m0), "eta": _resolve_eta(ctx, "pareto_ucb_plus", eta)}
-    return make_slate_policy(n, d, k, core), params, ("slate/pareto_ucb_plus", n, d, k)
+    params = _eta_params(ctx, "pareto_ucb_plus", m0, eta)
+    return _built("pareto_ucb_plus", n, d, k, core, params)
 
 
 @_register("pareto_ucb_div", "ParetoUCB-Div: Pareto layers, farthest-point (maximin l_inf) tie-break", eta=None)
@@ -436,8 +444,8 @@ def build_pareto_ucb_div(ctx, *, eta, m0):
 
         return sequential_pick(k, n, score)
 
-    params = {**_common_params(ctx, "pareto_ucb_div", m0), "eta": _resolve_eta(ctx, "pareto_ucb_div", eta)}
-    return make_slate_policy(n, d, k, core), params, ("slate/pareto_ucb_div", n, d, k)
+    params = _eta_params(ctx, "pareto_ucb_div", m0, eta)
+    return _built("pareto_ucb_div", n, d, k, core, params)
 
 
 @_register("pareto_ucb_crowd", "ParetoUCB-Crowd: Pareto layers, NSGA-II crowding-distance tie-break", eta=None)
@@ -450,8 +458,8 @@ def build_pareto_ucb_crowd(ctx, *, eta, m0):
         layer = top_layers(U, k, fill=k)
         return layered_top_k(layer, crowding_distance(U, layer), k)
 
-    params = {**_common_params(ctx, "pareto_ucb_crowd", m0), "eta": _resolve_eta(ctx, "pareto_ucb_crowd", eta)}
-    return make_slate_policy(n, d, k, core), params, ("slate/pareto_ucb_crowd", n, d, k)
+    params = _eta_params(ctx, "pareto_ucb_crowd", m0, eta)
+    return _built("pareto_ucb_crowd", n, d, k, core, params)
 
 
 # ----------------------------------------------------------------------------- Pareto-layer TS
@@ -470,7 +478,7 @@ def build_pareto_ts(ctx, *, sigma_obs, m0):
         return layered_top_k(top_layers(theta, k, fill=k), jax.random.uniform(k_tie, (n,)), k)
 
     params = {**_common_params(ctx, "pareto_ts", m0), "sigma_obs": _sigma_obs(ctx, "pareto_ts", sigma_obs)}
-    return make_slate_policy(n, d, k, core), params, ("slate/pareto_ts", n, d, k)
+    return _built("pareto_ts", n, d, k, core, params)
 
 
 @_register("pareto_ts_plus", "ParetoTS+: inflated posterior (sigma_prior^2 + sigma_obs^2)/N, sum tie-break",
@@ -489,7 +497,7 @@ def build_pareto_ts_plus(ctx, *, sigma_obs, sigma_prior, m0):
     params = {**_common_params(ctx, "pareto_ts_plus", m0),
               "sigma_obs": _sigma_obs(ctx, "pareto_ts_plus", sigma_obs),
               "sigma_prior": jnp.asarray(sigma_prior, jnp.float32)}
-    return make_slate_policy(n, d, k, core), params, ("slate/pareto_ts_plus", n, d, k)
+    return _built("pareto_ts_plus", n, d, k, core, params)
 
 
 # ----------------------------------------------------------------------------- Chebyshev
@@ -510,8 +518,8 @@ def build_chebyshev_ucb(ctx, *, eta, num_weights, m0):
         w = weights[jax.random.randint(key, (), 0, weights.shape[0])]
         return top_k(jnp.min(w * (U - empirical_nadir(mu)), axis=-1), k)
 
-    params = {**_common_params(ctx, "chebyshev_ucb", m0), "eta": _resolve_eta(ctx, "chebyshev_ucb", eta)}
-    return make_slate_policy(n, d, k, core), params, ("slate/chebyshev_ucb", n, d, k, num_weights)
+    params = _eta_params(ctx, "chebyshev_ucb", m0, eta)
+    return _built("chebyshev_ucb", n, d, k, core, params, num_weights)
 
 
 @_register("chebyshev_ucb_plus", "ChebyshevUCB+: fixed w = 1/d, standard eta bonus", eta=None)
@@ -524,8 +532,8 @@ def build_chebyshev_ucb_plus(ctx, *, eta, m0):
         U = _ucb_vectors(state, params, n, d)
         return top_k(jnp.min((U - empirical_nadir(mu)) / d, axis=-1), k)
 
-    params = {**_common_params(ctx, "chebyshev_ucb_plus", m0), "eta": _resolve_eta(ctx, "chebyshev_ucb_plus", eta)}
-    return make_slate_policy(n, d, k, core), params, ("slate/chebyshev_ucb_plus", n, d, k)
+    params = _eta_params(ctx, "chebyshev_ucb_plus", m0, eta)
+    return _built("chebyshev_ucb_plus", n, d, k, core, params)
 
 
 # ----------------------------------------------------------------------------- linear / HV scalarisations
@@ -540,8 +548,8 @@ def build_scalar_ucb(ctx, *, eta, m0):
         bonus = jnp.sqrt(params["eta"] * jnp.log(n * params["horizon"] ** 2) / (2.0 * jnp.maximum(state.counts, 1.0)))
         return top_k(jnp.mean(empirical_means(state), axis=-1) + bonus, k)
 
-    params = {**_common_params(ctx, "scalar_ucb", m0), "eta": _resolve_eta(ctx, "scalar_ucb", eta)}
-    return make_slate_policy(n, d, k, core), params, ("slate/scalar_ucb", n, d, k)
+    params = _eta_params(ctx, "scalar_ucb", m0, eta)
+    return _built("scalar_ucb", n, d, k, core, params)
 
 
 @_register("scalar_ucb_randw", "ScalarUCB-RandW (Paria et al. 2020): Dirichlet(1) weight per round", eta=None)
@@ -553,8 +561,8 @@ def build_scalar_ucb_randw(ctx, *, eta, m0):
         w = jax.random.dirichlet(key, jnp.ones((d,), jnp.float32))
         return top_k(_ucb_vectors(state, params, n, d) @ w, k)
 
-    params = {**_common_params(ctx, "scalar_ucb_randw", m0), "eta": _resolve_eta(ctx, "scalar_ucb_randw", eta)}
-    return make_slate_policy(n, d, k, core), params, ("slate/scalar_ucb_randw", n, d, k)
+    params = _eta_params(ctx, "scalar_ucb_randw", m0, eta)
+    return _built("scalar_ucb_randw", n, d, k, core, params)
 
 
 def hv_scalarization(U, ref, lam):
@@ -572,9 +580,8 @@ def build_hv_scalar_ucb(ctx, *, eta, m0):
         lam = positive_sphere(key, (d,))
         return top_k(hv_scalarization(_ucb_vectors(state, params, n, d), params["ref"], lam), k)
 
-    params = {**_common_params(ctx, "hv_scalar_ucb", m0), "eta": _resolve_eta(ctx, "hv_scalar_ucb", eta),
-              "ref": _ref(ctx)}
-    return make_slate_policy(n, d, k, core), params, ("slate/hv_scalar_ucb", n, d, k)
+    params = _eta_params(ctx, "hv_scalar_ucb", m0, eta, ref=_ref(ctx))
+    return _built("hv_scalar_ucb", n, d, k, core, params)
 
 
 @_register("hv_scalar_ucb_plus", "HVScalarUCB+ (Zhang 2024): k random directions, one arm each", eta=None)
@@ -588,9 +595,8 @@ def build_hv_scalar_ucb_plus(ctx, *, eta, m0):
         directional = jnp.min((U[None, :, :] - params["ref"]) / lam[:, None, :], axis=-1)  # (k, n)
         return sequential_pick(k, n, lambda l, chosen, taken: directional[l])
 
-    params = {**_common_params(ctx, "hv_scalar_ucb_plus", m0),
-              "eta": _resolve_eta(ctx, "hv_scalar_ucb_plus", eta), "ref": _ref(ctx)}
-    return make_slate_policy(n, d, k, core), params, ("slate/hv_scalar_ucb_plus", n, d, k)
+    params = _eta_params(ctx, "hv_scalar_ucb_plus", m0, eta, ref=_ref(ctx))
+    return _built("hv_scalar_ucb_plus", n, d, k, core, params)
 
 
 @_register("random_k", "RandomK: a uniformly random slate each round (after the shared forced init)")
@@ -601,7 +607,7 @@ def build_random_k(ctx, *, m0):
     def core(key, state, params, t):
         return top_k(jax.random.uniform(key, (n,)), k)
 
-    return make_slate_policy(n, d, k, core), _common_params(ctx, "random_k", m0), ("slate/random_k", n, d, k)
+    return _built("random_k", n, d, k, core, _common_params(ctx, "random_k", m0))
 
 
 SLATE_POLICIES = ("thv_ucb", "pareto_ucb", "pareto_ucb_plus", "pareto_ucb_div", "pareto_ucb_crowd", "pareto_ts",
