@@ -190,30 +190,36 @@ def min_variance(x, window: int = WINDOW, shrink: float = 0.1) -> np.ndarray:
     return b
 
 
-def exponentiated_gradient(x, eta: float = 0.05) -> np.ndarray:
-    """EG (Helmbold, Schapire, Singer and Warmuth 1998): ``b_i <- b_i exp(eta x_i / b.x)``, normalised."""
+def _play_then_update(x, update) -> np.ndarray:
+    """Weights of an online strategy that starts uniform, plays ``cur`` on day ``t`` and then moves to
+    ``update(t, cur)`` (which sees day ``t``'s relatives ``x[t]``)."""
     T, n = x.shape
     b = np.empty((T, n))
     cur = _uniform(n)
     for t in range(T):
         b[t] = cur
-        w = cur * np.exp(eta * x[t] / (cur @ x[t]))
-        cur = w / w.sum()
+        cur = update(t, cur)
     return b
+
+
+def exponentiated_gradient(x, eta: float = 0.05) -> np.ndarray:
+    """EG (Helmbold, Schapire, Singer and Warmuth 1998): ``b_i <- b_i exp(eta x_i / b.x)``, normalised."""
+
+    def update(t, cur):
+        w = cur * np.exp(eta * x[t] / (cur @ x[t]))
+        return w / w.sum()
+
+    return _play_then_update(x, update)
 
 
 def anticor(x, window: int = 30) -> np.ndarray:
     """Anticor (Borodin, El-Yaniv and Gogan 2004): move wealth from recent winners to anti-correlated losers."""
-    T, n = x.shape
-    b = np.empty((T, n))
-    cur = _uniform(n)
     lx = np.log(x)
-    for t in range(T):
-        b[t] = cur
+
+    def update(t, cur):
         drift = cur * x[t] / (cur @ x[t])
         if t + 1 < 2 * window:
-            cur = drift
-            continue
+            return drift
         L1 = lx[t + 1 - 2 * window:t + 1 - window]
         L2 = lx[t + 1 - window:t + 1]
         mu2 = L2.mean(0)
@@ -226,42 +232,37 @@ def anticor(x, window: int = 30) -> np.ndarray:
         claim = np.where((mu2[:, None] > mu2[None, :]) & (mcor > 0), claim, 0.0)
         tot = claim.sum(1, keepdims=True)
         transfer = drift[:, None] * np.where(tot > 0, claim / np.where(tot > 0, tot, 1.0), 0.0)
-        new = drift - transfer.sum(1) + transfer.sum(0)
-        new = np.maximum(new, 0.0)
-        cur = new / new.sum()
-    return b
+        new = np.maximum(drift - transfer.sum(1) + transfer.sum(0), 0.0)
+        return new / new.sum()
+
+    return _play_then_update(x, update)
 
 
 def olmar(x, window: int = 5, eps: float = 10.0) -> np.ndarray:
     """OLMAR-1 (Li and Hoi 2012): passive-aggressive step towards the moving-average-reversion forecast."""
-    T, n = x.shape
     P = np.cumprod(x, axis=0)
-    b = np.empty((T, n))
-    cur = _uniform(n)
-    for t in range(T):
-        b[t] = cur
-        lo = max(0, t + 1 - window)
-        pred = P[lo:t + 1].mean(0) / P[t]
+
+    def update(t, cur):
+        pred = P[max(0, t + 1 - window):t + 1].mean(0) / P[t]
         dev = pred - pred.mean()
         norm = dev @ dev
         lam = max(0.0, (eps - cur @ pred) / norm) if norm > 0 else 0.0
-        cur = simplex_projection(cur + lam * dev)
-    return b
+        return simplex_projection(cur + lam * dev)
+
+    return _play_then_update(x, update)
 
 
 def pamr(x, eps: float = 0.5) -> np.ndarray:
     """PAMR (Li, Zhao, Hoi and Gopalkrishnan 2012): passive-aggressive mean reversion, epsilon-insensitive loss."""
-    T, n = x.shape
-    b = np.empty((T, n))
-    cur = _uniform(n)
-    for t in range(T):
-        b[t] = cur
+
+    def update(t, cur):
         loss = max(0.0, cur @ x[t] - eps)
         dev = x[t] - x[t].mean()
         norm = dev @ dev
         tau = loss / norm if norm > 0 else 0.0
-        cur = simplex_projection(cur - tau * dev)
-    return b
+        return simplex_projection(cur - tau * dev)
+
+    return _play_then_update(x, update)
 
 
 STRATEGIES = {
