@@ -59,16 +59,11 @@ def _init_means(K, d, dtype=jnp.float32):
 
 
 def _record(state, arm, obs):
-    """Add one observation of ``arm`` to the running counts and sums (Algorithm 1, line 13).
-
-    Written as a dense one-hot update rather than a scatter: with K x d small it fuses with the
-    engine's budget mask into one elementwise pass.
-    """
-    hit = (jnp.arange(state.counts.shape[0]) == arm).astype(state.counts.dtype)
+    """Add one observation of ``arm`` to the running counts and sums (Algorithm 1, line 13)."""
     return state._replace(
         t=state.t + 1,
-        counts=state.counts + hit,
-        sums=state.sums + hit[:, None] * obs.reward.astype(state.sums.dtype),
+        counts=state.counts.at[arm].add(1.0),
+        sums=state.sums.at[arm].add(obs.reward),
     )
 
 
