@@ -66,6 +66,8 @@ def cost(path: Path, quick: bool) -> int:
 def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", quick: bool = False,
          only: list | None = None, log=print, jobs: int = 1, x64: bool = False) -> dict:
     """Run the specs (``jobs`` at a time) and build the reports; return ``{spec stem: wall seconds}``."""
+    if not (isinstance(jobs, int) and jobs >= 1):
+        raise ValueError(f"--jobs {jobs!r}: the number of specs run at once must be an integer >= 1")
     runs = Path(runs_dir) / ("quick" if quick else "")
     reports_root = runs / "experiments" if quick else Path(experiments_dir)
     groups = {prefix: specs for prefix, specs in discover(config_dir).items() if not only or prefix in only}

@@ -1,6 +1,8 @@
 """``mobandit reproduce``: specs run in parallel worker processes give the same results as one by one."""
 import json
 
+import pytest
+
 from mobandit_jax import reproduce
 
 SPEC = """
@@ -34,3 +36,8 @@ def test_parallel_jobs_match_sequential(tmp_path):
         results[jobs] = {stem: json.loads((runs / stem / "summary.json").read_text()) for stem in ("small", "large")}
     assert results[1] == results[2]
     assert len(results[1]["large"]["records"]) > 0
+
+
+def test_jobs_below_one_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="--jobs 0"):
+        reproduce.main(tmp_path, tmp_path / "runs", tmp_path / "exp", jobs=0)
