@@ -79,7 +79,7 @@ def _registry_run(env_section: dict, policy_key: str):
     from .experiment import make_context
 
     inst = problems.base.make(env_section, {})
-    ctx = make_context({"env": env_section}, inst, int(inst.info.get("horizon", 1000)))
+    ctx = make_context({"env": env_section}, inst, inst.horizon or 1000)
     policy, pparams, _ = policies.base.make(policy_key, ctx)
     mset, mparams = metrics.base.make(policies.base.POLICIES[policy_key].family, ctx)
     return inst, ctx, policy, mset, RunParams(inst.params, pparams, mparams, jnp.inf)
@@ -119,7 +119,7 @@ def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int):
 
     def loop(T):
         run_cohv_ucb(lambda a, j: (vals[a, j % 64, :2], vals[a, j % 64, 2]), K, 2, ctx.budget, ctx.cost_floor,
-                     inst.info["det_cost"], T)
+                     inst.alloc_costs, T)
 
     np_rate = _numpy_rate(loop, K, numpy_rounds)
     return _rows(f"CoHV-UCB (K={K}, D=2)", seed_counts, inst.env, policy, mset, params, horizon, np_rate)

@@ -73,6 +73,9 @@ def _cmd_reproduce(args):
 
 def main(argv=None) -> int:
     """Entry point of the ``mobandit`` console script."""
+    from . import runtime
+
+    runtime.configure()  # before JAX starts its backend (the XLA flag is read then)
     parser = argparse.ArgumentParser(prog="mobandit", description="Vectorized multi-objective bandit experiments")
     parser.add_argument("--x64", action="store_true", help="compute in float64")
     sub = parser.add_subparsers(dest="cmd", required=True)

@@ -9,6 +9,10 @@ A spec has these tables (unknown keys fail with the key's name and the allowed k
     [sweep]        "<table>.<key>" = [v1, v2, ...]        (cartesian product of axes)
     [[policies]]   name = "<registered>", label, family, sweep = {option = [...]}, options...
 
+A policy option may depend on a grid setting: ``eta = {front = {linear = 0.3, convex = 1.0}}`` takes,
+at each grid point, the value listed under that point's ``setting["front"]`` (a table with one key, a
+setting name, mapping that setting's values to the option's value).
+
 Every grid point (scenario x sweep values) is a full resolved spec; its ``setting`` names the
 scenario (``scenario``, plus the scenario's own ``setting`` labels) and the last component of each
 swept key (``env.front`` -> ``front``), plus the constant labels of ``experiment.setting``.
@@ -170,8 +174,29 @@ def grid_points(spec: dict):
     return points
 
 
-def policy_points(entry: dict):
-    """Expand one [[policies]] entry's ``sweep`` into a list of option dicts."""
+def _by_setting(name: str, key: str, value, setting: dict | None):
+    """Resolve ``{setting_name = {setting_value = v, ...}}`` at ``setting`` (other values unchanged)."""
+    if not (isinstance(value, dict) and setting is not None):
+        return value
+    if len(value) != 1 or not isinstance(next(iter(value.values())), dict):
+        raise ConfigError(f"policy {name!r}: option {key} = {value!r} must be a value or "
+                          "{<setting> = {<setting value> = value, ...}}")
+    (axis, table), = value.items()
+    if axis not in setting:
+        raise ConfigError(f"policy {name!r}: option {key} depends on setting {axis!r}, which this grid point "
+                          f"does not have; settings: {sorted(setting)}")
+    label = str(setting[axis])
+    if label not in table:
+        raise ConfigError(f"policy {name!r}: option {key} has no value for {axis} = {label!r}; "
+                          f"listed: {sorted(table)}")
+    return table[label]
+
+
+def policy_points(entry: dict, setting: dict | None = None):
+    """Expand one [[policies]] entry's ``sweep`` into a list of option dicts.
+
+    With ``setting`` (a grid point's labels), options given per setting value are resolved there.
+    """
     options = {k: v for k, v in entry.items() if k not in POLICY_META_KEYS}
     sweep = entry.get("sweep", {})
     keys = list(sweep)
@@ -180,5 +205,6 @@ def policy_points(entry: dict):
             raise ConfigError(f"policy {entry['name']!r}: sweep.{k} must be a non-empty list")
     out = []
     for combo in itertools.product(*[sweep[k] for k in keys]):
-        out.append({**options, **dict(zip(keys, combo))})
+        point = {**options, **dict(zip(keys, combo))}
+        out.append({k: _by_setting(entry["name"], k, v, setting) for k, v in point.items()})
     return out

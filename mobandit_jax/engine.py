@@ -14,7 +14,7 @@
 - output: cumulative metric sums every ``record_every`` rounds (``(n_checkpoints,)`` per name),
   plus ``rounds`` (rounds played) and ``spent`` (cumulative cost) at the same checkpoints.
 
-An :class:`~mobandit_jax.policies.base.Identifier` runs as one call instead of a scan, and its
+An :class:`~mobandit_jax.types.Identifier` runs as one call instead of a scan, and its
 metrics are recorded as a single checkpoint.
 
 ``batch(run)`` maps ``run`` over a leading grid axis of ``params`` and a seed axis of keys, and
@@ -24,23 +24,12 @@ result does not depend on the chunking or batch size.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
-
 import jax
 import jax.numpy as jnp
 
-from .policies.base import Identifier, Observation
+from .types import Identifier, Observation, RunParams
 
 RESET_STREAM = 2
-
-
-class RunParams(NamedTuple):
-    """Everything one run may sweep: environment, policy and metric params, and the budget."""
-
-    env: Any
-    policy: Any
-    metric: Any
-    budget: Any
 
 
 def num_checkpoints(horizon: int, record_every: int) -> int:
@@ -139,8 +128,8 @@ def _make_identify_run(env, policy, metrics):
     def run(params, seed_key):
         key_env, key_pol = _streams(seed_key)
         env_params, mparams = _prepare(env, metrics, params, seed_key)
-        recommended = policy.identify(key_env, key_pol, env_params, params.policy)
-        values = metrics.step(mparams, recommended, None)
+        result = policy.identify(key_env, key_pol, env_params, params.policy)
+        values = metrics.step(mparams, result.recommended, None)
         out = {name: jnp.reshape(jnp.asarray(v, jnp.float32), (1,)) for name, v in zip(metrics.names, values)}
         out["rounds"] = jnp.ones((1,), jnp.int32)
         out["spent"] = jnp.zeros((1,), jnp.float32)

@@ -21,10 +21,10 @@ import jax
 import jax.numpy as jnp
 
 from . import config as cfg
-from . import engine, metrics, policies, problems, results, sharding
+from . import engine, metrics, policies, problems, results, runtime, sharding
 from .kernels import validate_cone
 from .policies.base import POLICIES
-from .problems.base import Context
+from .types import Context
 
 DEFAULT_CHECKPOINTS = 100
 DEFAULT_CHUNK = 256
@@ -70,19 +70,13 @@ def resolve_policy_name(name: str, family: str | None) -> str:
 
 def make_context(resolved: dict, inst, horizon: int) -> Context:
     """The :class:`Context` policy and metric builders read, from a resolved spec and its environment."""
-    info = dict(inst.info)
-    W = resolved.get("preference", {}).get("W", info.get("W"))
+    W = resolved.get("preference", {}).get("W")
     if W is not None:
         W = validate_cone(W)
         if W.shape[1] != inst.env.dim:
             raise cfg.ConfigError(f"preference matrix W has {W.shape[1]} columns but the arms have "
                                   f"d = {inst.env.dim} objectives")
-    return Context(
-        num_arms=inst.env.num_arms, dim=inst.env.dim, horizon=horizon, means=np.asarray(inst.means),
-        config=resolved, W=W, ref=info.get("ref"),
-        mean_costs=inst.mean_costs, budget=info.get("budget"), cost_floor=info.get("cost_floor"),
-        slate_size=int(info.get("slate_size", 0)), info={**info, "env": inst.env},
-    )
+    return Context.of(inst, horizon, W)
 
 
 def _signature(tree) -> tuple:
@@ -91,13 +85,14 @@ def _signature(tree) -> tuple:
 
 
 def build(spec: dict) -> Plan:
-    """Expand and build every run of a validated spec."""
+    """Expand and build every run of a validated spec (after :func:`mobandit_jax.runtime.configure`)."""
+    runtime.configure()
     exp = spec["experiment"]
     points = cfg.grid_points(spec)
     built = []
     for setting, resolved in points:
         inst = problems.base.make(resolved["env"], resolved)
-        horizon = max(exp["horizon"], int(inst.info.get("horizon", 0)))
+        horizon = max(exp["horizon"], int(inst.horizon))
         built.append((setting, resolved, inst, horizon))
     horizon = max(h for *_, h in built)
     record_every = exp["record_every"] or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))
@@ -116,7 +111,7 @@ def build(spec: dict) -> Plan:
             mset, mparams = metrics.base.make(family, ctx)
             names.setdefault(label, tuple(mset.names))
             reduce.setdefault(label, dict(zip(mset.names, mset.reduce)))
-            for options in cfg.policy_points(entry):
+            for options in cfg.policy_points(entry, setting):
                 policy, pparams, static_key = policies.base.make(key, ctx, **options)
                 budget = ctx.budget if ctx.budget is not None else np.inf
                 budgeted = bool(np.isfinite(budget))
@@ -205,7 +200,11 @@ def _check_fingerprint(plan: Plan, out: Path):
 
 
 def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
-    """Run this process's chunks that are not on disk yet; process 0 then merges and writes results."""
+    """Run this process's chunks that are not on disk yet; process 0 then merges and writes results.
+
+    Applies :func:`mobandit_jax.runtime.configure` first (the CPU settings the specs were timed with).
+    """
+    runtime.configure()
     out = Path(out_dir)
     (out / "chunks").mkdir(parents=True, exist_ok=True)
     _check_fingerprint(plan, out)

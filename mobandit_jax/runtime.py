@@ -1,4 +1,4 @@
-"""CPU runtime settings for many small batched kernels per round, applied when the package is imported.
+"""CPU runtime settings for many small batched kernels per round, applied by :func:`configure`.
 
 A bandit round at a few hundred seeds is a chain of small kernels inside a ``lax.scan``; two XLA CPU
 defaults are tuned for large tensors instead and cost most of such a round (measured with
@@ -11,7 +11,10 @@ defaults are tuned for large tensors instead and cost most of such a round (meas
   added to ``XLA_FLAGS`` only if the user has not set it, only for jaxlib versions known to accept
   it, and only takes effect if no JAX backend has been started yet.
 
-Set ``MOBANDIT_XLA_DEFAULTS=1`` to keep JAX's defaults for both.
+Importing the package changes neither: ``mobandit`` (the CLI) and :func:`mobandit_jax.experiment.execute`
+call :func:`configure`; Python users who build runs with ``make_run`` call
+``mobandit_jax.runtime.configure()`` themselves, before their first JAX computation (the XLA flag is
+read when the backend starts). Set ``MOBANDIT_XLA_DEFAULTS=1`` to keep JAX's defaults for both.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ def _jaxlib_minor() -> tuple:
 
 
 def configure():
-    """Apply the settings above unless ``MOBANDIT_XLA_DEFAULTS`` is set."""
+    """Apply the settings above unless ``MOBANDIT_XLA_DEFAULTS`` is set (calling it again is harmless)."""
     if os.environ.get("MOBANDIT_XLA_DEFAULTS"):
         return
     from .kernels.threefry import use_unrolled_threefry

@@ -43,18 +43,41 @@ def test_known_answer_vector():
     assert (int(y[0]), int(y[1])) == (0xC4923A9C, 0x483DF7A0)
 
 
-def test_lowering_is_registered_on_import():
+def test_lowering_is_registered_by_configure():
     import jax
-    import mobandit_jax  # noqa: F401
+    from mobandit_jax import runtime
 
+    runtime.configure()
     text = jax.jit(lambda k: jax.random.bits(k, (4,))).lower(jax.random.PRNGKey(0)).compile().as_text()
     assert "while" not in text  # JAX's default CPU lowering is a rolled while loop
 
 
-def test_xla_flag_added_on_import_without_overriding_the_user(tmp_path):
+IMPORT_CHECK = """
+import os, jax
+from jax._src.interpreters import mlir
+from jax.extend.random import threefry2x32_p
+before = (os.environ.get('XLA_FLAGS'), dict(mlir._platform_specific_lowerings['cpu']).get(threefry2x32_p))
+import mobandit_jax
+after = (os.environ.get('XLA_FLAGS'), dict(mlir._platform_specific_lowerings['cpu']).get(threefry2x32_p))
+assert before == after, (before, after)
+mobandit_jax.runtime.configure()
+configured = (os.environ.get('XLA_FLAGS'), dict(mlir._platform_specific_lowerings['cpu']).get(threefry2x32_p))
+print(configured != before)
+"""
+
+
+def test_import_leaves_xla_flags_and_lowerings_unchanged():
     import os
 
-    code = "import os, mobandit_jax; print(os.environ.get('XLA_FLAGS', ''))"
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "MOBANDIT_XLA_DEFAULTS")}
+    out = subprocess.run([sys.executable, "-c", IMPORT_CHECK], check=True, capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "True"  # the check can fail: configure() does change both
+
+
+def test_xla_flag_added_by_configure_without_overriding_the_user(tmp_path):
+    import os
+
+    code = "import os, mobandit_jax; mobandit_jax.runtime.configure(); print(os.environ.get('XLA_FLAGS', ''))"
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "MOBANDIT_XLA_DEFAULTS")}
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env).stdout
     from mobandit_jax import runtime

@@ -59,8 +59,8 @@ def test_clusters_first_angle_support_d2():
 
 def test_reset_draws_per_seed_instances_paired_by_env_key():
     inst = pbase.make({"kind": "dtlz", "d": 2, "n": 36, "k": 3, "sigma": 0.05, "front": "convex"})
-    assert inst.env.reset is not None and inst.info["slate_size"] == 3
-    np.testing.assert_array_equal(inst.info["ref"], np.zeros(2))
+    assert inst.env.reset is not None and inst.slate_size == 3
+    np.testing.assert_array_equal(inst.ref, np.zeros(2))
     k1, k2 = jax.random.PRNGKey(1), jax.random.PRNGKey(2)
     a = inst.env.reset(k1, inst.params).means
     np.testing.assert_array_equal(a, inst.env.reset(k1, inst.params).means)

@@ -58,8 +58,7 @@ def test_greedy_benchmark_matches_numpy_greedy_with_moocore():
 
 def test_metric_step_prepare_and_reducers():
     inst = pbase.make({"kind": "dtlz", "d": 2, "n": 12, "k": 3, "sigma": 0.05, "front": "concave"})
-    ctx = Context(num_arms=12, dim=2, horizon=10, means=inst.means, config={}, ref=np.zeros(2), slate_size=3,
-                  info=dict(inst.info))
+    ctx = Context.of(inst, 10)
     mset, mp = mbase.make("slate", ctx)
     assert mset.names == ("hv_last100", "alpha_regret", "alpha_regret_pos", "vstar")
     assert mset.reduce == ("last100", "sum", "sum", "mean")
@@ -77,7 +76,7 @@ def test_metric_step_prepare_and_reducers():
 
 
 def test_metrics_need_a_slate_size():
-    ctx = Context(num_arms=5, dim=2, horizon=10, means=np.zeros((5, 2)), config={})
+    ctx = Context(num_arms=5, dim=2, horizon=10, means=np.zeros((5, 2)))
     with pytest.raises(ValueError, match="slate size"):
         mbase.make("slate", ctx)
 

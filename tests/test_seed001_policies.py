@@ -15,13 +15,10 @@ from mobandit_jax.problems.base import Context
 from mobandit_jax.reference.thv_ucb_numpy import hypervolume_numpy, thv_ucb_numpy
 
 
-def _ctx(means, k, horizon, front=None, sigma=0.05):
+def _ctx(means, k, horizon, sigma=0.05):
     n, d = means.shape
-    info = {"slate_size": k, "ref": np.zeros(d), "sigma": sigma}
-    if front:
-        info["front"] = front
-    return Context(num_arms=n, dim=d, horizon=horizon, means=means, config={}, ref=np.zeros(d),
-                   slate_size=k, info=info)
+    return Context(num_arms=n, dim=d, horizon=horizon, means=means, ref=np.zeros(d), slate_size=k,
+                   noise_sigma=sigma)
 
 
 def _run_table(policy, params, table, horizon):
@@ -120,12 +117,23 @@ def test_hv_scalarization_hand_computed():
     assert float(slate.hv_scalarization(U, jnp.zeros(2), lam)[0]) == pytest.approx(min(0.6 / 0.8, 0.3 / 0.6) ** 2)
 
 
-def test_table2_default_eta():
-    assert slate.table2_eta("chebyshev_ucb_plus", 3, "linear") == 0.01
-    assert slate.table2_eta("pareto_ucb_div", 2, "convex") == 1.0
+def test_default_eta_is_an_explicit_constant():
     means = np.random.default_rng(0).uniform(0, 1, (12, 2))
-    _, params, _ = pol_base.make("slate/scalar_ucb", _ctx(means, 3, 100, front="clusters"))
-    assert float(params["eta"]) == pytest.approx(0.3)
+    _, params, _ = pol_base.make("slate/scalar_ucb", _ctx(means, 3, 100))
+    assert float(params.eta) == np.float32(0.1)
+    _, params, _ = pol_base.make("slate/thv_ucb", _ctx(means, 3, 100))
+    assert float(params.eta) == np.float32(0.01) and float(params.delta) == np.float32(1 / 100)
+    _, params, _ = pol_base.make("slate/scalar_ucb", _ctx(means, 3, 100), eta=0.3)
+    assert float(params.eta) == np.float32(0.3)
+
+
+def test_factories_need_no_registry():
+    means = np.random.default_rng(0).uniform(0, 1, (12, 2))
+    via_registry, p_reg, _ = pol_base.make("slate/thv_ucb", _ctx(means, 3, 40), eta=0.3)
+    direct = slate.thv_ucb(12, 2, 3)
+    p_direct = slate.thv_ucb_params(40, np.zeros(2), eta=0.3)
+    table = jnp.asarray(_table(means, 40, 0.05, seed=0))
+    np.testing.assert_array_equal(_run_table(direct, p_direct, table, 40), _run_table(via_registry, p_reg, table, 40))
 
 
 @pytest.mark.parametrize("name", slate.SLATE_POLICIES)
@@ -134,7 +142,7 @@ def test_every_policy_plays_distinct_slates_and_learns(name):
                        "instance_seed": 1})
     T = 60
     table = jnp.asarray(_table(inst.means, T, 0.05, seed=0))
-    policy, params, static_key = pol_base.make(f"slate/{name}", _ctx(inst.means, 3, T, front="convex"))
+    policy, params, static_key = pol_base.make(f"slate/{name}", _ctx(inst.means, 3, T))
     assert policy.slate_size == 3 and static_key[0] == f"slate/{name}"
     actions = _run_table(policy, params, table, T)
     assert actions.dtype == np.int32 and actions.shape == (T, 3)

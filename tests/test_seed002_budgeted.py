@@ -22,10 +22,7 @@ NAMES = {"cohv_ucb": "cohv", "hv_ucb": "hv", "acc_cost_ucb": "acc_cost", "budget
 
 
 def _ctx(inst):
-    info = inst.info
-    return Context(num_arms=inst.env.num_arms, dim=inst.env.dim, horizon=info["horizon"], means=inst.means,
-                   config={}, mean_costs=inst.mean_costs, budget=info["budget"], cost_floor=info["cost_floor"],
-                   info=info)
+    return Context.of(inst, inst.horizon)
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +57,11 @@ def test_actions_match_numpy_loop(inst, name, seed):
     ctx = _ctx(inst)
     policy, pparams, _ = pbase.make(name, ctx)
     key_env, key_pol = jax.random.PRNGKey(100 + seed), jax.random.PRNGKey(200 + seed)
-    horizon = inst.info["horizon"]
-    jax_actions = _play(inst, policy, pparams, key_env, key_pol, inst.info["budget"], horizon)
+    horizon = inst.horizon
+    jax_actions = _play(inst, policy, pparams, key_env, key_pol, inst.budget, horizon)
     vals = np.asarray(L.pull_values(key_env, inst.params, horizon), np.float64)
-    ref = run_cohv_ucb(lambda a, j: (vals[a, j, :2], vals[a, j, 2]), inst.env.num_arms, 2, inst.info["budget"],
-                       inst.info["cost_floor"], inst.info["det_cost"], horizon, n_init=1, index=NAMES[name])
+    ref = run_cohv_ucb(lambda a, j: (vals[a, j, :2], vals[a, j, 2]), inst.env.num_arms, 2, inst.budget,
+                       inst.cost_floor, inst.alloc_costs, horizon, n_init=1, index=NAMES[name])
     n = min(len(jax_actions), len(ref["actions"]))
     assert n > 3 * inst.env.num_arms
     np.testing.assert_array_equal(jax_actions[:n], ref["actions"][:n])
@@ -78,14 +75,14 @@ def test_engine_regret_equals_reference_sum(inst):
     ctx = _ctx(inst)
     policy, pparams, _ = pbase.make("cohv_ucb", ctx)
     mset, mp = mbase.make("budgeted", ctx)
-    horizon = inst.info["horizon"]
+    horizon = inst.horizon
     run = engine.make_run(inst.env, policy, mset, horizon, record_every=horizon)
     seed_key = jax.random.PRNGKey(5)
-    out = run(engine.RunParams(inst.params, pparams, mp, jnp.float32(inst.info["budget"])), seed_key)
+    out = run(engine.RunParams(inst.params, pparams, mp, jnp.float32(inst.budget)), seed_key)
     key_env = jax.random.fold_in(seed_key, 0)
     vals = np.asarray(L.pull_values(key_env, inst.params, horizon), np.float64)
-    ref = run_cohv_ucb(lambda a, j: (vals[a, j, :2], vals[a, j, 2]), inst.env.num_arms, 2, inst.info["budget"],
-                       inst.info["cost_floor"], inst.info["det_cost"], horizon)
+    ref = run_cohv_ucb(lambda a, j: (vals[a, j, :2], vals[a, j, 2]), inst.env.num_arms, 2, inst.budget,
+                       inst.cost_floor, inst.alloc_costs, horizon)
     H = np.prod(inst.means, 1)
     nu = H / inst.mean_costs
     gaps = nu.max() - nu
@@ -140,7 +137,7 @@ def test_invalid_budget_and_floor_raise(inst):
 def test_metrics_hand_computed():
     means = np.array([[0.5, 0.4], [0.8, 0.5], [0.2, 0.9]])
     costs = np.array([0.5, 1.0, 0.3])  # H = .2, .4, .18 ; nu = .4, .4, .6
-    ctx = Context(num_arms=3, dim=2, horizon=10, means=means, config={}, mean_costs=costs, budget=5.0,
+    ctx = Context(num_arms=3, dim=2, horizon=10, means=means, mean_costs=costs, budget=5.0,
                   cost_floor=0.3)
     mset, mp = mbase.make("budgeted", ctx)
     assert mset.names == ("hv_efficiency_regret", "hv_regret", "moving_avg_regret_w50")

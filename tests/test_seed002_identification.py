@@ -14,7 +14,7 @@ from mobandit_jax.metrics import base as mbase
 from mobandit_jax.policies import base as pbase
 from mobandit_jax.policies import identification as I
 from mobandit_jax.problems import llm_configs as L
-from mobandit_jax.problems.base import Context
+from mobandit_jax.types import Context, Env
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
 
@@ -55,10 +55,9 @@ def _hand_ctx(means, costs, budget, lam, n=2):
     table = np.concatenate([np.repeat(np.asarray(means)[:, None, :], n, 1),
                             np.repeat(np.asarray(costs)[:, None, None], n, 1)], -1)
     params = L.LLMParams(jnp.asarray(table, jnp.float32))
-    info = dict(prefix_table=L.prefix_table, det_cost=np.asarray(costs), cost_min=np.asarray(costs),
-                env=None, cost_floor=lam, budget=budget)
-    ctx = Context(num_arms=len(means), dim=2, horizon=1, means=np.asarray(means), config={},
-                  mean_costs=np.asarray(costs), budget=budget, cost_floor=lam, info=info)
+    env = Env(sample=L.sample, num_arms=len(means), dim=2, prefix_table=L.prefix_table)
+    ctx = Context(num_arms=len(means), dim=2, horizon=1, means=np.asarray(means), mean_costs=np.asarray(costs),
+                  budget=budget, cost_floor=lam, alloc_costs=np.asarray(costs), min_costs=np.asarray(costs), env=env)
     return ctx, params
 
 
@@ -67,7 +66,7 @@ def test_copsi_hand_checkable_instance():
     ctx, params = _hand_ctx(HAND, costs, budget=20.0, lam=0.25)
     ident, p, static = pbase.make("copsi", ctx)
     key = jax.random.PRNGKey(0)
-    rec, spent, N = ident.identify.detailed(key, key, params, p)
+    rec, spent, N = ident.identify(key, key, params, p)
     # L = 1 + 1/1.25 + 1/1.5; n_1 = floor(20 / (L 1.75)) = 4, B rejected; n_2 = floor(20 / (L 1.5)) = 5
     Lk = 1 + 1 / 1.25 + 1 / 1.5
     assert math.floor(20 / (Lk * 1.75)) == 4 and math.floor(20 / (Lk * 1.5)) == 5
@@ -143,10 +142,9 @@ def algorithm2_numpy(vals, costs, budget, target):
 def test_elimination_matches_numpy_loop(name, rho):
     inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=rho, costs="deterministic",
                             n_profile=12)
-    ctx = Context(num_arms=14, dim=2, horizon=1, means=inst.means, config={}, mean_costs=inst.mean_costs,
-                  budget=inst.info["budget"], cost_floor=inst.info["cost_floor"], info=inst.info)
+    ctx = Context.of(inst, 1)
     ident, p, (_, _, jmax) = pbase.make(name, ctx)
-    c, B, K, lam = np.asarray(inst.info["det_cost"]), inst.info["budget"], 14, inst.info["cost_floor"]
+    c, B, K, lam = np.asarray(inst.alloc_costs), inst.budget, 14, inst.cost_floor
     Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, K + 1))
     lb = 0.5 + sum(1 / i for i in range(2, K + 1))
     T = math.floor(B / c.mean())
@@ -157,7 +155,7 @@ def test_elimination_matches_numpy_loop(name, rho):
     agree = 0
     for seed in range(4):
         key = jax.random.PRNGKey(seed)
-        rec, spent, _ = ident.identify.detailed(key, key, inst.params, p)
+        rec, spent, _ = ident.identify(key, key, inst.params, p)
         vals = np.asarray(L.pull_values(key, inst.params, jmax + 1), np.float64)
         ref, ref_spent = algorithm2_numpy(vals, c, B, target)
         agree += int(np.array_equal(np.asarray(rec), ref))
@@ -169,12 +167,11 @@ def test_elimination_matches_numpy_loop(name, rho):
 def test_uniform_alloc_spends_complete_rounds():
     inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=10.0, costs="deterministic",
                             n_profile=12)
-    ctx = Context(num_arms=14, dim=2, horizon=1, means=inst.means, config={}, mean_costs=inst.mean_costs,
-                  budget=inst.info["budget"], cost_floor=inst.info["cost_floor"], info=inst.info)
+    ctx = Context.of(inst, 1)
     ident, p, _ = pbase.make("uniform_alloc", ctx)
     key = jax.random.PRNGKey(3)
-    rec, spent, N = ident.identify.detailed(key, key, inst.params, p)
-    n = math.floor(inst.info["budget"] / inst.info["det_cost"].sum())
+    rec, spent, N = ident.identify(key, key, inst.params, p)
+    n = math.floor(inst.budget / inst.alloc_costs.sum())
     assert n == 10  # rho = B / (K c_bar) complete rounds
     np.testing.assert_array_equal(np.asarray(N), np.full(14, n))
     vals = np.asarray(L.pull_values(key, inst.params, n), np.float64)
@@ -185,7 +182,7 @@ def test_uniform_alloc_spends_complete_rounds():
 
 def test_identification_metrics_hand_computed():
     means = HAND
-    ctx = Context(num_arms=3, dim=2, horizon=1, means=means, config={})
+    ctx = Context(num_arms=3, dim=2, horizon=1, means=means)
     mset, truth = mbase.make("identification", ctx)
     np.testing.assert_array_equal(np.asarray(truth), [True, False, True])
     mis, f1 = mset.step(truth, jnp.array([True, False, True]), None)
@@ -214,13 +211,12 @@ def test_copsi_schedule_unchanged_under_realized_costs():
     out = {}
     for costs in ("deterministic", "random"):
         inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=30.0, costs=costs, n_profile=12)
-        ctx = Context(num_arms=14, dim=2, horizon=1, means=inst.means, config={}, mean_costs=inst.mean_costs,
-                      budget=inst.info["budget"], cost_floor=inst.info["cost_floor"], info=inst.info)
+        ctx = Context.of(inst, 1)
         ident, p, _ = pbase.make("copsi", ctx)
         key = jax.random.PRNGKey(9)
-        rec, spent, N = ident.identify.detailed(key, key, inst.params, p)
+        rec, spent, N = ident.identify(key, key, inst.params, p)
         out[costs] = (np.asarray(rec), float(spent), np.asarray(N))
-    assert inst.info["cost_floor"] < float(np.min(inst.info["det_cost"]))  # the charged floor differs
+    assert inst.cost_floor < float(np.min(inst.alloc_costs))  # the charged floor differs
     np.testing.assert_array_equal(out["deterministic"][2], out["random"][2])
     np.testing.assert_array_equal(out["deterministic"][0], out["random"][0])
     assert out["deterministic"][1] != pytest.approx(out["random"][1], rel=1e-6)  # but the charges differ
@@ -229,13 +225,12 @@ def test_copsi_schedule_unchanged_under_realized_costs():
 def test_psi_sr_equal_costs_schedule_matches_numpy_loop():
     inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=20.0, costs="deterministic",
                             n_profile=12)
-    ctx = Context(num_arms=14, dim=2, horizon=1, means=inst.means, config={}, mean_costs=inst.mean_costs,
-                  budget=inst.info["budget"], cost_floor=inst.info["cost_floor"], info=inst.info)
+    ctx = Context.of(inst, 1)
     ident, p, (_, _, jmax) = pbase.make("psi_sr", ctx, schedule="equal_costs")
-    c, B, lam = np.asarray(inst.info["det_cost"]), inst.info["budget"], inst.info["cost_floor"]
+    c, B, lam = np.asarray(inst.alloc_costs), inst.budget, inst.cost_floor
     Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, 15))
     key = jax.random.PRNGKey(4)
-    rec, spent, _ = ident.identify.detailed(key, key, inst.params, p)
+    rec, spent, _ = ident.identify(key, key, inst.params, p)
     vals = np.asarray(L.pull_values(key, inst.params, jmax + 1), np.float64)
     ref, ref_spent = algorithm2_numpy(vals, c, B, lambda r, k, C: math.floor(B / (Lk * k * c.mean())))
     np.testing.assert_array_equal(np.asarray(rec), ref)

@@ -88,8 +88,8 @@ def test_csv_env_budget_horizon_and_floor():
     prep = L.preprocess(L.load_logs(DATA), n_profile=12)
     B = 4.0 * 16 * prep.det_cost.mean()
     assert inst.info["budget"] == pytest.approx(B)
-    assert inst.info["cost_floor"] == pytest.approx(prep.det_cost.min())
-    assert inst.info["horizon"] == math.ceil(B / prep.det_cost.min()) + 1
+    assert inst.cost_floor == pytest.approx(prep.det_cost.min())
+    assert inst.horizon == math.ceil(B / prep.det_cost.min()) + 1
     np.testing.assert_allclose(inst.mean_costs, prep.det_cost)
     sub = L.build_instance(dataset=str(DATA), subset="identification14", rho=4.0, n_profile=12)
     assert sub.env.num_arms == 14

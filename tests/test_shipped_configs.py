@@ -6,9 +6,7 @@ import pytest
 from mobandit_jax import config as cfg
 from mobandit_jax.experiment import resolve_policy_name
 from mobandit_jax.policies.base import POLICIES
-from mobandit_jax.policies.slate import TABLE2_ETA
 from mobandit_jax.problems.base import ENVS
-from mobandit_jax.reports.seed001 import ALGOS
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))
@@ -30,8 +28,12 @@ def test_spec_is_valid(path):
         assert set(resolved["env"]) <= allowed_env, setting
     for entry in spec["policies"]:
         key = resolve_policy_name(entry["name"], entry.get("family"))
-        for options in cfg.policy_points(entry):
-            assert set(options) <= set(POLICIES[key].defaults), (entry["name"], options)
+        for setting, _ in cfg.grid_points(spec):
+            for options in cfg.policy_points(entry, setting):
+                assert set(options) <= set(POLICIES[key].defaults), (entry["name"], options)
+
+
+ETA_TUNED = {k.split("/")[1] for k, e in POLICIES.items() if e.family == "slate" and "eta" in e.defaults}
 
 
 SEED001_ETA_GRIDS = {2: "seed001_eta_grid", 3: "seed001_eta_d3", 4: "seed001_eta_d4", 5: "seed001_eta_d5"}
@@ -39,17 +41,28 @@ SEED001_ETA_GRIDS = {2: "seed001_eta_grid", 3: "seed001_eta_d3", 4: "seed001_eta
 
 @pytest.mark.parametrize("d", sorted(SEED001_ETA_GRIDS))
 def test_seed001_main_and_eta_grid_runs_make_one_table(d):
-    """The seed-001 report reads the eta-tuned rows of a main table from the eta grid at Table 2 eta*: both
-    specs run the same experiment, the main spec holds exactly the policies without an eta, and the grid
-    holds every eta-tuned policy with all its Table 2 eta* values."""
+    """The seed-001 report reads the eta-tuned rows of a main table from the eta grid: both specs run the
+    same experiment, the main spec holds exactly the policies without an eta, and the grid holds every
+    eta-tuned policy on the grid {0.01, 0.1, 0.3, 1.0} of Appendix B."""
     main = cfg.load(CONFIG_DIR / f"seed001_d{d}.toml")
     grid = cfg.load(CONFIG_DIR / f"{SEED001_ETA_GRIDS[d]}.toml")
+    fixed = cfg.load(CONFIG_DIR / "seed001_fixed_d2.toml")
     same = ("horizon", "seeds", "seed", "record_every", "setting")
     assert [main["experiment"][k] for k in same] == [grid["experiment"][k] for k in same]
     assert main["env"] == grid["env"] and main["sweep"] == grid["sweep"]
-    assert {p["name"] for p in main["policies"]}.isdisjoint(TABLE2_ETA)
-    assert {p["name"] for p in grid["policies"]} == set(TABLE2_ETA)
-    assert sorted(p["label"] for p in main["policies"] + grid["policies"]) == sorted(ALGOS)
+    assert len(ETA_TUNED) == 10
+    assert {p["name"] for p in main["policies"]}.isdisjoint(ETA_TUNED)
+    assert {p["name"] for p in grid["policies"]} == ETA_TUNED
+    assert sorted(p["label"] for p in main["policies"] + grid["policies"]) == sorted(p["label"] for p in fixed["policies"])
     for entry in grid["policies"]:
-        etas = {point.get("eta") for point in cfg.policy_points(entry)}
-        assert set(TABLE2_ETA[entry["name"]][d]) <= etas, entry["name"]
+        assert {point["eta"] for point in cfg.policy_points(entry)} == {0.01, 0.1, 0.3, 1.0}, entry["name"]
+
+
+def test_seed001_fixed_d2_gives_every_eta_policy_a_tuned_eta_per_front():
+    spec = cfg.load(CONFIG_DIR / "seed001_fixed_d2.toml")
+    for entry in spec["policies"]:
+        for setting, _ in cfg.grid_points(spec):
+            (options,) = cfg.policy_points(entry, setting)
+            assert ("eta" in options) == (entry["name"] in ETA_TUNED), entry["name"]
+            if "eta" in options:
+                assert options["eta"] in (0.01, 0.1, 0.3, 1.0), (entry["name"], setting)

@@ -1,30 +1,9 @@
-"""The metric protocol and the per-family metric registry.
-
-A metric set is evaluated once per round inside the scan: ``step(mparams, action, obs)`` returns a
-tuple of scalars, one per name. The engine accumulates them and records cumulative sums at
-checkpoints; ``reduce`` says how the final summary value is read off the cumulative curve:
-
-- ``"sum"``: the cumulative value at the horizon (regrets);
-- ``"mean"``: the cumulative value divided by the rounds played (ratios, average rewards);
-- ``"lastN"`` (e.g. ``"last100"``): the mean over the last N rounds played.
-"""
+"""The per-family metric registry (the :class:`MetricSet` type is in :mod:`mobandit_jax.types`)."""
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Callable
 
-
-class MetricSet(NamedTuple):
-    """Names, summary reducers and the pure per-round function of a family's metrics.
-
-    ``prepare(mparams, env_params) -> mparams`` (optional) runs once per seed after the
-    environment's ``reset``, inside the compiled run, e.g. to compute a per-instance benchmark.
-    """
-
-    names: tuple
-    reduce: tuple
-    step: Callable[[Any, Any, Any], tuple]
-    prepare: Optional[Callable[[Any, Any], Any]] = None
-
+from ..types import MetricSet  # noqa: F401  (re-exported)
 
 METRICS: dict[str, Callable] = {}
 

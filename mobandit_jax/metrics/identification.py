@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import jax.numpy as jnp
 
-from ..problems.llm_configs import weak_pareto_mask_np
+from ..kernels.gaps import strict_pareto_mask_np
 from .base import MetricSet, register
 
 NAMES = ("misidentification", "f1")
@@ -24,7 +24,7 @@ REDUCE = ("mean", "mean")
 
 def true_pareto_mask(means) -> np.ndarray:
     """``P*`` of Section 3.2: no other arm is strictly better in every coordinate."""
-    return weak_pareto_mask_np(means)
+    return strict_pareto_mask_np(means)
 
 
 def set_scores(recommended, truth):

@@ -88,7 +88,7 @@ def benchmark_value(means, k: int, ref):
 @register("slate")
 def build(ctx):
     """``(MetricSet, mparams)`` of the slate family: HV(S_t), alpha-regrets and the benchmark."""
-    k = int(ctx.slate_size or ctx.info.get("slate_size", 0))
+    k = int(ctx.slate_size)
     if k < 1:
         raise ValueError(f"slate metrics need a slate size k >= 1 (ctx.slate_size), got {k!r}")
     ref = jnp.asarray(np.zeros(ctx.dim) if ctx.ref is None else ctx.ref, jnp.float32)

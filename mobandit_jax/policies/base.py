@@ -1,58 +1,24 @@
-"""The policy protocol and the policy registry.
+"""The policy registry: a table from names to public factories (types in :mod:`mobandit_jax.types`).
 
-A policy is a NamedTuple of three pure functions over an immutable state pytree (optax's
-``GradientTransformation`` shape). Static sizes (number of arms, dimension, slate size, number of
-directions) are closed over by the factory; every sweepable hyperparameter lives in a ``params``
-pytree so that ``jax.vmap`` can batch it.
-
-    state  = policy.init(params)
-    action = policy.select(key, state, params)        # int32 scalar, or (k,) int32 slate
-    state  = policy.update(state, action, obs, params)
-
-``obs`` is an :class:`Observation` with ``reward`` of shape ``(d,)`` (or ``(k, d)`` for a slate)
-and ``cost`` of shape ``()`` (or ``(k,)``). Rounds are counted by the policy itself (``state.t``).
+A row pairs a factory (static sizes and options -> :class:`Policy` or :class:`Identifier`) with a
+``configure(ctx, **options) -> (factory_kwargs, params)`` that reads the experiment context. The
+compile key of a built policy is derived here from the row name and the factory's arguments, so two
+grid points share one compiled function exactly when they call the factory with equal arguments.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
-import jax.numpy as jnp
-
-
-class Observation(NamedTuple):
-    """What the learner sees after a pull: reward vector(s) and cost(s)."""
-
-    reward: jnp.ndarray
-    cost: jnp.ndarray
-
-
-class Policy(NamedTuple):
-    """Pure ``init`` / ``select`` / ``update`` functions; ``slate_size`` is 0 for single-arm policies."""
-
-    init: Callable[[Any], Any]
-    select: Callable[[Any, Any, Any], jnp.ndarray]
-    update: Callable[[Any, jnp.ndarray, Observation, Any], Any]
-    slate_size: int = 0
-
-
-class Identifier(NamedTuple):
-    """A fixed-budget identification algorithm run as one pure call (phases drawn in bulk).
-
-    ``identify(key_env, key_pol, env_params, params) -> (K,) bool`` recommended set. Rewards come
-    from the environment's common streams (``key_env``, shared by every method in a repetition)
-    through its ``sample`` or bulk functions, which the factory closes over (``ctx.info["env"]``);
-    ``key_pol`` is the method's own randomness.
-    """
-
-    identify: Callable[[Any, Any, Any, Any], jnp.ndarray]
+from ..types import Identifier, IdentifyResult, Observation, Policy  # noqa: F401  (re-exported)
 
 
 class PolicyEntry(NamedTuple):
-    """A registry row: how to build a policy and its params from an experiment context."""
+    """A registry row: the factory, how to configure it from a context, and its option defaults."""
 
     name: str
     family: str
-    build: Callable[..., tuple]
+    factory: Callable
+    configure: Callable[..., tuple]
     doc: str
     defaults: dict
 
@@ -60,25 +26,15 @@ class PolicyEntry(NamedTuple):
 POLICIES: dict[str, PolicyEntry] = {}
 
 
-def register(name: str, family: str, doc: str, **defaults):
-    """Decorator registering ``build(ctx, **options) -> (Policy, params, static_key)`` under ``name``.
-
-    ``ctx`` is a :class:`mobandit_jax.problems.base.Context` (the resolved experiment: sizes, true
-    means, preference matrix, costs, ...). ``options`` are the policy's config keys, defaulted from
-    ``defaults``; unknown keys are rejected by :func:`make`.
-    """
-
-    def deco(build):
-        if name in POLICIES:
-            raise ValueError(f"policy {name!r} registered twice")
-        POLICIES[name] = PolicyEntry(name, family, build, doc, dict(defaults))
-        return build
-
-    return deco
+def register(name: str, family: str, factory: Callable, configure: Callable, doc: str, **defaults):
+    """Add a row: ``configure(ctx, **options) -> (factory_kwargs, params)`` feeds ``factory``."""
+    if name in POLICIES:
+        raise ValueError(f"policy {name!r} registered twice")
+    POLICIES[name] = PolicyEntry(name, family, factory, configure, doc, dict(defaults))
 
 
 def make(name: str, ctx, **options):
-    """Build ``(Policy, params, static_key)`` for a registered policy, validating option names."""
+    """Build ``(policy, params, compile_key)`` for a registered policy, validating option names."""
     if name not in POLICIES:
         raise KeyError(f"unknown policy {name!r}; registered policies: {sorted(POLICIES)}")
     entry = POLICIES[name]
@@ -87,4 +43,5 @@ def make(name: str, ctx, **options):
         raise KeyError(
             f"policy {name!r} got unknown option(s) {unknown}; allowed: {sorted(entry.defaults)}"
         )
-    return entry.build(ctx, **{**entry.defaults, **options})
+    kwargs, params = entry.configure(ctx, **{**entry.defaults, **options})
+    return entry.factory(**kwargs), params, (name,) + tuple(sorted(kwargs.items()))

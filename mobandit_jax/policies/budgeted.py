@@ -15,7 +15,7 @@ on both datasets, ``(s_r, s_c, eta) = (0.01, 0.01, 0.05)``, and ``alpha = 2`` (T
 ``alpha >= 2``; Appendix A does not state the value used).
 
 "Feasible selection" (Appendix A): the argmax is taken over the arms whose profiling mean cost
-(``ctx.info["det_cost"]``, else the true mean costs) fits in the remaining budget ``B - spent``;
+(``EnvInstance.alloc_costs``, else the true mean costs) fits in the remaining budget ``B - spent``;
 if none fits, over all arms (the engine then stops the run when the realized cost does not fit).
 Ties go to the lowest arm index.
 
@@ -33,7 +33,9 @@ import numpy as np
 import jax.numpy as jnp
 
 from ..kernels import box_volume
-from .base import Policy, register
+from ..kernels.costs import validate_budget, validate_costs
+from ..types import Policy
+from .base import register
 
 
 class BudgetState(NamedTuple):
@@ -91,15 +93,17 @@ def acc_cost_index(U, c_low):
     return U[..., 0] / c_low
 
 
-def _ucb_policy(num_arms: int, dim: int, index_fn):
+def _ucb_policy(num_arms: int, dim: int, index_fn) -> Policy:
+    """The shared round of the UCB methods: initial round robin, then a feasible argmax of the index."""
     K = num_arms
 
     def arm_index(n, sum_r, sum_c, params):
         return index_fn(*confidence_bounds(n, sum_r, sum_c, params))
 
     def init(params):
-        n, sum_r, sum_c = jnp.zeros(K, jnp.int32), jnp.zeros((K, dim), jnp.float32), jnp.zeros(K, jnp.float32)
-        return BudgetState(jnp.zeros((), jnp.int32), n, sum_r, sum_c, jnp.zeros((), jnp.float32),
+        dtype = params.alpha.dtype
+        n, sum_r, sum_c = jnp.zeros(K, jnp.int32), jnp.zeros((K, dim), dtype), jnp.zeros(K, dtype)
+        return BudgetState(jnp.zeros((), jnp.int32), n, sum_r, sum_c, jnp.zeros((), dtype),
                            arm_index(n, sum_r, sum_c, params))
 
     def select(key, state, params):
@@ -120,20 +124,47 @@ def _ucb_policy(num_arms: int, dim: int, index_fn):
     return Policy(init, select, update)
 
 
-def _params(ctx, name, alpha, s_r, s_c, eta):
-    from mobandit_jax.problems.llm_configs import validate_budget, validate_costs
+def cohv_ucb(num_arms: int, dim: int) -> Policy:
+    """CoHV-UCB (Algorithm 1): argmax of ``HV(U_i) / c_i``."""
+    return _ucb_policy(num_arms, dim, cohv_index)
 
-    info = ctx.info or {}
-    lam = ctx.cost_floor if ctx.cost_floor is not None else info.get("cost_floor")
-    B = ctx.budget if ctx.budget is not None else info.get("budget")
+
+def hv_ucb(num_arms: int, dim: int) -> Policy:
+    """HV-UCB: argmax of ``HV(U_i)``."""
+    return _ucb_policy(num_arms, dim, hv_index)
+
+
+def acc_cost_ucb(num_arms: int, dim: int) -> Policy:
+    """Accuracy-Cost-UCB: argmax of ``U_i^(accuracy) / c_i``."""
+    return _ucb_policy(num_arms, dim, acc_cost_index)
+
+
+ALPHA, S_R, S_C, ETA = 2.0, 0.01, 0.01, 0.05  # Appendix A's selected (s_r, s_c, eta); alpha of Theorem 1
+
+
+def budget_params(budget, cost_floor, feas_cost, rho, alpha=ALPHA, s_r=S_R, s_c=S_C, eta=ETA) -> BudgetParams:
+    """:class:`BudgetParams` for budget ``B``, floor ``lambda``, per-arm feasibility costs and ``rho``.
+
+    ``n_init = max(1, floor(eta rho))``, ``T_B = ceil(B / lambda) + 1``; floats take the default
+    float dtype (float32; float64 under ``jax_enable_x64``).
+    """
+    n_init = max(1, int(math.floor(eta * float(rho))))
+    T_B = math.ceil(budget / cost_floor) + 1
+    f = lambda x: jnp.asarray(x, float)
+    return BudgetParams(f(alpha), f(s_r), f(s_c), f(math.log(T_B)), f(cost_floor), f(budget), f(feas_cost),
+                        jnp.int32(n_init))
+
+
+def _configure(ctx, name, alpha, s_r, s_c, eta):
+    lam, B = ctx.cost_floor, ctx.budget
     if lam is None or B is None:
-        raise ValueError(f"{name}: needs a budget and a cost floor lambda (env info 'budget', 'cost_floor')")
+        raise ValueError(f"{name}: needs a budget and a cost floor lambda (EnvInstance.budget, .cost_floor)")
     lam, B = float(lam), float(B)
     if not 0.0 < lam <= 1.0:
         raise ValueError(f"{name}: cost floor lambda must satisfy 0 < lambda <= 1, got {lam}")
-    feas = info.get("det_cost", ctx.mean_costs)
+    feas = ctx.alloc_costs if ctx.alloc_costs is not None else ctx.mean_costs
     if feas is None:
-        raise ValueError(f"{name}: needs per-arm costs (env info 'det_cost' or ctx.mean_costs)")
+        raise ValueError(f"{name}: needs per-arm costs (EnvInstance.alloc_costs or .mean_costs)")
     feas = np.asarray(feas, float)
     if ctx.mean_costs is not None:
         validate_costs(ctx.mean_costs, lam)
@@ -141,32 +172,22 @@ def _params(ctx, name, alpha, s_r, s_c, eta):
     for nm, v, lo in (("alpha", alpha, 0.0), ("s_r", s_r, 0.0), ("s_c", s_c, 0.0), ("eta", eta, 0.0)):
         if not (np.isfinite(v) and v >= lo):
             raise ValueError(f"{name}: option {nm} must be a finite number >= {lo}, got {v}")
-    rho = info.get("rho")
+    rho = ctx.budget_ratio
     if rho is None:
         rho = B / (ctx.num_arms * float(np.mean(feas)))
-    n_init = max(1, int(math.floor(eta * float(rho))))
-    T_B = math.ceil(B / lam) + 1
-    return BudgetParams(jnp.float32(alpha), jnp.float32(s_r), jnp.float32(s_c), jnp.float32(math.log(T_B)),
-                        jnp.float32(lam), jnp.float32(B), jnp.asarray(feas, jnp.float32), jnp.int32(n_init))
+    return dict(num_arms=ctx.num_arms, dim=ctx.dim), budget_params(B, lam, feas, rho, alpha, s_r, s_c, eta)
 
 
-def _build(name, index_fn):
-    def build(ctx, alpha=2.0, s_r=0.01, s_c=0.01, eta=0.05):
-        params = _params(ctx, name, alpha, s_r, s_c, eta)
-        return _ucb_policy(ctx.num_arms, ctx.dim, index_fn), params, (name, ctx.num_arms, ctx.dim)
+def _row(name, factory, doc):
+    def configure(ctx, alpha, s_r, s_c, eta):
+        return _configure(ctx, name, alpha, s_r, s_c, eta)
 
-    build.__doc__ = f"Build {name} (options alpha, s_r, s_c, eta; Appendix A defaults)."
-    return build
+    register(name, "budgeted", factory, configure, doc, alpha=ALPHA, s_r=S_R, s_c=S_C, eta=ETA)
 
 
-_DEFAULTS = dict(alpha=2.0, s_r=0.01, s_c=0.01, eta=0.05)
-build_cohv_ucb = register("cohv_ucb", "budgeted", "CoHV-UCB, hypervolume-per-cost UCB (seed 002, Algorithm 1)",
-                          **_DEFAULTS)(_build("cohv_ucb", cohv_index))
-build_hv_ucb = register("hv_ucb", "budgeted", "HV-UCB: CoHV-UCB without the cost denominator (seed 002, Sec. 5.1)",
-                        **_DEFAULTS)(_build("hv_ucb", hv_index))
-build_acc_cost_ucb = register("acc_cost_ucb", "budgeted",
-                              "Accuracy-Cost-UCB: optimistic accuracy per cost (seed 002, Sec. 5.1)",
-                              **_DEFAULTS)(_build("acc_cost_ucb", acc_cost_index))
+_row("cohv_ucb", cohv_ucb, "CoHV-UCB, hypervolume-per-cost UCB (seed 002, Algorithm 1)")
+_row("hv_ucb", hv_ucb, "HV-UCB: CoHV-UCB without the cost denominator (seed 002, Sec. 5.1)")
+_row("acc_cost_ucb", acc_cost_ucb, "Accuracy-Cost-UCB: optimistic accuracy per cost (seed 002, Sec. 5.1)")
 
 
 class RoundRobinState(NamedTuple):
@@ -175,11 +196,13 @@ class RoundRobinState(NamedTuple):
     t: jnp.ndarray
 
 
-@register("budgeted/uniform", "budgeted", "Uniform round-robin allocation (seed 002, Sec. 5.1)")
-def build_uniform(ctx):
+def uniform(num_arms: int) -> Policy:
     """Round robin ``t mod K`` until the budget stops the run."""
-    K = ctx.num_arms
-    policy = Policy(lambda params: RoundRobinState(jnp.zeros((), jnp.int32)),
-                    lambda key, state, params: (state.t % K).astype(jnp.int32),
-                    lambda state, action, obs, params: RoundRobinState(state.t + 1))
-    return policy, {}, ("uniform", K)
+    K = num_arms
+    return Policy(lambda params: RoundRobinState(jnp.zeros((), jnp.int32)),
+                  lambda key, state, params: (state.t % K).astype(jnp.int32),
+                  lambda state, action, obs, params: RoundRobinState(state.t + 1))
+
+
+register("budgeted/uniform", "budgeted", uniform, lambda ctx: (dict(num_arms=ctx.num_arms), {}),
+         "Uniform round-robin allocation (seed 002, Sec. 5.1)")

@@ -8,10 +8,11 @@ Eq. (1), accept/reject with the tie rule of line 15) and Appendix A (tie toleran
 ``rtol = 1e-10``, ``atol = 1e-12``; the stochastic-cost robustness protocol).
 
 Every method is an :class:`Identifier`: ``identify(key_env, key_pol, env_params, params)`` returns
-the (K,) bool recommended set. Pulls come from the environment's common bootstrap stream: a
-per-arm prefix table of the first ``jmax`` pulls is built once (``prefix_table`` of
-:mod:`mobandit_jax.problems.llm_configs`, passed in through ``ctx.info``), so a phase's pulls of an
-arm are a slice ``P[i, n_r] - P[i, N_i]`` and a whole run is ``K - 1`` vectorized phases.
+an :class:`IdentifyResult` (recommended set, budget spent, pulls per arm). Pulls come from the
+environment's common bootstrap stream: a per-arm prefix table of the first ``jmax`` pulls is built
+once by the environment's bulk sampler (``Env.prefix_table``), so a phase's pulls of an arm are a
+slice ``P[i, n_r] - P[i, N_i]`` and a whole run is ``K - 1`` vectorized phases. The gaps of Eq. (1)
+are in :mod:`mobandit_jax.kernels.gaps`.
 
 ``lambda`` in ``L_{K,lambda}`` is ``min_i c_i`` (the floor of the allocation costs): with
 deterministic costs it is the environment's cost floor; under realized token charges CoPSI keeps
@@ -39,10 +40,6 @@ Baselines (Section 5.1; choices documented because the paper gives no pseudocode
 * ``uniform_alloc``: the largest number of complete rounds over all arms that the budget affords
   (charged as above), then the empirical Pareto set.
 
-Pareto order. Section 3.2 writes ``u < v`` for a strict inequality in *every* coordinate, so
-``i`` is (empirically) dominated iff some ``j`` has ``m(i, j) > 0``. This is the order used here for
-both the true and the empirical Pareto sets (not the weak-dominance ``pareto_front_mask`` kernel).
-
 Tie rule (line 15): the maximizers are the active arms with
 ``gamma_i >= gamma_max - max(atol, rtol |gamma_max|)``; an empirically dominated maximizer is
 preferred, and among equals the lowest arm index is taken. Appendix A's tolerances
@@ -60,46 +57,12 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from .base import Identifier, register
+from ..kernels.costs import l_k_lambda, validate_budget, validate_costs
+from ..kernels.gaps import classification_gaps_np, empirical_gaps, pairwise_margins  # noqa: F401  (re-exported)
+from ..types import Identifier, IdentifyResult
+from .base import register
 
 RTOL, ATOL = 1e-10, 1e-12
-
-
-# --------------------------------------------------------------------------------------------
-# Gaps (Section 3.2 / Eq. (1)), shared by the three methods and the stand-in generator
-# --------------------------------------------------------------------------------------------
-
-def pairwise_margins(mu):
-    """``(m, M)`` of shape (K, K): ``m[i,j] = min_d (mu_j - mu_i)``, ``M[i,j] = max_d (mu_i - mu_j)``.
-
-    The minimum runs over the (few) objectives one (K, K) plane at a time, and ``M = -m`` exactly
-    (``mu_i - mu_j`` is the exact negation of ``mu_j - mu_i`` in floating point).
-    """
-    m = functools.reduce(jnp.minimum, [mu[None, :, k] - mu[:, None, k] for k in range(mu.shape[-1])])
-    return m, -m
-
-
-def empirical_gaps(mu, active):
-    """Eq. (1) over the active set: ``(gamma, dominated)``, each (K,); inactive entries are -inf / False."""
-    mu = jnp.asarray(mu)
-    K = mu.shape[0]
-    m, M = pairwise_margins(mu)
-    other = active[None, :] & active[:, None] & ~jnp.eye(K, dtype=bool)  # [i, j]: j in A \ {i}
-    d_minus = jnp.max(jnp.where(other, m, -jnp.inf), axis=1)
-    dominated = active & (d_minus > 0)
-    pos = lambda x: jnp.maximum(x, 0.0)
-    # term[i, j] = M(i,j) ^ (M(j,i)^+ + (Delta_j^-)^+)
-    term = jnp.minimum(M, pos(M.T) + pos(d_minus)[None, :])
-    d_plus = jnp.min(jnp.where(other, term, jnp.inf), axis=1)
-    gamma = jnp.where(dominated, d_minus, d_plus)
-    return jnp.where(active, gamma, -jnp.inf), dominated
-
-
-def classification_gaps_np(mu) -> np.ndarray:
-    """Population classification gaps ``gamma_i`` of Section 3.2 for all K arms (numpy in and out)."""
-    mu = np.asarray(mu, np.float32)
-    g, _ = empirical_gaps(jnp.asarray(mu), jnp.ones(mu.shape[0], bool))
-    return np.asarray(g, np.float64)
 
 
 def tie_tolerances(dtype):
@@ -191,19 +154,13 @@ def elimination(P, costs_alloc, budget, target_fn, jmax: int):
     return accepted | active, spent, N
 
 
-def l_k_lambda(K: int, lam):
-    """``L_{K,lambda} = 1 + sum_{l=2}^K 1 / (1 + (l-1) lambda)``."""
-    ell = jnp.arange(2, K + 1, dtype=jnp.float32)
-    return 1.0 + jnp.sum(1.0 / (1.0 + (ell - 1.0) * lam))
-
-
 def logbar(K: int) -> float:
     """Successive-rejects constant ``1/2 + sum_{i=2}^K 1/i``."""
     return 0.5 + sum(1.0 / i for i in range(2, K + 1))
 
 
 # --------------------------------------------------------------------------------------------
-# Builders
+# Factories
 # --------------------------------------------------------------------------------------------
 
 class IdentParams(NamedTuple):
@@ -214,101 +171,122 @@ class IdentParams(NamedTuple):
     cost_floor: jnp.ndarray
 
 
-def _context(ctx, method):
-    from mobandit_jax.problems.llm_configs import validate_budget, validate_costs
-
-    info = ctx.info or {}
-    for k in ("env", "prefix_table", "det_cost", "cost_min"):
-        if k not in info:
-            raise ValueError(f"{method}: the environment must provide info[{k!r}] (use env kind 'llm_configs')")
-    lam = float(ctx.cost_floor if ctx.cost_floor is not None else info["cost_floor"])
-    det = np.asarray(info["det_cost"], float)
-    if not 0 < lam <= 1:
-        raise ValueError(f"{method}: cost floor lambda must satisfy 0 < lambda <= 1, got {lam}")
-    validate_costs(det, lam)
-    budget = float(ctx.budget if ctx.budget is not None else info["budget"])
-    validate_budget(budget, float(np.min(info["cost_min"])))
-    # The allocation uses the profiling costs c_i only (Appendix A, robustness protocol), so
-    # L_{K,lambda} takes lambda = min_i c_i, the floor of the allocation costs, whatever is charged.
-    return info, float(det.min()), det, budget
+def ident_params(budget, costs, cost_floor) -> IdentParams:
+    """:class:`IdentParams` in the default float dtype (float32; float64 under ``jax_enable_x64``)."""
+    return IdentParams(jnp.asarray(budget, float), jnp.asarray(costs, float), jnp.asarray(cost_floor, float))
 
 
-def _finish(info, ctx, budget, det, lam, jmax, targets, name):
-    env_prefix = info["prefix_table"]
+def _identifier(targets, prefix_table, jmax: int) -> Identifier:
     jmax = int(max(1, jmax))
-    params = IdentParams(jnp.asarray(budget, jnp.float32), jnp.asarray(det, jnp.float32),
-                         jnp.asarray(lam, jnp.float32))
 
-    def identify_detailed(key_env, key_pol, env_params, p: IdentParams):
-        """``(recommended (K,) bool, budget spent, pulls per arm (K,))`` on the stream ``key_env``."""
-        return targets(env_prefix(key_env, env_params, jmax), p)
+    def identify(key_env, key_pol, env_params, p: IdentParams) -> IdentifyResult:
+        """Run the method once on the common stream ``key_env``."""
+        return IdentifyResult(*targets(prefix_table(key_env, env_params, jmax), p, jmax))
 
-    def identify(key_env, key_pol, env_params, p: IdentParams):
-        """Run the method once on the common stream ``key_env``; returns the (K,) bool set."""
-        return identify_detailed(key_env, key_pol, env_params, p)[0]
-
-    identify.detailed = identify_detailed
-    return Identifier(identify), params, (name, ctx.num_arms, jmax)
+    return Identifier(identify)
 
 
-@register("copsi", "identification", "CoPSI, cost-aware Pareto set identification (seed 002, Algorithm 2)")
-def build_copsi(ctx):
-    """CoPSI: targets ``n_r = floor(B / (L_{K,lambda} C_r))`` from the profiling costs ``c_i``."""
-    info, lam, det, budget = _context(ctx, "copsi")
-    K = ctx.num_arms
-    L = float(1.0 + sum(1.0 / (1.0 + (l - 1) * lam) for l in range(2, K + 1)))
-    two = np.sort(det)[:2].sum() if K >= 2 else det.sum()
-    jmax = int(math.floor(budget / (L * two)))
+def copsi(num_arms: int, jmax: int, prefix_table) -> Identifier:
+    """CoPSI (Algorithm 2): targets ``n_r = floor(B / (L_{K,lambda} C_r))`` from the costs ``c_i``.
 
-    def targets(P, p):
+    ``jmax`` bounds the pulls per arm (static); ``prefix_table`` is the environment's bulk sampler.
+    """
+    K = num_arms
+
+    def targets(P, p, jmax):
         Lp = l_k_lambda(K, p.cost_floor)
         fn = lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * C_r)).astype(jnp.int32)
         return elimination(P, p.costs, p.budget, fn, jmax)
 
-    return _finish(info, ctx, budget, det, lam, jmax, targets, "copsi")
+    return _identifier(targets, prefix_table, jmax)
 
 
-@register("psi_sr", "identification", "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)",
-          schedule="sr")
-def build_psi_sr(ctx, schedule="sr"):
+def psi_sr(num_arms: int, jmax: int, prefix_table, schedule: str = "sr") -> Identifier:
     """PSI-SR; ``schedule="sr"``: successive-rejects targets for ``T = floor(B / c_bar)`` unit pulls;
     ``schedule="equal_costs"``: CoPSI's targets with every ``c_i`` replaced by ``c_bar``."""
-    if schedule not in ("sr", "equal_costs"):
-        raise ValueError(f"psi_sr: option schedule must be 'sr' or 'equal_costs', got {schedule!r}")
-    info, lam, det, budget = _context(ctx, "psi_sr")
-    K = ctx.num_arms
-    c_bar = float(det.mean())
+    K = num_arms
     if schedule == "sr":
         lb = logbar(K)
-        T_max = math.floor(budget / c_bar)
-        jmax = int(math.ceil(max(T_max - K, 0) / (lb * 2)))
 
-        def targets(P, p):
+        def targets(P, p, jmax):
             T = jnp.floor(p.budget / jnp.mean(p.costs))
             fn = lambda r, k_r, C_r: jnp.ceil(jnp.maximum(T - K, 0.0) / (lb * (K + 1 - r))).astype(jnp.int32)
             return elimination(P, p.costs, p.budget, fn, jmax)
     else:
-        L = float(1.0 + sum(1.0 / (1.0 + (l - 1) * lam) for l in range(2, K + 1)))
-        jmax = int(math.floor(budget / (L * 2 * c_bar)))
-
-        def targets(P, p):
+        def targets(P, p, jmax):
             Lp = l_k_lambda(K, p.cost_floor)
             fn = lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * k_r * jnp.mean(p.costs))).astype(jnp.int32)
             return elimination(P, p.costs, p.budget, fn, jmax)
 
-    return _finish(info, ctx, budget, det, lam, jmax, targets, f"psi_sr/{schedule}")
+    return _identifier(targets, prefix_table, jmax)
 
 
-@register("uniform_alloc", "identification", "Uniform allocation, then the empirical Pareto set (seed 002, Section 5.1)")
-def build_uniform_alloc(ctx):
-    """Uniform allocation: as many complete rounds as the budget affords, then the empirical Pareto set."""
-    info, lam, det, budget = _context(ctx, "uniform_alloc")
-    K = ctx.num_arms
-    jmax = int(math.floor(budget / float(np.sum(info["cost_min"]))))
+def uniform_alloc(num_arms: int, jmax: int, prefix_table) -> Identifier:
+    """Uniform allocation: ``jmax`` complete rounds (as the budget affords), then the empirical Pareto set."""
+    K = num_arms
 
-    def targets(P, p):
+    def targets(P, p, jmax):
         active = jnp.ones(K, bool)
         N, spent = top_up(P, jnp.zeros(K, jnp.int32), active, jnp.int32(jmax), jnp.zeros((), P.dtype), p.budget, jmax)
         return empirical_pareto(_means(P, N), active), spent, N
 
-    return _finish(info, ctx, budget, det, lam, jmax, targets, "uniform_alloc")
+    return _identifier(targets, prefix_table, jmax)
+
+
+# --------------------------------------------------------------------------------------------
+# Registry rows: the static pull bound jmax and the params from an experiment context
+# --------------------------------------------------------------------------------------------
+
+def _checked(ctx, method):
+    """``(lambda, c, B)`` of the context, validated; lambda = min_i c_i (the allocation floor)."""
+    env = ctx.env
+    if env is None or env.prefix_table is None or ctx.alloc_costs is None or ctx.min_costs is None:
+        raise ValueError(f"{method}: the environment must provide a bulk sampler and allocation costs "
+                         "(use env kind 'llm_configs')")
+    if ctx.cost_floor is None or ctx.budget is None:
+        raise ValueError(f"{method}: the environment must provide a budget and a cost floor")
+    lam, det = float(ctx.cost_floor), np.asarray(ctx.alloc_costs, float)
+    if not 0 < lam <= 1:
+        raise ValueError(f"{method}: cost floor lambda must satisfy 0 < lambda <= 1, got {lam}")
+    validate_costs(det, lam)
+    budget = float(ctx.budget)
+    validate_budget(budget, float(np.min(ctx.min_costs)))
+    # The allocation uses the profiling costs c_i only (Appendix A, robustness protocol), so
+    # L_{K,lambda} takes lambda = min_i c_i, the floor of the allocation costs, whatever is charged.
+    return float(det.min()), det, budget
+
+
+def _configure_copsi(ctx):
+    lam, det, budget = _checked(ctx, "copsi")
+    K = ctx.num_arms
+    two = np.sort(det)[:2].sum() if K >= 2 else det.sum()
+    jmax = int(max(1, math.floor(budget / (l_k_lambda(K, lam, np) * two))))
+    return dict(num_arms=K, jmax=jmax, prefix_table=ctx.env.prefix_table), ident_params(budget, det, lam)
+
+
+def _configure_psi_sr(ctx, schedule="sr"):
+    if schedule not in ("sr", "equal_costs"):
+        raise ValueError(f"psi_sr: option schedule must be 'sr' or 'equal_costs', got {schedule!r}")
+    lam, det, budget = _checked(ctx, "psi_sr")
+    K = ctx.num_arms
+    c_bar = float(det.mean())
+    if schedule == "sr":
+        jmax = int(math.ceil(max(math.floor(budget / c_bar) - K, 0) / (logbar(K) * 2)))
+    else:
+        jmax = int(math.floor(budget / (l_k_lambda(K, lam, np) * 2 * c_bar)))
+    kwargs = dict(num_arms=K, jmax=int(max(1, jmax)), prefix_table=ctx.env.prefix_table, schedule=schedule)
+    return kwargs, ident_params(budget, det, lam)
+
+
+def _configure_uniform_alloc(ctx):
+    lam, det, budget = _checked(ctx, "uniform_alloc")
+    jmax = int(max(1, math.floor(budget / float(np.sum(ctx.min_costs)))))
+    return dict(num_arms=ctx.num_arms, jmax=jmax, prefix_table=ctx.env.prefix_table), ident_params(budget, det, lam)
+
+
+register("copsi", "identification", copsi, _configure_copsi,
+         "CoPSI, cost-aware Pareto set identification (seed 002, Algorithm 2)")
+register("psi_sr", "identification", psi_sr, _configure_psi_sr,
+         "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)", schedule="sr")
+register("uniform_alloc", "identification", uniform_alloc, _configure_uniform_alloc,
+         "Uniform allocation, then the empirical Pareto set (seed 002, Section 5.1)")

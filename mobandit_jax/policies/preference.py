@@ -31,7 +31,8 @@ from ..kernels import (
     uniform_from_mask,
     validate_cone,
 )
-from .base import Policy, register
+from ..types import Policy
+from .base import register
 
 
 class MeanState(NamedTuple):
@@ -74,12 +75,6 @@ def _empirical_means(state):
 def _round_robin_first(state, K, chosen):
     """During the first ``K`` rounds play arm ``t`` (each arm once), else ``chosen``."""
     return jnp.where(state.t < K, state.t, chosen).astype(jnp.int32)
-
-
-def _cone_params(ctx):
-    if ctx.W is None:
-        raise KeyError("this policy needs a preference matrix: set [preference] W = [[...], ...]")
-    return validate_cone(ctx.W)
 
 
 def prefucb(num_arms: int, dim: int) -> Policy:
@@ -158,27 +153,34 @@ def gt_pf(num_arms: int) -> Policy:
     return Policy(init, select, update)
 
 
-@register("prefucb", "preference", "PrefUCB: KL-UCB per preference direction, min over directions (seed 000, Alg. 1)")
-def _build_prefucb(ctx):
-    W = _cone_params(ctx)
-    return prefucb(ctx.num_arms, ctx.dim), ConeParams(jnp.asarray(W, jnp.float32)), ("prefucb", ctx.num_arms, ctx.dim, W.shape[0])
+def cone_params(W) -> ConeParams:
+    """:class:`ConeParams` of a preference matrix, in the default float dtype (float64 under x64)."""
+    return ConeParams(jnp.asarray(validate_cone(W), float))
 
 
-@register("pareto_ucb", "preference", "Pareto UCB1: uniform among non-dominated UCB vectors (Drugan & Nowe 2013)")
-def _build_pareto_ucb(ctx):
-    W = _cone_params(ctx)
-    return pareto_ucb(ctx.num_arms, ctx.dim), ConeParams(jnp.asarray(W, jnp.float32)), ("pareto_ucb", ctx.num_arms, ctx.dim, W.shape[0])
+def oracle_params(means) -> OracleParams:
+    """:class:`OracleParams`: the true standard Pareto set of ``means`` (K, d)."""
+    return OracleParams(jnp.asarray(np.asarray(pareto_front_mask(jnp.asarray(means)))))
 
 
-@register("scalarized_ucb_rr", "preference", "scalarized UCB1 on a random row of W each round (Drugan & Nowe 2013)")
-def _build_scalarized(ctx):
-    W = _cone_params(ctx)
-    M = W.shape[0]
-    return scalarized_ucb_rr(ctx.num_arms, ctx.dim, M), ConeParams(jnp.asarray(W, jnp.float32)), ("scalarized_ucb_rr", ctx.num_arms, ctx.dim, M)
+def _cone(ctx):
+    if ctx.W is None:
+        raise KeyError("this policy needs a preference matrix: set [preference] W = [[...], ...]")
+    return cone_params(ctx.W)
 
 
-@register("gt_pf", "preference", "GT-PF oracle: uniform over the true standard Pareto set (seed 000, App. B.1)")
-def _build_gt_pf(ctx):
-    W = _cone_params(ctx)
-    mask = np.asarray(pareto_front_mask(jnp.asarray(ctx.means)))
-    return gt_pf(ctx.num_arms), OracleParams(jnp.asarray(mask)), ("gt_pf", ctx.num_arms, W.shape[0])
+register("prefucb", "preference", prefucb, lambda ctx: (dict(num_arms=ctx.num_arms, dim=ctx.dim), _cone(ctx)),
+         "PrefUCB: KL-UCB per preference direction, min over directions (seed 000, Alg. 1)")
+register("pareto_ucb", "preference", pareto_ucb,
+         lambda ctx: (dict(num_arms=ctx.num_arms, dim=ctx.dim), _cone(ctx)),
+         "Pareto UCB1: uniform among non-dominated UCB vectors (Drugan & Nowe 2013)")
+register("scalarized_ucb_rr", "preference", scalarized_ucb_rr,
+         lambda ctx: (dict(num_arms=ctx.num_arms, dim=ctx.dim, num_directions=len(_cone(ctx).W)), _cone(ctx)),
+         "scalarized UCB1 on a random row of W each round (Drugan & Nowe 2013)")
+def _configure_gt_pf(ctx):
+    _cone(ctx)  # the family's metrics need the cone: fail here with the same message
+    return dict(num_arms=ctx.num_arms), oracle_params(ctx.means)
+
+
+register("gt_pf", "preference", gt_pf, _configure_gt_pf,
+         "GT-PF oracle: uniform over the true standard Pareto set (seed 000, App. B.1)")

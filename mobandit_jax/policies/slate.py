@@ -53,9 +53,9 @@ Baselines (formulas as stated in "Baselines"; ``U_i = mu_hat_i + beta_i 1``; all
 The standard bonus (ChebyshevUCB+, and our reading for every eta baseline whose bonus is not given:
 ParetoUCB+/-Div/-Crowd, ScalarUCB-RandW, HVScalarUCB(+)) is ``sqrt(eta log(n d T^2) / (2 N_i))``.
 
-``eta = None`` (the default) takes the paper's tuned ``eta*`` of Table 2 for the instance's
-``(d, front)`` when the environment reports them (``ctx.info["front"]``, seed-001 DTLZ), else 0.1
-(0.01 for THV-UCB).
+Every policy is a public factory ``name(num_arms, dim, k, ...) -> Policy`` with params built by
+``*_params`` functions; ``eta`` defaults to :data:`ETA` (:data:`THV_ETA` for THV-UCB). The paper's
+tuned ``eta*`` (Table 2) are written in the specs that use them.
 """
 from __future__ import annotations
 
@@ -69,36 +69,13 @@ import jax.numpy as jnp
 
 from ..kernels import box_volume, hv_contributions, pareto_front_mask
 from ..kernels.dominance import dominance_matrix, weakly_dominates
-from .base import Policy, register
+from ..types import Policy
+from .base import register
 
 FAMILY = "slate"
 # Marginal gains at or below this are zero-gain ties (float32 round-off of the kernel's clipped-box
 # identity is ~1e-8 where the exact gain is 0, e.g. once an arm's clipped UCB box is [0, 1]^d).
 GAIN_TOL = 1e-6
-
-# Table 2 of seed 001: eta* per algorithm, d in {2, 3, 4, 5}, fronts (clusters, concave, convex, linear).
-_T2_FRONTS = ("clusters", "concave", "convex", "linear")
-TABLE2_ETA = {
-    "thv_ucb": {d: (0.01, 0.01, 0.01, 0.01) for d in (2, 3, 4, 5)},
-    "pareto_ucb_plus": {2: (1.0, 1.0, 1.0, 1.0), 3: (0.01, 0.1, 0.1, 0.3), 4: (0.01, 0.1, 0.3, 0.3), 5: (0.01, 0.01, 0.01, 0.1)},
-    "pareto_ucb_div": {2: (0.3, 0.1, 1.0, 0.01), 3: (1.0, 0.3, 0.3, 0.3), 4: (0.01, 0.01, 0.01, 0.3), 5: (0.01, 0.01, 1.0, 0.1)},
-    "pareto_ucb_crowd": {2: (1.0, 1.0, 1.0, 0.3), 3: (1.0, 0.01, 1.0, 1.0), 4: (1.0, 1.0, 1.0, 1.0), 5: (1.0, 1.0, 1.0, 1.0)},
-    "chebyshev_ucb": {2: (0.01, 0.01, 1.0, 0.01), 3: (0.01, 0.01, 1.0, 0.01), 4: (0.01, 0.01, 0.01, 0.01), 5: (0.01, 0.01, 0.01, 0.01)},
-    "chebyshev_ucb_plus": {2: (0.3, 1.0, 1.0, 0.3), 3: (0.1, 0.3, 1.0, 0.01), 4: (0.01, 0.01, 0.3, 0.01), 5: (0.01, 0.01, 0.1, 0.3)},
-    "hv_scalar_ucb": {2: (0.01, 0.01, 1.0, 0.01), 3: (0.01, 0.01, 0.01, 0.01), 4: (0.01, 0.01, 0.01, 0.3), 5: (0.01, 0.01, 0.01, 0.01)},
-    "hv_scalar_ucb_plus": {2: (0.01, 0.01, 0.3, 0.01), 3: (0.01, 0.01, 0.01, 0.01), 4: (0.1, 0.01, 0.01, 0.01), 5: (0.01, 0.01, 0.01, 0.01)},
-    "scalar_ucb": {2: (0.3, 1.0, 1.0, 1.0), 3: (0.01, 0.1, 0.1, 0.1), 4: (0.01, 0.1, 0.3, 0.1), 5: (0.01, 0.01, 0.01, 0.01)},
-    "scalar_ucb_randw": {2: (1.0, 1.0, 1.0, 1.0), 3: (1.0, 0.01, 1.0, 1.0), 4: (0.01, 0.01, 0.01, 1.0), 5: (0.01, 0.01, 0.01, 0.01)},
-}
-
-
-def table2_eta(name: str, d: int, front) -> float | None:
-    """The paper's tuned ``eta*`` (Table 2) for ``name`` at ``(d, front)``, or None if not tabulated."""
-    row = TABLE2_ETA.get(name, {}).get(int(d))
-    if row is None or front not in _T2_FRONTS:
-        return None
-    return row[_T2_FRONTS.index(front)]
-
 
 class SlateState(NamedTuple):
     """Rounds played, per-arm pull counts ``N_i`` and reward sums (the empirical means' statistics)."""
@@ -275,69 +252,127 @@ def positive_sphere(key, shape):
     return z / jnp.maximum(jnp.linalg.norm(z, axis=-1, keepdims=True), 1e-12)
 
 
-# ----------------------------------------------------------------------------- building
+# ----------------------------------------------------------------------------- params
+
+M0 = 2  # forced initial pulls per arm (Algorithm 1, lines 3-7)
+ETA = 0.1  # default confidence scale of the eta baselines
+THV_ETA = 0.01  # default eta of THV-UCB
+SIGMA_PRIOR = 0.5  # ParetoTS+: the largest standard deviation of a [0, 1] reward
 
 
-def _slate_size(ctx) -> int:
-    k = int(ctx.slate_size or ctx.info.get("slate_size", 0))
-    if not 1 <= k <= ctx.num_arms:
-        raise ValueError(f"slate policies need 1 <= k <= n={ctx.num_arms}, got slate size k={k!r}")
-    return k
+class BaseParams(NamedTuple):
+    """Forced pulls ``m0`` and horizon ``T`` (policies without a tuned confidence scale)."""
+
+    m0: jnp.ndarray
+    horizon: jnp.ndarray
 
 
-def _ref(ctx):
-    return jnp.asarray(np.zeros(ctx.dim) if ctx.ref is None else ctx.ref, jnp.float32)
+class EtaParams(NamedTuple):
+    """``m0``, ``T`` and the confidence scale ``eta``."""
+
+    m0: jnp.ndarray
+    horizon: jnp.ndarray
+    eta: jnp.ndarray
 
 
-def _positive(name: str, key: str, value):
+class EtaRefParams(NamedTuple):
+    """``m0``, ``T``, ``eta`` and the hypervolume reference point ``r`` (d,)."""
+
+    m0: jnp.ndarray
+    horizon: jnp.ndarray
+    eta: jnp.ndarray
+    ref: jnp.ndarray
+
+
+class ThvUcbParams(NamedTuple):
+    """THV-UCB: ``m0``, ``T``, ``eta``, the confidence level ``delta`` and the reference point ``r``."""
+
+    m0: jnp.ndarray
+    horizon: jnp.ndarray
+    eta: jnp.ndarray
+    delta: jnp.ndarray
+    ref: jnp.ndarray
+
+
+class TsParams(NamedTuple):
+    """ParetoTS: ``m0``, ``T`` and the observation noise ``sigma_obs``."""
+
+    m0: jnp.ndarray
+    horizon: jnp.ndarray
+    sigma_obs: jnp.ndarray
+
+
+class TsPlusParams(NamedTuple):
+    """ParetoTS+: ``m0``, ``T``, ``sigma_obs`` and the prior scale ``sigma_prior``."""
+
+    m0: jnp.ndarray
+    horizon: jnp.ndarray
+    sigma_obs: jnp.ndarray
+    sigma_prior: jnp.ndarray
+
+
+def _f(x):
+    return jnp.asarray(x, float)  # the default float dtype: float32, float64 under x64
+
+
+def _positive(key: str, value):
     arr = np.asarray(value, float)
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"{name}: {key} must be > 0, got {value!r}")
-    return jnp.asarray(value, jnp.float32)
+        raise ValueError(f"{key} must be > 0, got {value!r}")
+    return _f(value)
 
 
-def _resolve_eta(ctx, name: str, eta):
-    if eta is None:
-        eta = table2_eta(name, ctx.dim, ctx.info.get("front"))
-        if eta is None:
-            eta = 0.01 if name == "thv_ucb" else 0.1
-    return _positive(name, "eta", eta)
-
-
-def _common_params(ctx, name: str, m0) -> dict:
+def base_params(horizon, m0=M0) -> BaseParams:
+    """:class:`BaseParams`; ``m0 >= 1``."""
     if not (isinstance(m0, (int, float)) and not isinstance(m0, bool) and m0 >= 1):
-        raise ValueError(f"{name}: m0 (minimum pulls) must be a number >= 1, got {m0!r}")
-    return {"m0": jnp.asarray(m0, jnp.float32), "horizon": jnp.asarray(float(ctx.horizon), jnp.float32)}
+        raise ValueError(f"m0 (minimum pulls) must be a number >= 1, got {m0!r}")
+    return BaseParams(_f(m0), _f(float(horizon)))
 
 
-def _eta_params(ctx, name: str, m0, eta, **extra) -> dict:
-    """Params of an eta-tuned policy: the common ones, ``eta`` (Table 2 eta* by default) and ``extra``."""
-    return {**_common_params(ctx, name, m0), "eta": _resolve_eta(ctx, name, eta), **extra}
+def eta_params(horizon, eta=ETA, m0=M0) -> EtaParams:
+    """:class:`EtaParams`; ``eta > 0``."""
+    return EtaParams(*base_params(horizon, m0), _positive("eta", eta))
 
 
-def _built(name: str, n: int, d: int, k: int, core, params: dict, *static):
-    """A registry builder's result: the wrapped policy, its params and its compilation key."""
-    return make_slate_policy(n, d, k, core), params, (f"slate/{name}", n, d, k, *static)
+def eta_ref_params(horizon, ref, eta=ETA, m0=M0) -> EtaRefParams:
+    """:class:`EtaRefParams`."""
+    return EtaRefParams(*eta_params(horizon, eta, m0), _f(ref))
 
 
-def _sigma_obs(ctx, name: str, sigma_obs):
-    if sigma_obs is None:
-        sigma_obs = ctx.info.get("sigma")
-        if sigma_obs is None:
-            raise ValueError(f"{name}: sigma_obs not given and the environment reports no noise level")
-    if not np.isfinite(sigma_obs) or sigma_obs < 0:
-        raise ValueError(f"{name}: sigma_obs must be >= 0, got {sigma_obs!r}")
-    return jnp.asarray(sigma_obs, jnp.float32)
+def thv_ucb_params(horizon, ref, eta=THV_ETA, delta=None, m0=M0) -> ThvUcbParams:
+    """:class:`ThvUcbParams`; ``delta`` defaults to ``1/T`` (Theorem 3)."""
+    if delta is None:
+        delta = 1.0 / max(int(horizon), 2)
+    if not (0 < float(delta) < 1):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    p = eta_params(horizon, eta, m0)
+    return ThvUcbParams(p.m0, p.horizon, p.eta, _f(delta), _f(ref))
+
+
+def ts_params(horizon, sigma_obs, m0=M0) -> TsParams:
+    """:class:`TsParams`; ``sigma_obs >= 0``."""
+    if sigma_obs is None or not np.isfinite(sigma_obs) or sigma_obs < 0:
+        raise ValueError(f"sigma_obs must be >= 0, got {sigma_obs!r}")
+    return TsParams(*base_params(horizon, m0), _f(sigma_obs))
+
+
+def ts_plus_params(horizon, sigma_obs, sigma_prior=SIGMA_PRIOR, m0=M0) -> TsPlusParams:
+    """:class:`TsPlusParams`; ``sigma_obs, sigma_prior >= 0``."""
+    if not np.isfinite(sigma_prior) or sigma_prior < 0:
+        raise ValueError(f"sigma_prior must be >= 0, got {sigma_prior!r}")
+    return TsPlusParams(*ts_params(horizon, sigma_obs, m0), _f(sigma_prior))
 
 
 def make_slate_policy(n: int, d: int, k: int, core) -> Policy:
     """Wrap ``core(key, state, params, t) -> (k,)`` with the shared state and forced initialisation."""
+    if not 1 <= k <= n:
+        raise ValueError(f"slate policies need 1 <= k <= n={n}, got slate size k={k!r}")
 
     def init(params):
         return init_state(n, d)
 
     def select(key, state, params):
-        forcing = jnp.any(state.counts < params["m0"])
+        forcing = jnp.any(state.counts < params.m0)
         t = (state.t + 1).astype(jnp.float32)
         chosen = core(key, state, params, t)
         return jnp.where(forcing, forced_slate(state.counts, k), chosen).astype(jnp.int32)
@@ -348,50 +383,37 @@ def make_slate_policy(n: int, d: int, k: int, core) -> Policy:
     return Policy(init=init, select=select, update=update, slate_size=k)
 
 
-def _register(name: str, doc: str, **defaults):
-    return register(f"{FAMILY}/{name}", FAMILY, doc, m0=2, **defaults)
+def ucb_vectors(state, params, n, d):
+    """``U_i = mu_hat_i + sqrt(eta log(n d T^2) / (2 N_i)) 1`` (the standard bonus)."""
+    return empirical_means(state) + standard_bonus(state.counts, params.eta, n, d, params.horizon)[:, None]
 
 
 # ----------------------------------------------------------------------------- THV-UCB
 
 
-def thv_ucb_core(n: int, d: int, k: int, clip: bool = True):
-    """THV-UCB's per-round step (Algorithm 1, lines 9-21) as ``core(key, state, params, t)``."""
+def thv_ucb(num_arms: int, dim: int, k: int, clip: bool = True) -> Policy:
+    """THV-UCB (Algorithm 1, lines 9-21); ``clip`` clips the UCBs to [0, 1]. Params: :func:`thv_ucb_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
         mu = empirical_means(state)
-        beta = jnp.sqrt(2.0 * params["eta"] * jnp.log(n * d * t**2 / params["delta"])
-                        / jnp.maximum(state.counts, 1.0))
+        beta = jnp.sqrt(2.0 * params.eta * jnp.log(n * d * t**2 / params.delta) / jnp.maximum(state.counts, 1.0))
         upper = mu + beta[:, None]
         if clip:
             upper = jnp.clip(upper, 0.0, 1.0)
         lower = mu - beta[:, None]
         candidates = safe_prune(upper, lower, k)
-        return greedy_hv_slate(upper, candidates, params["ref"], k)
+        return greedy_hv_slate(upper, candidates, params.ref, k)
 
-    return core
-
-
-@_register("thv_ucb", "THV-UCB: greedy optimistic marginal hypervolume with safe pruning (seed 001, Alg. 1)",
-           eta=None, delta=None, clip=True)
-def build_thv_ucb(ctx, *, eta, delta, clip, m0):
-    """THV-UCB; ``delta`` defaults to ``1/T`` (Theorem 3), ``clip`` clips UCBs to [0, 1]."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
-    if delta is None:
-        delta = 1.0 / max(int(ctx.horizon), 2)
-    if not (0 < float(delta) < 1):
-        raise ValueError(f"thv_ucb: delta must lie in (0, 1), got {delta!r}")
-    params = _eta_params(ctx, "thv_ucb", m0, eta, delta=jnp.asarray(delta, jnp.float32), ref=_ref(ctx))
-    return _built("thv_ucb", n, d, k, thv_ucb_core(n, d, k, bool(clip)), params, bool(clip))
+    return make_slate_policy(n, d, k, core)
 
 
 # ----------------------------------------------------------------------------- Pareto-layer UCB
 
 
-@_register("pareto_ucb", "ParetoUCB (Drugan & Nowe 2013), Pareto layers on UCB, random within a layer")
-def build_pareto_ucb(ctx, *, m0):
-    """Faithful ParetoUCB: ``beta = sqrt(2 log(t (d |F_hat|)^{1/4}) / N)``, random within layers."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def pareto_ucb(num_arms: int, dim: int, k: int) -> Policy:
+    """ParetoUCB: ``beta = sqrt(2 log(t (d |F_hat|)^{1/4}) / N)``, random within layers. Params: :func:`base_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
         mu = empirical_means(state)
@@ -400,37 +422,28 @@ def build_pareto_ucb(ctx, *, m0):
         layer = top_layers(mu + beta[:, None], k, fill=k)
         return layered_top_k(layer, jax.random.uniform(key, (n,)), k)
 
-    return _built("pareto_ucb", n, d, k, core, _common_params(ctx, "pareto_ucb", m0))
+    return make_slate_policy(n, d, k, core)
 
 
-def _ucb_vectors(state, params, n, d):
-    return empirical_means(state) + standard_bonus(state.counts, params["eta"], n, d, params["horizon"])[:, None]
-
-
-@_register("pareto_ucb_plus", "ParetoUCB+ : Pareto layers on UCB with a sum(U) tie-break, eta bonus", eta=None)
-def build_pareto_ucb_plus(ctx, *, eta, m0):
-    """ParetoUCB+: layered selection, ``sum_j U_ij`` tie-break, standard eta bonus."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def pareto_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
+    """ParetoUCB+: layers on ``U``, ``sum_j U_ij`` tie-break. Params: :func:`eta_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
-        U = _ucb_vectors(state, params, n, d)
+        U = ucb_vectors(state, params, n, d)
         return layered_top_k(top_layers(U, k, fill=k), jnp.sum(U, axis=-1), k)
 
-    params = _eta_params(ctx, "pareto_ucb_plus", m0, eta)
-    return _built("pareto_ucb_plus", n, d, k, core, params)
+    return make_slate_policy(n, d, k, core)
 
 
-@_register("pareto_ucb_div", "ParetoUCB-Div: Pareto layers, farthest-point (maximin l_inf) tie-break", eta=None)
-def build_pareto_ucb_div(ctx, *, eta, m0):
-    """ParetoUCB-Div: within the current layer, maximin ``l_inf`` distance to the slate in UCB space."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def pareto_ucb_div(num_arms: int, dim: int, k: int) -> Policy:
+    """ParetoUCB-Div: per slot, current layer, then maximin ``l_inf`` distance, then ``sum U``. Params: :func:`eta_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
-        U = _ucb_vectors(state, params, n, d)
+        U = ucb_vectors(state, params, n, d)
         layer = top_layers(U, k, fill=k)
         total = jnp.sum(U, axis=-1)
-
-        # Lexicographic per slot: current layer, then maximin distance, then sum U.
 
         def score(l, chosen, taken):
             in_layer = current_layer(layer, taken)
@@ -444,125 +457,103 @@ def build_pareto_ucb_div(ctx, *, eta, m0):
 
         return sequential_pick(k, n, score)
 
-    params = _eta_params(ctx, "pareto_ucb_div", m0, eta)
-    return _built("pareto_ucb_div", n, d, k, core, params)
+    return make_slate_policy(n, d, k, core)
 
 
-@_register("pareto_ucb_crowd", "ParetoUCB-Crowd: Pareto layers, NSGA-II crowding-distance tie-break", eta=None)
-def build_pareto_ucb_crowd(ctx, *, eta, m0):
-    """ParetoUCB-Crowd: within each layer, largest crowding distance first."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def pareto_ucb_crowd(num_arms: int, dim: int, k: int) -> Policy:
+    """ParetoUCB-Crowd: within each layer, largest crowding distance first. Params: :func:`eta_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
-        U = _ucb_vectors(state, params, n, d)
+        U = ucb_vectors(state, params, n, d)
         layer = top_layers(U, k, fill=k)
         return layered_top_k(layer, crowding_distance(U, layer), k)
 
-    params = _eta_params(ctx, "pareto_ucb_crowd", m0, eta)
-    return _built("pareto_ucb_crowd", n, d, k, core, params)
+    return make_slate_policy(n, d, k, core)
 
 
 # ----------------------------------------------------------------------------- Pareto-layer TS
 
 
-@_register("pareto_ts", "ParetoTS (Yahyaa & Manderick 2015): Gaussian posterior samples, Pareto layers",
-           sigma_obs=None)
-def build_pareto_ts(ctx, *, sigma_obs, m0):
-    """Faithful ParetoTS: ``theta ~ N(mu_hat, sigma_obs^2 / N)``, layers, random within a layer."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def pareto_ts(num_arms: int, dim: int, k: int) -> Policy:
+    """ParetoTS: ``theta ~ N(mu_hat, sigma_obs^2 / N)``, layers, random within a layer. Params: :func:`ts_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
         k_theta, k_tie = jax.random.split(key)
-        sd = params["sigma_obs"] / jnp.sqrt(jnp.maximum(state.counts, 1.0))
+        sd = params.sigma_obs / jnp.sqrt(jnp.maximum(state.counts, 1.0))
         theta = empirical_means(state) + sd[:, None] * jax.random.normal(k_theta, (n, d))
         return layered_top_k(top_layers(theta, k, fill=k), jax.random.uniform(k_tie, (n,)), k)
 
-    params = {**_common_params(ctx, "pareto_ts", m0), "sigma_obs": _sigma_obs(ctx, "pareto_ts", sigma_obs)}
-    return _built("pareto_ts", n, d, k, core, params)
+    return make_slate_policy(n, d, k, core)
 
 
-@_register("pareto_ts_plus", "ParetoTS+: inflated posterior (sigma_prior^2 + sigma_obs^2)/N, sum tie-break",
-           sigma_obs=None, sigma_prior=0.5)
-def build_pareto_ts_plus(ctx, *, sigma_obs, sigma_prior, m0):
-    """ParetoTS+: ``sigma_i^2 = (sigma_prior^2 + sigma_obs^2) / N_i``, ``sum_j theta_ij`` tie-break."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def pareto_ts_plus(num_arms: int, dim: int, k: int) -> Policy:
+    """ParetoTS+: ``sigma_i^2 = (sigma_prior^2 + sigma_obs^2) / N_i``, ``sum_j theta_ij`` tie-break. Params: :func:`ts_plus_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
-        var = (params["sigma_prior"] ** 2 + params["sigma_obs"] ** 2) / jnp.maximum(state.counts, 1.0)
+        var = (params.sigma_prior ** 2 + params.sigma_obs ** 2) / jnp.maximum(state.counts, 1.0)
         theta = empirical_means(state) + jnp.sqrt(var)[:, None] * jax.random.normal(key, (n, d))
         return layered_top_k(top_layers(theta, k, fill=k), jnp.sum(theta, axis=-1), k)
 
-    if not np.isfinite(sigma_prior) or sigma_prior < 0:
-        raise ValueError(f"pareto_ts_plus: sigma_prior must be >= 0, got {sigma_prior!r}")
-    params = {**_common_params(ctx, "pareto_ts_plus", m0),
-              "sigma_obs": _sigma_obs(ctx, "pareto_ts_plus", sigma_obs),
-              "sigma_prior": jnp.asarray(sigma_prior, jnp.float32)}
-    return _built("pareto_ts_plus", n, d, k, core, params)
+    return make_slate_policy(n, d, k, core)
 
 
 # ----------------------------------------------------------------------------- Chebyshev
 
 
-@_register("chebyshev_ucb", "ChebyshevUCB (Mandow et al. 2023, Alg. C2): random simplex weight per round",
-           eta=None, num_weights=32)
-def build_chebyshev_ucb(ctx, *, eta, num_weights, m0):
-    """ChebyshevUCB: score ``min_l w_l (U_il - z_l)`` with a uniformly drawn lattice weight."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def chebyshev_ucb(num_arms: int, dim: int, k: int, num_weights: int = 32) -> Policy:
+    """ChebyshevUCB: ``min_l w_l (U_il - z_l)`` with a uniformly drawn lattice weight. Params: :func:`eta_params`."""
+    n, d = num_arms, dim
     if not isinstance(num_weights, int) or num_weights < 1:
         raise ValueError(f"chebyshev_ucb: num_weights must be an integer >= 1, got {num_weights!r}")
     weights = jnp.asarray(simplex_interior_lattice(d, num_weights), jnp.float32)
 
     def core(key, state, params, t):
         mu = empirical_means(state)
-        U = mu + jnp.sqrt(2.0 * params["eta"] * jnp.log(t) / jnp.maximum(state.counts, 1.0))[:, None]
+        U = mu + jnp.sqrt(2.0 * params.eta * jnp.log(t) / jnp.maximum(state.counts, 1.0))[:, None]
         w = weights[jax.random.randint(key, (), 0, weights.shape[0])]
         return top_k(jnp.min(w * (U - empirical_nadir(mu)), axis=-1), k)
 
-    params = _eta_params(ctx, "chebyshev_ucb", m0, eta)
-    return _built("chebyshev_ucb", n, d, k, core, params, num_weights)
+    return make_slate_policy(n, d, k, core)
 
 
-@_register("chebyshev_ucb_plus", "ChebyshevUCB+: fixed w = 1/d, standard eta bonus", eta=None)
-def build_chebyshev_ucb_plus(ctx, *, eta, m0):
-    """ChebyshevUCB+: ``min_l (U_il - z_l) / d``, top-k."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def chebyshev_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
+    """ChebyshevUCB+: top-k of ``min_l (U_il - z_l) / d``. Params: :func:`eta_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
         mu = empirical_means(state)
-        U = _ucb_vectors(state, params, n, d)
+        U = ucb_vectors(state, params, n, d)
         return top_k(jnp.min((U - empirical_nadir(mu)) / d, axis=-1), k)
 
-    params = _eta_params(ctx, "chebyshev_ucb_plus", m0, eta)
-    return _built("chebyshev_ucb_plus", n, d, k, core, params)
+    return make_slate_policy(n, d, k, core)
 
 
 # ----------------------------------------------------------------------------- linear / HV scalarisations
 
 
-@_register("scalar_ucb", "ScalarUCB (Auer et al. 2002): UCB1 on the mean objective w = 1/d", eta=None)
-def build_scalar_ucb(ctx, *, eta, m0):
-    """ScalarUCB: top-k of ``mean_j mu_hat_ij + sqrt(eta log(n T^2) / (2 N_i))``."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def scalar_ucb(num_arms: int, dim: int, k: int) -> Policy:
+    """ScalarUCB: top-k of ``mean_j mu_hat_ij + sqrt(eta log(n T^2) / (2 N_i))``. Params: :func:`eta_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
-        bonus = jnp.sqrt(params["eta"] * jnp.log(n * params["horizon"] ** 2) / (2.0 * jnp.maximum(state.counts, 1.0)))
+        bonus = jnp.sqrt(params.eta * jnp.log(n * params.horizon ** 2) / (2.0 * jnp.maximum(state.counts, 1.0)))
         return top_k(jnp.mean(empirical_means(state), axis=-1) + bonus, k)
 
-    params = _eta_params(ctx, "scalar_ucb", m0, eta)
-    return _built("scalar_ucb", n, d, k, core, params)
+    return make_slate_policy(n, d, k, core)
 
 
-@_register("scalar_ucb_randw", "ScalarUCB-RandW (Paria et al. 2020): Dirichlet(1) weight per round", eta=None)
-def build_scalar_ucb_randw(ctx, *, eta, m0):
-    """ScalarUCB-RandW: top-k of ``w . U_i`` with ``w ~ Dirichlet(1)`` drawn each round."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def scalar_ucb_randw(num_arms: int, dim: int, k: int) -> Policy:
+    """ScalarUCB-RandW: top-k of ``w . U_i``, ``w ~ Dirichlet(1)`` each round. Params: :func:`eta_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
         w = jax.random.dirichlet(key, jnp.ones((d,), jnp.float32))
-        return top_k(_ucb_vectors(state, params, n, d) @ w, k)
+        return top_k(ucb_vectors(state, params, n, d) @ w, k)
 
-    params = _eta_params(ctx, "scalar_ucb_randw", m0, eta)
-    return _built("scalar_ucb_randw", n, d, k, core, params)
+    return make_slate_policy(n, d, k, core)
 
 
 def hv_scalarization(U, ref, lam):
@@ -571,45 +562,109 @@ def hv_scalarization(U, ref, lam):
     return jnp.min(jnp.maximum(0.0, (U - ref) / lam), axis=-1) ** d
 
 
-@_register("hv_scalar_ucb", "HVScalarUCB (Zhang & Golovin 2020): random HV scalarisation per round", eta=None)
-def build_hv_scalar_ucb(ctx, *, eta, m0):
-    """HVScalarUCB: top-k of the hypervolume scalarisation along one random direction."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def hv_scalar_ucb(num_arms: int, dim: int, k: int) -> Policy:
+    """HVScalarUCB: top-k of the HV scalarisation along one random direction. Params: :func:`eta_ref_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
         lam = positive_sphere(key, (d,))
-        return top_k(hv_scalarization(_ucb_vectors(state, params, n, d), params["ref"], lam), k)
+        return top_k(hv_scalarization(ucb_vectors(state, params, n, d), params.ref, lam), k)
 
-    params = _eta_params(ctx, "hv_scalar_ucb", m0, eta, ref=_ref(ctx))
-    return _built("hv_scalar_ucb", n, d, k, core, params)
+    return make_slate_policy(n, d, k, core)
 
 
-@_register("hv_scalar_ucb_plus", "HVScalarUCB+ (Zhang 2024): k random directions, one arm each", eta=None)
-def build_hv_scalar_ucb_plus(ctx, *, eta, m0):
-    """HVScalarUCB+: slot ``j`` takes ``argmax_{i not chosen} min_l (U_il - r_l) / lambda^(j)_l``."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def hv_scalar_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
+    """HVScalarUCB+: slot ``j`` takes ``argmax_{i not chosen} min_l (U_il - r_l) / lambda^(j)_l``. Params: :func:`eta_ref_params`."""
+    n, d = num_arms, dim
 
     def core(key, state, params, t):
         lam = positive_sphere(key, (k, d))
-        U = _ucb_vectors(state, params, n, d)
-        directional = jnp.min((U[None, :, :] - params["ref"]) / lam[:, None, :], axis=-1)  # (k, n)
+        U = ucb_vectors(state, params, n, d)
+        directional = jnp.min((U[None, :, :] - params.ref) / lam[:, None, :], axis=-1)  # (k, n)
         return sequential_pick(k, n, lambda l, chosen, taken: directional[l])
 
-    params = _eta_params(ctx, "hv_scalar_ucb_plus", m0, eta, ref=_ref(ctx))
-    return _built("hv_scalar_ucb_plus", n, d, k, core, params)
+    return make_slate_policy(n, d, k, core)
 
 
-@_register("random_k", "RandomK: a uniformly random slate each round (after the shared forced init)")
-def build_random_k(ctx, *, m0):
-    """RandomK: ``k`` distinct arms uniformly at random."""
-    n, d, k = ctx.num_arms, ctx.dim, _slate_size(ctx)
+def random_k(num_arms: int, dim: int, k: int) -> Policy:
+    """RandomK: ``k`` distinct arms uniformly at random. Params: :func:`base_params`."""
+    n = num_arms
 
     def core(key, state, params, t):
         return top_k(jax.random.uniform(key, (n,)), k)
 
-    return _built("random_k", n, d, k, core, _common_params(ctx, "random_k", m0))
+    return make_slate_policy(n, dim, k, core)
 
+
+# ----------------------------------------------------------------------------- registry rows
+
+
+def _sizes(ctx) -> dict:
+    return dict(num_arms=ctx.num_arms, dim=ctx.dim, k=int(ctx.slate_size))
+
+
+def _ref(ctx):
+    return np.zeros(ctx.dim) if ctx.ref is None else ctx.ref
+
+
+def _sigma(ctx, sigma_obs):
+    if sigma_obs is None:
+        sigma_obs = ctx.noise_sigma
+        if sigma_obs is None:
+            raise ValueError("sigma_obs not given and the environment reports no noise level")
+    return sigma_obs
+
+
+def _named(name, configure):
+    def wrapped(ctx, **options):
+        try:
+            return configure(ctx, **options)
+        except ValueError as err:
+            raise ValueError(f"{name}: {err}") from None
+
+    return wrapped
+
+
+_ROWS = {
+    "thv_ucb": (thv_ucb, "THV-UCB: greedy optimistic marginal hypervolume with safe pruning (seed 001, Alg. 1)",
+                lambda ctx, eta, delta, clip, m0: ({**_sizes(ctx), "clip": bool(clip)},
+                                                   thv_ucb_params(ctx.horizon, _ref(ctx), eta, delta, m0)),
+                dict(eta=THV_ETA, delta=None, clip=True)),
+    "pareto_ucb": (pareto_ucb, "ParetoUCB (Drugan & Nowe 2013), Pareto layers on UCB, random within a layer",
+                   lambda ctx, m0: (_sizes(ctx), base_params(ctx.horizon, m0)), {}),
+    "pareto_ts": (pareto_ts, "ParetoTS (Yahyaa & Manderick 2015): Gaussian posterior samples, Pareto layers",
+                  lambda ctx, sigma_obs, m0: (_sizes(ctx), ts_params(ctx.horizon, _sigma(ctx, sigma_obs), m0)),
+                  dict(sigma_obs=None)),
+    "pareto_ts_plus": (pareto_ts_plus, "ParetoTS+: inflated posterior (sigma_prior^2 + sigma_obs^2)/N, sum tie-break",
+                       lambda ctx, sigma_obs, sigma_prior, m0: (
+                           _sizes(ctx), ts_plus_params(ctx.horizon, _sigma(ctx, sigma_obs), sigma_prior, m0)),
+                       dict(sigma_obs=None, sigma_prior=SIGMA_PRIOR)),
+    "chebyshev_ucb": (chebyshev_ucb, "ChebyshevUCB (Mandow et al. 2023, Alg. C2): random simplex weight per round",
+                      lambda ctx, eta, num_weights, m0: ({**_sizes(ctx), "num_weights": num_weights},
+                                                         eta_params(ctx.horizon, eta, m0)),
+                      dict(eta=ETA, num_weights=32)),
+    "random_k": (random_k, "RandomK: a uniformly random slate each round (after the shared forced init)",
+                 lambda ctx, m0: (_sizes(ctx), base_params(ctx.horizon, m0)), {}),
+}
+for _name, _factory, _doc in (
+    (("pareto_ucb_plus", pareto_ucb_plus, "ParetoUCB+ : Pareto layers on UCB with a sum(U) tie-break, eta bonus"),
+     ("pareto_ucb_div", pareto_ucb_div, "ParetoUCB-Div: Pareto layers, farthest-point (maximin l_inf) tie-break"),
+     ("pareto_ucb_crowd", pareto_ucb_crowd, "ParetoUCB-Crowd: Pareto layers, NSGA-II crowding-distance tie-break"),
+     ("chebyshev_ucb_plus", chebyshev_ucb_plus, "ChebyshevUCB+: fixed w = 1/d, standard eta bonus"),
+     ("scalar_ucb", scalar_ucb, "ScalarUCB (Auer et al. 2002): UCB1 on the mean objective w = 1/d"),
+     ("scalar_ucb_randw", scalar_ucb_randw, "ScalarUCB-RandW (Paria et al. 2020): Dirichlet(1) weight per round"))
+):
+    _ROWS[_name] = (_factory, _doc, lambda ctx, eta, m0: (_sizes(ctx), eta_params(ctx.horizon, eta, m0)), dict(eta=ETA))
+for _name, _factory, _doc in (
+    (("hv_scalar_ucb", hv_scalar_ucb, "HVScalarUCB (Zhang & Golovin 2020): random HV scalarisation per round"),
+     ("hv_scalar_ucb_plus", hv_scalar_ucb_plus, "HVScalarUCB+ (Zhang 2024): k random directions, one arm each"))
+):
+    _ROWS[_name] = (_factory, _doc, lambda ctx, eta, m0: (_sizes(ctx), eta_ref_params(ctx.horizon, _ref(ctx), eta, m0)),
+                    dict(eta=ETA))
 
 SLATE_POLICIES = ("thv_ucb", "pareto_ucb", "pareto_ucb_plus", "pareto_ucb_div", "pareto_ucb_crowd", "pareto_ts",
                   "pareto_ts_plus", "chebyshev_ucb", "chebyshev_ucb_plus", "hv_scalar_ucb", "hv_scalar_ucb_plus",
                   "scalar_ucb", "scalar_ucb_randw", "random_k")
+for _name in SLATE_POLICIES:
+    _factory, _doc, _configure, _defaults = _ROWS[_name]
+    register(f"{FAMILY}/{_name}", FAMILY, _factory, _named(_name, _configure), _doc, m0=M0, **_defaults)

@@ -1,4 +1,5 @@
-"""The environment protocol, the experiment context and the environment registry.
+"""The environment registry (the :class:`Env`, :class:`EnvInstance` and :class:`Context` types are in
+:mod:`mobandit_jax.types`).
 
 An environment is pure (gymnax style): the reward of arm ``i`` at its ``j``-th pull is a pure
 function of ``(key, i, j)`` (or of the round ``t`` for time-series replays), so every policy in a
@@ -11,52 +12,9 @@ comparison faces the same reward stream (common random numbers).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Callable, NamedTuple
 
-import numpy as np
-
-
-class Env(NamedTuple):
-    """A pure environment: static sizes, a ``sample`` function and an optional per-seed ``reset``.
-
-    ``reset(key, params) -> params`` (if given) is called once at the start of every seed's run
-    with the seed's environment key, e.g. to draw a fresh problem instance per seed.
-    """
-
-    sample: Callable[..., tuple]
-    num_arms: int
-    dim: int
-    reset: Optional[Callable[..., Any]] = None
-
-
-class EnvInstance(NamedTuple):
-    """A built environment: the pure ``Env``, its params pytree and the ground truth."""
-
-    env: Env
-    params: Any
-    means: np.ndarray  # (K, d) true mean rewards (regret reference)
-    mean_costs: Optional[np.ndarray] = None  # (K,) true mean costs, if pulls cost
-    static_key: tuple = ()
-    info: dict = {}
-
-
-@dataclass
-class Context:
-    """Everything a policy or metric builder may read about one resolved experiment."""
-
-    num_arms: int
-    dim: int
-    horizon: int
-    means: np.ndarray
-    config: dict
-    W: Optional[np.ndarray] = None
-    ref: Optional[np.ndarray] = None
-    mean_costs: Optional[np.ndarray] = None
-    budget: Optional[float] = None
-    cost_floor: Optional[float] = None
-    slate_size: int = 0
-    info: dict = field(default_factory=dict)
+from ..types import Context, Env, EnvInstance  # noqa: F401  (re-exported)
 
 
 class EnvEntry(NamedTuple):

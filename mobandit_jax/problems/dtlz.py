@@ -185,15 +185,7 @@ def build(section: dict, config: dict) -> EnvInstance:
     means = draw_means(key, n, d, params)
     params = params._replace(means=means)
     env = make_env(n, d, per_seed=seed is None)
-    info = {
-        "slate_size": o["k"],
-        "ref": np.zeros(d),
-        "sigma": o["sigma"],
-        "front": o["front"],
-        "d": d,
-        "per_seed_instance": seed is None,
-        "env": env,
-    }
+    info = {"front": o["front"], "d": d, "per_seed_instance": seed is None}
     return EnvInstance(
         env=env,
         params=params,
@@ -201,4 +193,7 @@ def build(section: dict, config: dict) -> EnvInstance:
         mean_costs=None,
         static_key=("dtlz", n, d, seed is None),
         info=info,
+        ref=np.zeros(d),
+        slate_size=o["k"],
+        noise_sigma=o["sigma"],
     )

@@ -56,6 +56,8 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
+from ..kernels.costs import validate_budget, validate_costs  # noqa: F401  (re-exported)
+from ..kernels.gaps import classification_gaps_np, strict_pareto_mask_np
 from .base import Env, EnvInstance, register
 
 COLUMNS = ("config_id", "model", "temperature", "max_tokens", "prompt", "instance_id",
@@ -268,30 +270,22 @@ def simulated_logs(dataset: str, seed=None, n_instances: int = 1000, split_seed:
     ck = (dataset, seed, n_instances, split_seed, n_profile)
     if ck in _SIM_CACHE:
         return _SIM_CACHE[ck]
-    from mobandit_jax.policies.identification import classification_gaps_np  # lazy: no import cycle
 
     t1 = TABLE1[dataset]
     for s in range(seed, seed + 2000):
         logs = _generate(dataset, s, n_instances)
         prep = preprocess(logs, n_profile=n_profile, split_seed=split_seed)
-        if weak_pareto_mask_np(prep.means).sum() != t1["pareto"]:
+        if strict_pareto_mask_np(prep.means).sum() != t1["pareto"]:
             continue
         sub = identification_subset(logs)
         prep_s = preprocess(logs.select(sub), n_profile=n_profile, split_seed=split_seed)
-        if weak_pareto_mask_np(prep_s.means).sum() != t1["subset_pareto"]:
+        if strict_pareto_mask_np(prep_s.means).sum() != t1["subset_pareto"]:
             continue
         if classification_gaps_np(prep_s.means).min() < 0.5 * t1["subset_min_gap"]:
             continue
         _SIM_CACHE[ck] = logs
         return logs
     raise RuntimeError(f"no generator seed in [{seed}, {seed + 2000}) met the {dataset} Table 1 targets")
-
-
-def weak_pareto_mask_np(mu) -> np.ndarray:
-    """``(K, d) -> (K,)`` bool: arms not dominated in *every* coordinate (the P* of Section 3.2)."""
-    mu = np.asarray(mu, float)
-    strict = np.all(mu[None, :, :] > mu[:, None, :], axis=-1)  # [i, j]: j strictly dominates i
-    return ~strict.any(axis=1)
 
 
 def identification_subset(logs: ConfigLogs) -> np.ndarray:
@@ -346,23 +340,6 @@ def preprocess(logs: ConfigLogs, n_profile: int = 200, split_seed: int = 0) -> P
     means = np.stack([acc.mean(1), eff.mean(1)], 1)
     return Prepared(acc, eff, cost, prof_tokens / c_max, means, cost.mean(1), float(tau5), float(tau95), c_max,
                     prof_tokens)
-
-
-def validate_costs(costs, cost_floor) -> None:
-    """Raise unless ``0 < lambda <= 1`` and every cost lies in ``[lambda, 1]``."""
-    lam = float(cost_floor)
-    if not (0.0 < lam <= 1.0):
-        raise ValueError(f"cost floor lambda must satisfy 0 < lambda <= 1, got {lam}")
-    c = np.asarray(costs, float).ravel()
-    bad = np.flatnonzero(~((c >= lam - 1e-12) & (c <= 1.0 + 1e-12)))
-    if bad.size:
-        raise ValueError(f"cost {c[bad[0]]} (entry {bad[0]}) is outside [lambda, 1] = [{lam}, 1]")
-
-
-def validate_budget(budget, min_cost) -> None:
-    """Raise unless the budget affords at least one pull of the cheapest arm."""
-    if not (np.isfinite(budget) and budget >= min_cost):
-        raise ValueError(f"budget B={budget} is below one pull (the cheapest pull costs {min_cost})")
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,7 +427,7 @@ def _logs_for(dataset: str, seed, split_seed: int, n_profile: int) -> ConfigLogs
 
 def build_instance(dataset="gsm8k", subset="all", rho=8.0, costs="random", seed=None, split_seed=0,
                    n_profile=200) -> EnvInstance:
-    """Build the bootstrap-replay :class:`EnvInstance` (budget, horizon and cost floor in ``info``)."""
+    """Build the bootstrap-replay :class:`EnvInstance` (with its budget, horizon, costs and cost floor)."""
     if subset not in ("all", "identification14"):
         raise ValueError(f"env.subset must be 'all' or 'identification14', got {subset!r}")
     if costs not in ("random", "deterministic"):
@@ -478,19 +455,18 @@ def build_instance(dataset="gsm8k", subset="all", rho=8.0, costs="random", seed=
     validate_budget(budget, lam)
     horizon = int(math.ceil(budget / lam)) + 1  # T_B of Section 4.1
     params = LLMParams(jnp.asarray(np.stack([prep.acc, prep.eff, cost_table], -1), jnp.float32))
-    env = Env(sample=sample, num_arms=K, dim=2)
+    env = Env(sample=sample, num_arms=K, dim=2, prefix_table=prefix_table)
     label = f"{dataset} (simulated)" if logs.simulated else os.path.basename(dataset)
-    pareto = weak_pareto_mask_np(prep.means)
+    pareto = strict_pareto_mask_np(prep.means)
     info = dict(
-        budget=budget, horizon=horizon, cost_floor=lam, rho=rho, ref=np.zeros(2), env=env,
-        det_cost=prep.det_cost, cost_min=cost_table.min(1), c_bar=c_bar, c_max=prep.c_max,
-        tau5=prep.tau5, tau95=prep.tau95, prof_tokens=prep.prof_tokens, pareto=pareto,
-        label=label, simulated=logs.simulated, source=logs.source, costs=costs,
-        configs=logs.configs, budget_tokens=budget * prep.c_max,
-        prefix_table=prefix_table, bulk_sum=bulk_sum,
+        budget=budget, rho=rho, c_bar=c_bar, c_max=prep.c_max, tau5=prep.tau5, tau95=prep.tau95,
+        prof_tokens=prep.prof_tokens, pareto=pareto, label=label, simulated=logs.simulated,
+        source=logs.source, costs=costs, configs=logs.configs, budget_tokens=budget * prep.c_max,
     )
     return EnvInstance(env=env, params=params, means=prep.means, mean_costs=np.asarray(mean_costs),
-                       static_key=("llm_configs", K, int(prep.acc.shape[1])), info=info)
+                       static_key=("llm_configs", K, int(prep.acc.shape[1])), info=info,
+                       budget=budget, cost_floor=lam, alloc_costs=prep.det_cost, min_costs=cost_table.min(1),
+                       budget_ratio=rho, ref=np.zeros(2), horizon=horizon)
 
 
 @register(

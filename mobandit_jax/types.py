@@ -1,0 +1,247 @@
+"""Every protocol and shared type of the engine, in one place.
+
+The engine composes three kinds of pure functions, each closed over static sizes by a factory,
+with every sweepable number in a params pytree (so ``jax.vmap`` batches a grid of them):
+
+    env_params = env.reset(key, env_params)                          # optional, once per seed
+    state  = policy.init(params)
+    action = policy.select(key, state, params)                       # () int32, or (k,) slate
+    reward, cost = env.sample(key_env, arm, pull_index, t, env_params)
+    state  = policy.update(state, action, Observation(reward, cost), params)
+    values = metrics.step(mparams, action, obs)                      # one scalar per metric name
+
+An :class:`Identifier` replaces ``init/select/update`` by one call that returns an
+:class:`IdentifyResult`. An :class:`EnvInstance` is a built environment: the pure :class:`Env`, its
+params and, as typed fields, everything policies and metrics may read about it (the truth, the
+budget and costs, the reference point, the slate size). ``EnvInstance.info`` is descriptive
+metadata for reports only (labels, sources, names): plain data, read by no policy or metric.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple, Optional, Protocol
+
+import numpy as np
+import jax
+
+Array = jax.Array
+PRNGKey = jax.Array
+Params = Any  # a pytree of arrays
+State = Any  # a pytree of arrays
+
+
+class Observation(NamedTuple):
+    """What the learner sees after a pull: ``reward`` (d,) or (k, d), ``cost`` () or (k,)."""
+
+    reward: Array
+    cost: Array
+
+
+# ----------------------------------------------------------------------------- policies
+
+
+class InitFn(Protocol):
+    def __call__(self, params: Params) -> State:
+        """The state before the first round.
+
+        Args:
+          params: the policy's params pytree.
+        """
+
+
+class SelectFn(Protocol):
+    def __call__(self, key: PRNGKey, state: State, params: Params) -> Array:
+        """The action of this round: an int32 arm, or a (k,) int32 slate of distinct arms.
+
+        Args:
+          key: this round's policy key (``fold_in(key_pol, t)``).
+          state: the current state.
+          params: the policy's params pytree.
+        """
+
+
+class UpdateFn(Protocol):
+    def __call__(self, state: State, action: Array, obs: Observation, params: Params) -> State:
+        """The state after observing ``obs`` for ``action``.
+
+        Args:
+          state: the state ``action`` was selected in.
+          action: the arm or slate played.
+          obs: its reward(s) and cost(s).
+          params: the policy's params pytree.
+        """
+
+
+class Policy(NamedTuple):
+    """Pure ``init`` / ``select`` / ``update``; ``slate_size`` is 0 for single-arm policies."""
+
+    init: InitFn
+    select: SelectFn
+    update: UpdateFn
+    slate_size: int = 0
+
+
+class IdentifyResult(NamedTuple):
+    """What a fixed-budget identification run returns."""
+
+    recommended: Array  # (K,) bool, the recommended set
+    spent: Array  # () budget spent
+    pulls: Array  # (K,) int32 pulls per arm
+
+
+class IdentifyFn(Protocol):
+    def __call__(self, key_env: PRNGKey, key_pol: PRNGKey, env_params: Params, params: Params) -> IdentifyResult:
+        """Run the method once.
+
+        Args:
+          key_env: the environment's common reward stream (shared by every method of a seed).
+          key_pol: the method's own randomness.
+          env_params: the environment's params (after ``reset``).
+          params: the method's params pytree.
+        """
+
+
+class Identifier(NamedTuple):
+    """A fixed-budget identification algorithm run as one pure call (phases drawn in bulk)."""
+
+    identify: IdentifyFn
+
+
+# ----------------------------------------------------------------------------- environments
+
+
+class SampleFn(Protocol):
+    def __call__(self, key: PRNGKey, arm: Array, pull_index: Array, t: Array, params: Params) -> tuple:
+        """``(reward (d,), cost ())`` of pull ``pull_index`` of ``arm`` at round ``t``.
+
+        Args:
+          key: the environment stream ``key_env`` (common random numbers across policies).
+          arm: the arm pulled.
+          pull_index: how many times ``arm`` was pulled before.
+          t: the round (for time-series replays).
+          params: the environment's params pytree.
+        """
+
+
+class ResetFn(Protocol):
+    def __call__(self, key: PRNGKey, params: Params) -> Params:
+        """The params of one seed's instance (e.g. a fresh random instance per seed).
+
+        Args:
+          key: the seed's reset key.
+          params: the environment's params pytree.
+        """
+
+
+class PrefixTableFn(Protocol):
+    def __call__(self, key: PRNGKey, params: Params, jmax: int) -> Array:
+        """``(K, jmax + 1, d + 1)`` prefix sums of (rewards, cost) over each arm's first pulls.
+
+        ``P[i, n]`` is the sum over pulls ``0 .. n-1`` of arm ``i`` on the stream ``key``, the same
+        values ``sample`` returns one at a time.
+
+        Args:
+          key: the environment stream ``key_env``.
+          params: the environment's params pytree.
+          jmax: the largest number of pulls per arm (static).
+        """
+
+
+class Env(NamedTuple):
+    """A pure environment: static sizes, ``sample``, an optional per-seed ``reset`` and bulk sampler."""
+
+    sample: SampleFn
+    num_arms: int
+    dim: int
+    reset: Optional[ResetFn] = None
+    prefix_table: Optional[PrefixTableFn] = None
+
+
+class EnvInstance(NamedTuple):
+    """A built environment: the pure ``Env``, its params pytree and what policies and metrics read.
+
+    ``static_key`` identifies the compiled code of ``env`` (instances with equal keys share it);
+    ``info`` is descriptive metadata for reports (plain data, never read by policies or metrics).
+    """
+
+    env: Env
+    params: Any
+    means: np.ndarray  # (K, d) true mean rewards
+    mean_costs: Optional[np.ndarray] = None  # (K,) true mean costs, if pulls cost
+    static_key: tuple = ()
+    info: dict = {}
+    budget: Optional[float] = None  # B: the run stops once the next pull's cost would exceed it
+    cost_floor: Optional[float] = None  # lambda: the smallest cost a pull can be charged
+    alloc_costs: Optional[np.ndarray] = None  # (K,) fixed per-arm costs c_i that allocations plan with
+    min_costs: Optional[np.ndarray] = None  # (K,) the smallest cost each arm can be charged
+    budget_ratio: Optional[float] = None  # rho = B / (K c_bar)
+    ref: Optional[np.ndarray] = None  # (d,) hypervolume reference point
+    slate_size: int = 0  # k, for top-k slate problems
+    horizon: int = 0  # rounds the instance needs at least (0: the spec decides)
+    noise_sigma: Optional[float] = None  # reward noise standard deviation, if known
+
+
+@dataclass
+class Context:
+    """Everything a policy or metric builder may read about one resolved experiment."""
+
+    num_arms: int
+    dim: int
+    horizon: int
+    means: np.ndarray
+    W: Optional[np.ndarray] = None  # (M, d) preference cone
+    ref: Optional[np.ndarray] = None
+    mean_costs: Optional[np.ndarray] = None
+    budget: Optional[float] = None
+    cost_floor: Optional[float] = None
+    alloc_costs: Optional[np.ndarray] = None
+    min_costs: Optional[np.ndarray] = None
+    budget_ratio: Optional[float] = None
+    slate_size: int = 0
+    noise_sigma: Optional[float] = None
+    env: Optional[Env] = None
+
+    @classmethod
+    def of(cls, inst: EnvInstance, horizon: int, W=None) -> "Context":
+        """The context of an instance run for ``horizon`` rounds with preference cone ``W``."""
+        return cls(num_arms=inst.env.num_arms, dim=inst.env.dim, horizon=horizon, means=np.asarray(inst.means),
+                   W=W, ref=inst.ref, mean_costs=inst.mean_costs, budget=inst.budget, cost_floor=inst.cost_floor,
+                   alloc_costs=inst.alloc_costs, min_costs=inst.min_costs, budget_ratio=inst.budget_ratio,
+                   slate_size=inst.slate_size, noise_sigma=inst.noise_sigma, env=inst.env)
+
+
+# ----------------------------------------------------------------------------- metrics and runs
+
+
+class MetricStepFn(Protocol):
+    def __call__(self, mparams: Params, action: Array, obs: Optional[Observation]) -> tuple:
+        """One scalar per metric name for this round (``obs`` is None for an Identifier).
+
+        Args:
+          mparams: the metric params (after ``prepare``).
+          action: the arm, slate, or an Identifier's recommended (K,) mask.
+          obs: what the round observed.
+        """
+
+
+class MetricSet(NamedTuple):
+    """Names, summary reducers and the pure per-round function of a family's metrics.
+
+    ``reduce`` per name: ``"sum"`` (value at the horizon), ``"mean"`` (per round played) or
+    ``"lastN"`` (mean over the last N rounds). ``prepare(mparams, env_params) -> mparams``
+    (optional) runs once per seed after the environment's ``reset``, inside the compiled run.
+    """
+
+    names: tuple
+    reduce: tuple
+    step: MetricStepFn
+    prepare: Optional[Callable[[Params, Params], Params]] = None
+
+
+class RunParams(NamedTuple):
+    """Everything one run may sweep: environment, policy and metric params, and the budget."""
+
+    env: Any
+    policy: Any
+    metric: Any
+    budget: Any
