@@ -143,7 +143,8 @@ def test_elimination_matches_numpy_loop(name, rho):
     inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=rho, costs="deterministic",
                             n_profile=12)
     ctx = Context.of(inst, 1)
-    ident, p, (_, _, jmax) = pbase.make(name, ctx)
+    ident, p, key = pbase.make(name, ctx)
+    jmax = dict(key[1:])["jmax"]
     c, B, K, lam = np.asarray(inst.alloc_costs), inst.budget, 14, inst.cost_floor
     Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, K + 1))
     lb = 0.5 + sum(1 / i for i in range(2, K + 1))
@@ -226,7 +227,8 @@ def test_psi_sr_equal_costs_schedule_matches_numpy_loop():
     inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=20.0, costs="deterministic",
                             n_profile=12)
     ctx = Context.of(inst, 1)
-    ident, p, (_, _, jmax) = pbase.make("psi_sr", ctx, schedule="equal_costs")
+    ident, p, key = pbase.make("psi_sr", ctx, schedule="equal_costs")
+    jmax = dict(key[1:])["jmax"]
     c, B, lam = np.asarray(inst.alloc_costs), inst.budget, inst.cost_floor
     Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, 15))
     key = jax.random.PRNGKey(4)

@@ -10,6 +10,6 @@ from .dominance import (
     preference_gaps,
     validate_cone,
 )
-from .hypervolume import box_volume, hv_contributions, hypervolume
+from .hypervolume import box_volume, greedy_hv_subset, hv_contributions, hypervolume
 from .kl import kl_bernoulli, klucb_lower, klucb_upper
 from .choice import argmax_random_tie, uniform_from_mask

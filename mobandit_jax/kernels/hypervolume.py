@@ -149,3 +149,29 @@ def hv_contributions(candidates, base, ref):
     for _ in lead:
         f = jax.vmap(f)
     return f(candidates, base, ref)
+
+
+def greedy_hv_subset(points, ref, k: int, gain_tol=None, eligible=None):
+    """Greedy ``k``-subset of ``points (n, d)`` maximising the marginal hypervolume: ``(k,)`` int32.
+
+    Step ``l`` adds the untaken (and ``eligible``) point of largest gain ``HV(S + i) - HV(S)``, ties to
+    the lowest index. With ``gain_tol``, gains ``<= gain_tol`` count as zero (so float round-off does not
+    choose among points that add no volume); ``None`` compares the raw gains.
+    """
+    points = jnp.asarray(points)
+    ref = jnp.asarray(ref, points.dtype)
+    n = points.shape[0]
+    allowed = jnp.ones((n,), bool) if eligible is None else eligible
+    taken = jnp.zeros((n,), bool)
+    chosen = jnp.zeros((0,), jnp.int32)
+    for l in range(k):
+        if l == 0:
+            gains = box_volume(points, ref)
+        else:
+            gains = hv_contributions(points, points[chosen], ref)
+            if gain_tol is not None:
+                gains = jnp.where(gains > gain_tol, gains, 0.0)
+        i = jnp.argmax(jnp.where(allowed & ~taken, gains, -jnp.inf)).astype(jnp.int32)
+        chosen = jnp.concatenate([chosen, i[None]])
+        taken = taken.at[i].set(True)
+    return chosen

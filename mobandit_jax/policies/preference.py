@@ -31,16 +31,9 @@ from ..kernels import (
     uniform_from_mask,
     validate_cone,
 )
+from ..kernels.counts import empirical_means, init_counts, record
 from ..types import Policy
 from .base import register
-
-
-class MeanState(NamedTuple):
-    """Pull counts, reward sums and the number of rounds played."""
-
-    t: jnp.ndarray  # () int32, rounds played so far
-    counts: jnp.ndarray  # (K,) float
-    sums: jnp.ndarray  # (K, d)
 
 
 class ConeParams(NamedTuple):
@@ -55,23 +48,6 @@ class OracleParams(NamedTuple):
     pareto_mask: jnp.ndarray
 
 
-def _init_means(K, d, dtype=jnp.float32):
-    return MeanState(jnp.zeros((), jnp.int32), jnp.zeros((K,), dtype), jnp.zeros((K, d), dtype))
-
-
-def _record(state, arm, obs):
-    """Add one observation of ``arm`` to the running counts and sums (Algorithm 1, line 13)."""
-    return state._replace(
-        t=state.t + 1,
-        counts=state.counts.at[arm].add(1.0),
-        sums=state.sums.at[arm].add(obs.reward),
-    )
-
-
-def _empirical_means(state):
-    return state.sums / jnp.maximum(state.counts, 1.0)[:, None]
-
-
 def _round_robin_first(state, K, chosen):
     """During the first ``K`` rounds play arm ``t`` (each arm once), else ``chosen``."""
     return jnp.where(state.t < K, state.t, chosen).astype(jnp.int32)
@@ -81,11 +57,11 @@ def prefucb(num_arms: int, dim: int) -> Policy:
     """PrefUCB (seed 000, Algorithm 1) for ``num_arms`` arms with ``dim`` objectives."""
 
     def init(params):
-        return _init_means(num_arms, dim, params.W.dtype)
+        return init_counts(num_arms, dim, params.W.dtype)
 
     def select(key, state, params):
         t = (state.t + 1).astype(params.W.dtype)  # the round being played, 1-based
-        S = normalized_projections(_empirical_means(state), params.W)  # (K, M), Eq. (2)
+        S = normalized_projections(empirical_means(state), params.W)  # (K, M), Eq. (2)
         level = jnp.log(t) / jnp.maximum(state.counts, 1.0)  # beta_t / n(a)
         # Eq. (3) and the min over directions: all directions of an arm share the level, and the
         # index is increasing in S, so min_k U_{a,k} = U(min_k S_k(a)) -- one KL-UCB root per arm.
@@ -93,7 +69,7 @@ def prefucb(num_arms: int, dim: int) -> Policy:
         return _round_robin_first(state, num_arms, argmax_random_tie(key, U))  # Eq. (4)
 
     def update(state, action, obs, params):
-        return _record(state, action, obs)
+        return record(state, action, obs.reward)  # Algorithm 1, line 13
 
     return Policy(init, select, update)
 
@@ -102,10 +78,10 @@ def pareto_ucb(num_arms: int, dim: int) -> Policy:
     """Pareto UCB1 (Drugan & Nowe 2013) for ``num_arms`` arms with ``dim`` objectives."""
 
     def init(params):
-        return _init_means(num_arms, dim)
+        return init_counts(num_arms, dim)
 
     def select(key, state, params):
-        mu = _empirical_means(state)
+        mu = empirical_means(state)
         front = jnp.sum(pareto_front_mask(mu)).astype(mu.dtype)
         t = (state.t + 1).astype(mu.dtype)
         beta = jnp.sqrt(2 * jnp.log(t * (dim * front) ** 0.25) / jnp.maximum(state.counts, 1.0))
@@ -113,7 +89,7 @@ def pareto_ucb(num_arms: int, dim: int) -> Policy:
         return _round_robin_first(state, num_arms, uniform_from_mask(key, pareto_front_mask(ucb)))
 
     def update(state, action, obs, params):
-        return _record(state, action, obs)
+        return record(state, action, obs.reward)  # Algorithm 1, line 13
 
     return Policy(init, select, update)
 
@@ -122,18 +98,18 @@ def scalarized_ucb_rr(num_arms: int, dim: int, num_directions: int) -> Policy:
     """Scalarized UCB1 with a uniformly random row of ``W`` each round (Drugan & Nowe 2013)."""
 
     def init(params):
-        return _init_means(num_arms, dim, params.W.dtype)
+        return init_counts(num_arms, dim, params.W.dtype)
 
     def select(key, state, params):
         key_row, key_tie = jax.random.split(key)
         row = jax.random.randint(key_row, (), 0, num_directions)
-        S = normalized_projections(_empirical_means(state), params.W)[:, row]  # (K,)
+        S = normalized_projections(empirical_means(state), params.W)[:, row]  # (K,)
         t = (state.t + 1).astype(S.dtype)
         index = S + jnp.sqrt(2 * jnp.log(t) / jnp.maximum(state.counts, 1.0))
         return _round_robin_first(state, num_arms, argmax_random_tie(key_tie, index))
 
     def update(state, action, obs, params):
-        return _record(state, action, obs)
+        return record(state, action, obs.reward)  # Algorithm 1, line 13
 
     return Policy(init, select, update)
 

@@ -67,7 +67,8 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from ..kernels import box_volume, hv_contributions, pareto_front_mask
+from ..kernels import greedy_hv_subset, pareto_front_mask
+from ..kernels.counts import CountState, empirical_means, init_counts, record
 from ..kernels.dominance import dominance_matrix, weakly_dominates
 from ..types import Policy
 from .base import register
@@ -77,34 +78,17 @@ FAMILY = "slate"
 # identity is ~1e-8 where the exact gain is 0, e.g. once an arm's clipped UCB box is [0, 1]^d).
 GAIN_TOL = 1e-6
 
-class SlateState(NamedTuple):
-    """Rounds played, per-arm pull counts ``N_i`` and reward sums (the empirical means' statistics)."""
-
-    t: jnp.ndarray  # () int32
-    counts: jnp.ndarray  # (n,) float32
-    sums: jnp.ndarray  # (n, d) float32
-
-
-# ----------------------------------------------------------------------------- shared steps
+SlateState = CountState  # rounds played, pull counts N_i and reward sums (Algorithm 1, line 2)
 
 
 def init_state(n: int, d: int) -> SlateState:
     """The empty state of Algorithm 1, line 2."""
-    return SlateState(jnp.zeros((), jnp.int32), jnp.zeros((n,), jnp.float32), jnp.zeros((n, d), jnp.float32))
+    return init_counts(n, d)
 
 
 def update_state(state: SlateState, action, obs) -> SlateState:
     """Semi-bandit update of counts and sums for the ``k`` played arms (Algorithm 1, line 22)."""
-    return SlateState(
-        state.t + 1,
-        state.counts.at[action].add(1.0),
-        state.sums.at[action].add(obs.reward.astype(state.sums.dtype)),
-    )
-
-
-def empirical_means(state: SlateState):
-    """``mu_hat_i`` (zero for unpulled arms)."""
-    return state.sums / jnp.maximum(state.counts, 1.0)[:, None]
+    return record(state, action, obs.reward)
 
 
 def forced_slate(counts, k: int):
@@ -181,19 +165,6 @@ def sequential_pick(k: int, n: int, score_fn, eligible=None):
         chosen = jnp.concatenate([chosen, i[None]])
         taken = taken.at[i].set(True)
     return chosen
-
-
-def greedy_hv_slate(points, eligible, ref, k: int):
-    """Greedy slate maximising marginal hypervolume of ``points`` (Algorithm 1, lines 17-21)."""
-    n = points.shape[0]
-
-    def gains(l, chosen, taken):
-        if l == 0:
-            return box_volume(points, ref)
-        g = hv_contributions(points, points[chosen], ref)
-        return jnp.where(g > GAIN_TOL, g, 0.0)
-
-    return sequential_pick(k, n, gains, eligible)
 
 
 def safe_prune(upper, lower, k: int):
@@ -403,7 +374,7 @@ def thv_ucb(num_arms: int, dim: int, k: int, clip: bool = True) -> Policy:
             upper = jnp.clip(upper, 0.0, 1.0)
         lower = mu - beta[:, None]
         candidates = safe_prune(upper, lower, k)
-        return greedy_hv_slate(upper, candidates, params.ref, k)
+        return greedy_hv_subset(upper, params.ref, k, GAIN_TOL, candidates)  # lines 17-21
 
     return make_slate_policy(n, d, k, core)
 

@@ -1,0 +1,33 @@
+"""Pull counts and reward sums: the sufficient statistics of empirical-mean bandit policies."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+
+class CountState(NamedTuple):
+    """Rounds played ``t``, pull counts ``N_i`` and reward sums per arm."""
+
+    t: jnp.ndarray  # () int32
+    counts: jnp.ndarray  # (n,) float
+    sums: jnp.ndarray  # (n, d)
+
+
+def init_counts(n: int, d: int, dtype=jnp.float32) -> CountState:
+    """No round played, no pulls."""
+    return CountState(jnp.zeros((), jnp.int32), jnp.zeros((n,), dtype), jnp.zeros((n, d), dtype))
+
+
+def record(state: CountState, arms, reward) -> CountState:
+    """Add one round: ``arms`` () or (k,), ``reward`` (d,) or (k, d)."""
+    return CountState(
+        state.t + 1,
+        state.counts.at[arms].add(1.0),
+        state.sums.at[arms].add(reward.astype(state.sums.dtype)),
+    )
+
+
+def empirical_means(state: CountState):
+    """``mu_hat_i = sums_i / max(N_i, 1)`` (zero for unpulled arms)."""
+    return state.sums / jnp.maximum(state.counts, 1.0)[:, None]
