@@ -14,42 +14,12 @@ once by the environment's bulk sampler (``Env.prefix_table``), so a phase's pull
 slice ``P[i, n_r] - P[i, N_i]`` and a whole run is ``K - 1`` vectorized phases. The gaps of Eq. (1)
 are in :mod:`mobandit_jax.kernels.gaps`.
 
-``lambda`` in ``L_{K,lambda}`` is ``min_i c_i`` (the floor of the allocation costs): with
-deterministic costs it is the environment's cost floor; under realized token charges CoPSI keeps
-allocating with the profiling ``c_i`` (Appendix A), so its schedule is unchanged.
-
-Charging and the budget guard (shared by the three methods). A phase brings every active arm
-from its count ``N`` (equal for all active arms) to the target; its pulls are charged the cost
-column of the stream (the fixed ``c_i`` when ``costs = "deterministic"``, the realized token cost
-in the robustness setting). If the phase would overrun ``B``, it is cut to the largest number of
-complete sweeps over the active arms that fits (found by bisection on the monotone cumulative
-cost); later phases then add no pulls and elimination continues on the current means. With
-deterministic costs CoPSI never triggers the guard (Theorem 2, Step 2).
-
-Baselines (Section 5.1; choices documented because the paper gives no pseudocode):
-
-* ``psi_sr``: Empirical Gap Elimination with successive-rejects phases (Kone et al., 2024), cost
-  insensitive: it treats every pull as costing the mean cost ``c_bar``, i.e. it has
-  ``T = floor(B / c_bar)`` pulls and the successive-rejects targets
-  ``n_r = ceil((T - K) / (logbar(K) (K + 1 - r)))``, ``logbar(K) = 1/2 + sum_{i=2}^K 1/i``
-  (Audibert & Bubeck, 2010), with the same gaps and accept/reject rule as CoPSI. Its pulls are
-  charged the actual costs (budget guard above). Option ``schedule = "equal_costs"`` is the other
-  reading of "ignores heterogeneous evaluation costs": CoPSI's Algorithm 2 with every ``c_i``
-  replaced by ``c_bar`` (``n_r = floor(B / (L_{K,lambda} k_r c_bar))``, same ``L_{K,lambda}``), so it
-  differs from CoPSI only in cost awareness. The paper does not say which it ran.
-* ``uniform_alloc``: the largest number of complete rounds over all arms that the budget affords
-  (charged as above), then the empirical Pareto set.
-
-Tie rule (line 15): the maximizers are the active arms with
-``gamma_i >= gamma_max - max(atol, rtol |gamma_max|)``; an empirically dominated maximizer is
-preferred, and among equals the lowest arm index is taken. Appendix A's tolerances
-(``rtol = 1e-10``, ``atol = 1e-12``) are used in float64 (``--x64``); in float32 they are below the
-rounding error of a mean, so they are widened to ``rtol = 8 eps``, ``atol = 0.08 eps``
-(``eps = 2^-23``), which keeps exact ties (equal counts of correct answers) tied.
+How the paper was read where it is silent (``lambda`` in ``L_{K,lambda}`` is ``min_i c_i``; the budget
+guard; the PSI-SR schedules; the float32 tie tolerances of line 15) is written in
+``experiments/seed002/reading_notes.md``.
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import NamedTuple
 
