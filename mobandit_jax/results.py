@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .engine import checkpoint_rounds
+from .kernels.trailing import trailing_mean
 
 
 def _atomic(path: Path, write):
@@ -58,24 +59,6 @@ def chunk_seed_count(path) -> int:
             return int(z["seed_index"].shape[0])
     except Exception:  # a truncated file from an interrupted write is recomputed
         return -1
-
-
-def trailing_mean(cum, rounds, window: int) -> np.ndarray:
-    """Mean of the last ``window`` per-round values at each checkpoint, from cumulative sums.
-
-    ``cum`` is ``(S, C)`` cumulative sums recorded when ``rounds`` (``(S, C)`` or ``(C,)``) rounds had
-    been played; the sum at ``rounds - window`` is interpolated linearly between checkpoints (exact
-    when ``window`` is a multiple of the checkpoint spacing) and fewer rounds are used at the start.
-    """
-    cum = np.asarray(cum, np.float64)
-    rounds = np.broadcast_to(np.asarray(rounds, np.float64), cum.shape)
-    out = np.empty_like(cum)
-    for s in range(cum.shape[0]):
-        x, keep = np.unique(np.concatenate([[0.0], rounds[s]]), return_index=True)
-        y = np.concatenate([[0.0], cum[s]])[keep]
-        start = np.maximum(rounds[s] - window, 0)
-        out[s] = (cum[s] - np.interp(start, x, y)) / np.maximum(np.minimum(window, rounds[s]), 1)
-    return out
 
 
 def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str) -> np.ndarray:
