@@ -42,7 +42,9 @@ class BudgetState(NamedTuple):
     """Round counter, pulls, reward and cost sums per arm, budget spent, and every arm's index.
 
     An arm's index depends only on its own counts and sums, so ``update`` refreshes the pulled
-    arm's entry and ``select`` reads the cached (K,) vector.
+    arm's entry and ``select`` reads the cached (K,) vector. ``spent`` is the policy's own running
+    cost total for the feasibility rule (the engine's counter is not visible to a policy; summing
+    ``sum_c`` instead would round differently).
     """
 
     t: jnp.ndarray
