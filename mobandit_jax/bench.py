@@ -167,6 +167,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=300, help="rounds per timed engine run")
     parser.add_argument("--prefucb-only", action="store_true", help="skip THV-UCB and CoHV-UCB")
     args = parser.parse_args(argv)
+    from . import runtime
+
+    runtime.configure()  # the CPU settings the figures are taken with (MOBANDIT_XLA_DEFAULTS=1: JAX's own)
     seeds = [int(s) for s in args.seeds.split(",")]
     horizon = 100 if args.quick else args.rounds
     info = {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
