@@ -175,7 +175,7 @@ def set_dotted(spec: dict, key: str, value: Any):
     for p in parts[:-1]:
         node = node.setdefault(p, {})
         if not isinstance(node, dict):
-            raise ConfigError(f"--set {key}: {p!r} is not a table")
+            raise ConfigError(f"--set {key!r}: {p!r} is not a table")
     node[parts[-1]] = value
 
 
@@ -205,16 +205,17 @@ def _get_dotted(spec: dict, key: str):
 
 def _check_override(spec: dict, key: str, raw: str, value):
     """A ``--set`` value must not replace a table, and text must not replace a number or a list."""
+    shown = f"{key}={raw}" if f"{key}={raw}".isprintable() else repr(f"{key}={raw}")
     if not key or any(not p for p in key.split(".")):
-        raise ConfigError(f"--set {key}={raw}: expected key=value with a dotted key, e.g. experiment.horizon=500")
+        raise ConfigError(f"--set {shown}: expected key=value with a dotted key, e.g. experiment.horizon=500")
     old = _get_dotted(spec, key)
     if key in ("policies", "scenarios") or key.startswith(("policies.", "scenarios.")):
-        raise ConfigError(f"--set {key}={raw}: [[{key.split('.')[0]}]] entries cannot be set with --set; edit the spec")
+        raise ConfigError(f"--set {shown}: [[{key.split('.')[0]}]] entries cannot be set with --set; edit the spec")
     if (key in TOP_KEYS or isinstance(old, dict)) and not isinstance(value, dict):
-        raise ConfigError(f"--set {key}={raw}: {key!r} is a table; set one of its keys, e.g. experiment.horizon=500")
+        raise ConfigError(f"--set {shown}: {key!r} is a table; set one of its keys, e.g. experiment.horizon=500")
     if isinstance(value, str) and isinstance(old, (int, float, list)) and not isinstance(old, bool):
         kind = "a list" if isinstance(old, list) else "a number"
-        raise ConfigError(f"--set {key}={raw}: expected {kind} (the spec has {old!r}); got the text {value!r}")
+        raise ConfigError(f"--set {shown}: expected {kind} (the spec has {old!r}); got the text {value!r}")
 
 
 def apply_overrides(spec: dict, overrides) -> dict:

@@ -143,15 +143,33 @@ def checked_build(spec: dict) -> Plan:
     Environment, policy and metric builders raise ``ValueError`` / ``KeyError`` / ``TypeError`` on
     values the spec parser cannot check by itself; the message gains the spec key holding the value.
     """
+    for entry in spec["policies"]:
+        _check_option_types(entry)
     try:
         return build(spec)
     except cfg.ConfigError:
         raise
-    except (ValueError, KeyError, TypeError, IndexError, ZeroDivisionError, OverflowError) as err:
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as err:
         msg = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
         keys = [k for k, v in _spec_values(spec)
                 if isinstance(v, str) and repr(v) in msg and k.split(".")[-1].split()[-1] not in msg]
-        raise cfg.ConfigError((f"{keys[0]}: " if keys else "") + " ".join(msg.split())) from err
+        where = f"{keys[0]}: " if keys else f"building env kind {spec['env']['kind']!r} and its policies: "
+        raise cfg.ConfigError(where + " ".join(msg.split())) from err
+
+
+def _check_option_types(entry: dict):
+    """Each option (and swept value) of a [[policies]] entry has the type of the registry default."""
+    default = POLICIES[resolve_policy_name(entry["name"], entry.get("family"))].defaults
+    values = [(k, v) for k, v in entry.items() if k not in cfg.POLICY_META_KEYS]
+    values += [(k, v) for k, vs in entry.get("sweep", {}).items() for v in vs]
+    for k, v in values:
+        want = default.get(k)
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if (isinstance(want, bool) and not isinstance(v, bool)) or (
+                isinstance(want, (int, float)) and not isinstance(want, bool) and not number) or (
+                isinstance(want, str) and not isinstance(v, str)):
+            raise cfg.ConfigError(f"policy {entry.get('label', entry['name'])!r}: option {k} = {v!r} must be "
+                                  f"{type(want).__name__} like its default {want!r}")
 
 
 def _spec_values(spec: dict):
