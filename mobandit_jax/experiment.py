@@ -153,7 +153,8 @@ def checked_build(spec: dict) -> Plan:
         msg = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
         keys = [k for k, v in _spec_values(spec)
                 if isinstance(v, str) and repr(v) in msg and k.split(".")[-1].split()[-1] not in msg]
-        where = f"{keys[0]}: " if keys else f"building env kind {spec['env']['kind']!r} and its policies: "
+        named = isinstance(err, KeyError) and " " in msg  # the registries' own messages name the key
+        where = f"{keys[0]}: " if keys else "" if named else f"building env kind {spec['env']['kind']!r}: "
         raise cfg.ConfigError(where + " ".join(msg.split())) from err
 
 
@@ -164,6 +165,8 @@ def _check_option_types(entry: dict):
     values += [(k, v) for k, vs in entry.get("sweep", {}).items() for v in vs]
     for k, v in values:
         want = default.get(k)
+        if isinstance(v, dict):  # a table of per-setting values, resolved by the policy's builder
+            continue
         number = isinstance(v, (int, float)) and not isinstance(v, bool)
         if (isinstance(want, bool) and not isinstance(v, bool)) or (
                 isinstance(want, (int, float)) and not isinstance(want, bool) and not number) or (
