@@ -39,8 +39,9 @@ def _cmd_run(args):
     if args.seeds is not None:
         overrides.append(f"experiment.seeds={args.seeds}")
     spec = cfg.apply_overrides(spec, overrides)
-    results.run_marker(out)  # a file or a foreign folder is refused before anything is built
-    if args.distributed or args.coordinator:
+    if not (args.distributed or args.coordinator):
+        results.run_marker(out)  # a file or a foreign folder is refused before anything is built
+    else:
         from . import sharding
 
         sharding.initialize(args.coordinator, args.num_processes, args.process_id)

@@ -195,11 +195,16 @@ def precision() -> str:
 
 
 def fingerprint(plan: Plan) -> str:
-    """A hash of everything that determines the per-seed results (not the seed count), precision included."""
+    """A hash of everything that determines the per-seed results (not the seed count), precision included.
+
+    float32 runs hash as before precision was recorded, so their earlier run folders still resume.
+    """
     spec = {k: v for k, v in plan.spec.items() if k != "experiment"}
     exp = {k: v for k, v in plan.spec["experiment"].items() if k not in ("seeds", "chunk")}
-    text = json.dumps({"spec": spec, "exp": exp, "horizon": plan.horizon, "record_every": plan.record_every,
-                       "chunk": plan.chunk, "precision": precision()}, sort_keys=True, default=str)
+    ident = {"spec": spec, "exp": exp, "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
+    if precision() != "float32":
+        ident["precision"] = precision()
+    text = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -267,21 +272,27 @@ def fit_chunk(plan: Plan, max_bytes: int) -> Plan:
 
 
 def _check_fingerprint(plan: Plan, out: Path):
-    """Refuse a folder that is not a run of this tool or holds another experiment; write ``run.json``."""
+    """Refuse a folder that is not a run of this tool or holds another experiment; write ``run.json``.
+
+    Process 0 checks and writes the marker and clears temporary files of killed writes, before any
+    process writes a chunk.
+    """
     fp = fingerprint(plan)
-    old = results.run_marker(out)
-    if old is not None and old.get("fingerprint") != fp:
-        if old.get("precision", precision()) != precision():
-            raise results.RunFolderError(
-                f"{out} holds a {old['precision']} run and this run computes in {precision()}; "
-                f"run it {'with' if old['precision'] == 'float64' else 'without'} --x64 or choose another --out folder")
-        raise results.RunFolderError(
-            f"{out} holds results of a different experiment (fingerprint {old.get('fingerprint')} != {fp}); "
-            "choose another --out folder or delete it")
     if jax.process_index() == 0:
+        old = results.run_marker(out)
+        if old is not None and old.get("fingerprint") != fp:
+            if old.get("precision", precision()) != precision():
+                raise results.RunFolderError(
+                    f"{out} holds a {old['precision']} run and this run computes in {precision()}; run it "
+                    f"{'with' if old['precision'] == 'float64' else 'without'} --x64 or choose another --out folder")
+            raise results.RunFolderError(
+                f"{out} holds results of a different experiment (fingerprint {old.get('fingerprint')} != {fp}); "
+                "choose another --out folder or delete it")
         results.write_json(out / results.MARKER, {
             "tool": results.TOOL, "fingerprint": fp, "precision": precision(), "spec": plan.spec,
             "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk})
+        results.remove_partial_writes(out)
+    sharding.barrier(f"run-folder-{fp}")
 
 
 def _own_chunk(plan: Plan, out: Path, c: int) -> bool:
@@ -299,7 +310,6 @@ def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
     """Run this process's chunks that are not on disk yet; process 0 then merges and writes results."""
     out = Path(out_dir)
     _check_fingerprint(plan, out)
-    results.remove_partial_writes(out)
     mesh = sharding.local_mesh()
     width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
     compiled = [sharding.compile_sharded(engine.batch(g.run), mesh) for g in plan.groups]
