@@ -4,29 +4,62 @@ from __future__ import annotations
 import argparse
 import os
 import json
+import signal
 import sys
 from pathlib import Path
 
 
+class _Stopped(BaseException):
+    """SIGINT or SIGTERM received during ``mobandit run``."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum, frame):
+    raise _Stopped(signum)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line on stderr, exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _cmd_run(args):
     from . import config as cfg
-    from . import experiment
+    from . import experiment, results
 
+    out = Path(args.out) if args.out else Path("runs") / Path(args.config).stem
+    max_bytes = experiment.parse_bytes(args.max_memory) if args.max_memory else None
     spec = cfg.load(args.config)
     overrides = list(args.set or [])
     if args.seeds is not None:
         overrides.append(f"experiment.seeds={args.seeds}")
     spec = cfg.apply_overrides(spec, overrides)
-    out = Path(args.out) if args.out else Path("runs") / Path(args.config).stem
-    if args.distributed or args.coordinator:
+    if not (args.distributed or args.coordinator):
+        results.run_marker(out)  # a file or a foreign folder is refused before anything is built
+    else:
         from . import sharding
 
         sharding.initialize(args.coordinator, args.num_processes, args.process_id)
-    plan = experiment.build(spec)
-    if args.max_memory:
-        experiment.fit_chunk(plan, experiment.parse_bytes(args.max_memory))
-        print(f"{plan.chunk} seeds per chunk under --max-memory {args.max_memory}")
-    summary = experiment.execute(plan, out, progress=not args.quiet)
+    previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    plan = None
+    try:
+        plan = experiment.checked_build(spec)
+        if max_bytes:
+            experiment.fit_chunk(plan, max_bytes)
+            print(f"{plan.chunk} seeds per chunk under --max-memory {args.max_memory}")
+        summary = experiment.execute(plan, out, progress=not args.quiet)
+    except _Stopped as stop:
+        kept = "{}/{} chunks kept".format(*experiment.chunks_kept(plan, out)) if plan else "no chunk ran"
+        print(("" if args.quiet else "\n") + f"interrupted: {kept}; run the same command to resume", file=sys.stderr)
+        return 128 + stop.signum
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     if summary["records"]:
         print(f"wrote {out / 'summary.json'} ({len(summary['records'])} records), {out / 'report.md'}")
     return 0
@@ -76,10 +109,11 @@ def main(argv=None) -> int:
     from . import runtime
 
     runtime.configure()  # before JAX starts its backend (the XLA flag is read then)
-    parser = argparse.ArgumentParser(prog="mobandit", description="Vectorized multi-objective bandit experiments")
-    parser.add_argument("--x64", action="store_true", help="compute in float64")
+    parser = _Parser(prog="mobandit", description="Vectorized multi-objective bandit experiments")
+    _global_options(parser, default=False)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("run", help="run a TOML experiment spec")
+    _global_options(p, default=argparse.SUPPRESS)
     p.add_argument("config")
     p.add_argument("--out", help="run directory (default runs/<config stem>)")
     p.add_argument("--seeds", type=int, help="override experiment.seeds")
@@ -94,9 +128,11 @@ def main(argv=None) -> int:
     p = sub.add_parser("list", help="list registered policies, environments and metric families")
     p.set_defaults(fn=_cmd_list)
     p = sub.add_parser("report", help="print the report of a run directory")
+    _global_options(p, default=argparse.SUPPRESS)
     p.add_argument("dir")
     p.set_defaults(fn=_cmd_report)
     p = sub.add_parser("reproduce", help="run every spec in configs/ and rebuild the reports in experiments/")
+    _global_options(p, default=argparse.SUPPRESS)
     p.add_argument("--quick", action="store_true", help="2 seeds, short horizons, outputs under runs/quick/")
     p.add_argument("--only", nargs="*", help="prefixes to run, e.g. seed000 seed002")
     p.add_argument("--configs", default="configs")
@@ -118,10 +154,15 @@ def main(argv=None) -> int:
         jax.config.update("jax_enable_x64", True)
     try:
         return args.fn(args)
-    except (ValueError, KeyError, RuntimeError, FileNotFoundError) as err:
+    except (ValueError, KeyError, RuntimeError, OSError) as err:
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"error: {msg}", file=sys.stderr)
+        print("error: " + " ".join(str(msg).split()), file=sys.stderr)
         return 2
+
+
+def _global_options(parser, default):
+    """Options accepted before and after the subcommand (``default=SUPPRESS`` on the subcommand's copy)."""
+    parser.add_argument("--x64", action="store_true", default=default, help="compute in float64")
 
 
 if __name__ == "__main__":

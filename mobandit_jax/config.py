@@ -48,6 +48,8 @@ def _check_keys(table: dict, allowed, where: str):
 def load(path) -> dict:
     """Read and validate a TOML spec file."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"config {str(path)!r} is a folder; give a TOML spec file, e.g. configs/quickstart.toml")
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} does not exist")
     try:
@@ -55,16 +57,71 @@ def load(path) -> dict:
             spec = tomllib.load(f)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not a UTF-8 text file (byte {err.start}); a spec must be TOML text") from None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot be read: {err.strerror}") from None
     return validate(spec)
+
+
+def _check_entries(spec: dict, table: str):
+    """``[[table]]`` must be a list of tables; ``[table]`` (single brackets) is named as the mistake."""
+    entries = spec.get(table, [])
+    if isinstance(entries, dict):
+        raise ConfigError(f"[{table}] is a single table; write [[{table}]] (double brackets) before each entry")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"'{table}' must be a list of [[{table}]] tables; got {entries!r}")
+
+
+def _check_matrix(value, key: str):
+    """A non-empty rectangular list of lists of numbers (``env.means``, ``preference.W``)."""
+    if not isinstance(value, list) or not value or not all(isinstance(row, list) and row for row in value):
+        raise ConfigError(f"{key} must be a non-empty list of non-empty rows of numbers; got {value!r}")
+    for i, row in enumerate(value):
+        if len(row) != len(value[0]):
+            raise ConfigError(f"{key} is ragged: row {i} has {len(row)} values, row 0 has {len(value[0])}")
+        for j, x in enumerate(row):
+            if not isinstance(x, (int, float)) or isinstance(x, bool):
+                raise ConfigError(f"{key}[{i}][{j}] = {x!r} is not a number")
+
+
+def check_point(resolved: dict):
+    """Check the matrix values of one resolved grid point (after scenario and sweep values are set)."""
+    if "means" in resolved.get("env", {}):
+        _check_matrix(resolved["env"]["means"], "env.means")
+    if "W" in resolved.get("preference", {}):
+        _check_matrix(resolved["preference"]["W"], "preference.W")
+
+
+def _check_policy(i: int, pol: dict):
+    """The meta keys of a [[policies]] entry: name, label, family strings; sweep a table of non-empty lists."""
+    if "name" not in pol:
+        raise ConfigError(f"[[policies]] entry {i} needs a 'name' (see `mobandit list`)")
+    for key in ("name", "label", "family"):
+        if key in pol and (not isinstance(pol[key], str) or not pol[key]):
+            raise ConfigError(f"[[policies]] entry {i}: {key} = {pol[key]!r} must be a non-empty string")
+    sweep = pol.get("sweep", {})
+    if not isinstance(sweep, dict):
+        raise ConfigError(f"[[policies]] entry {i} ({pol['name']}): 'sweep' must be a table of lists")
+    for k, values in sweep.items():
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"[[policies]] entry {i} ({pol['name']}): sweep.{k} must be a non-empty list; got {values!r}")
 
 
 def validate(spec: dict) -> dict:
     """Check the table and key names and the experiment values; fill experiment defaults."""
     _check_keys(spec, TOP_KEYS, "top level")
+    for table in ("experiment", "env", "preference", "sweep"):
+        if table in spec and not isinstance(spec[table], dict):
+            raise ConfigError(f"[{table}] must be a table; got {spec[table]!r}")
+    _check_entries(spec, "policies")
+    _check_entries(spec, "scenarios")
     if "env" not in spec:
         raise ConfigError("the spec needs an [env] table with a 'kind' key")
     if "kind" not in spec["env"]:
         raise ConfigError("[env] needs a 'kind' key naming the environment (see `mobandit list`)")
+    if not isinstance(spec["env"]["kind"], str):
+        raise ConfigError(f"env.kind = {spec['env']['kind']!r} must be a string (see `mobandit list`)")
     if not spec.get("policies"):
         raise ConfigError("the spec needs at least one [[policies]] entry with a 'name'")
     exp = dict(spec.get("experiment", {}))
@@ -78,17 +135,16 @@ def validate(spec: dict) -> dict:
             raise ConfigError(f"experiment.{key} = {exp[key]!r}: it must be an integer >= 0")
     if not isinstance(exp["setting"], dict):
         raise ConfigError("experiment.setting must be a table of constant labels, e.g. {d = 2}")
+    if "name" in exp and not isinstance(exp["name"], str):
+        raise ConfigError(f"experiment.name = {exp['name']!r} must be a string")
     spec = {**spec, "experiment": exp}
     if "preference" in spec:
         _check_keys(spec["preference"], PREFERENCE_KEYS, "preference")
     for i, pol in enumerate(spec["policies"]):
-        if "name" not in pol:
-            raise ConfigError(f"[[policies]] entry {i} needs a 'name' (see `mobandit list`)")
-        if "sweep" in pol and not isinstance(pol["sweep"], dict):
-            raise ConfigError(f"[[policies]] entry {i} ({pol['name']}): 'sweep' must be a table of lists")
+        _check_policy(i, pol)
     for i, sc in enumerate(spec.get("scenarios", [])):
-        if "name" not in sc:
-            raise ConfigError(f"[[scenarios]] entry {i} needs a 'name'")
+        if not isinstance(sc.get("name"), str):
+            raise ConfigError(f"[[scenarios]] entry {i} needs a 'name' string")
         if not isinstance(sc.get("setting", {}), dict):
             raise ConfigError(f"[[scenarios]] {sc['name']!r}: 'setting' must be a table of labels")
         for key in sc:
@@ -123,7 +179,7 @@ def set_dotted(spec: dict, key: str, value: Any):
     for p in parts[:-1]:
         node = node.setdefault(p, {})
         if not isinstance(node, dict):
-            raise ConfigError(f"--set {key}: {p!r} is not a table")
+            raise ConfigError(f"--set {key!r}: {p!r} is not a table")
     node[parts[-1]] = value
 
 
@@ -139,11 +195,39 @@ def parse_override(text: str):
     return key.strip(), value
 
 
+def _get_dotted(spec: dict, key: str):
+    """The value a ``--set`` key addresses now, or None."""
+    if key.startswith("sweep.") and key.count(".") == 2:
+        return spec.get("sweep", {}).get(key[len("sweep."):]) if isinstance(spec.get("sweep"), dict) else None
+    node = spec
+    for p in key.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(p)
+    return node
+
+
+def _check_override(spec: dict, key: str, raw: str, value):
+    """A ``--set`` value must not replace a table, and text must not replace a number or a list."""
+    shown = f"{key}={raw}" if f"{key}={raw}".isprintable() else repr(f"{key}={raw}")
+    if not key or any(not p for p in key.split(".")):
+        raise ConfigError(f"--set {shown}: expected key=value with a dotted key, e.g. experiment.horizon=500")
+    old = _get_dotted(spec, key)
+    if key in ("policies", "scenarios") or key.startswith(("policies.", "scenarios.")):
+        raise ConfigError(f"--set {shown}: [[{key.split('.')[0]}]] entries cannot be set with --set; edit the spec")
+    if (key in TOP_KEYS or isinstance(old, dict)) and not isinstance(value, dict):
+        raise ConfigError(f"--set {shown}: {key!r} is a table; set one of its keys, e.g. experiment.horizon=500")
+    if isinstance(value, str) and isinstance(old, (int, float, list)) and not isinstance(old, bool):
+        kind = "a list" if isinstance(old, list) else "a number"
+        raise ConfigError(f"--set {shown}: expected {kind} (the spec has {old!r}); got the text {value!r}")
+
+
 def apply_overrides(spec: dict, overrides) -> dict:
     """Apply ``--set`` overrides and re-validate."""
     spec = copy.deepcopy(spec)
     for text in overrides or ():
         key, value = parse_override(text)
+        _check_override(spec, key, text.split("=", 1)[1], value)
         set_dotted(spec, key, value)
     return validate(spec)
 
@@ -170,6 +254,7 @@ def grid_points(spec: dict):
             for (key, _), value in zip(axes, combo):
                 set_dotted(resolved, key, copy.deepcopy(value))
                 setting[key.split(".")[-1]] = _label(value)
+            check_point(resolved)
             points.append((setting, resolved))
     return points
 

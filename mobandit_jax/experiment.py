@@ -63,6 +63,9 @@ def resolve_policy_name(name: str, family: str | None) -> str:
     if family and f"{family}/{name}" in POLICIES:
         return f"{family}/{name}"
     if name in POLICIES:
+        if family and POLICIES[name].family != family:
+            raise cfg.ConfigError(f"policy {name!r} is in family {POLICIES[name].family!r}, not family = {family!r}; "
+                                  "drop 'family' or write the registered one (see `mobandit list`)")
         return name
     raise cfg.ConfigError(f"unknown policy {name!r}" + (f" in family {family!r}" if family else "")
                           + f"; registered: {sorted(POLICIES)}")
@@ -129,13 +132,88 @@ def build(spec: dict) -> Plan:
                 min(chunk, exp["seeds"]), names, reduce, grid)
 
 
+def checked_build(spec: dict) -> Plan:
+    """:func:`build`, with a bad value met while building reported as a one-line :class:`ConfigError`.
+
+    Environment, policy and metric builders raise ``ValueError`` / ``KeyError`` / ``TypeError`` on
+    values the spec parser cannot check by itself; the message gains the spec key holding the value.
+    """
+    for entry in spec["policies"]:
+        _check_option_types(entry)
+    try:
+        return build(spec)
+    except cfg.ConfigError:
+        raise
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as err:
+        msg = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+        keys = [k for k, v in _spec_values(spec)
+                if isinstance(v, str) and repr(v) in msg and k.split(".")[-1].split()[-1] not in msg]
+        named = isinstance(err, KeyError) and " " in msg  # the registries' own messages name the key
+        where = f"{keys[0]}: " if keys else "" if named else f"building env kind {spec['env']['kind']!r}: "
+        raise cfg.ConfigError(where + " ".join(msg.split())) from err
+
+
+def _check_option_types(entry: dict):
+    """Each option (and swept value) of a [[policies]] entry has the type of the registry default."""
+    default = POLICIES[resolve_policy_name(entry["name"], entry.get("family"))].defaults
+    values = [(k, v) for k, v in entry.items() if k not in cfg.POLICY_META_KEYS]
+    values += [(k, v) for k, vs in entry.get("sweep", {}).items() for v in vs]
+    for k, v in values:
+        want = default.get(k)
+        if isinstance(v, dict):  # a table of per-setting values, resolved by the policy's builder
+            continue
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if (isinstance(want, bool) and not isinstance(v, bool)) or (
+                isinstance(want, (int, float)) and not isinstance(want, bool) and not number) or (
+                isinstance(want, str) and not isinstance(v, str)):
+            raise cfg.ConfigError(f"policy {entry.get('label', entry['name'])!r}: option {k} = {v!r} must be "
+                                  f"{type(want).__name__} like its default {want!r}")
+
+
+def _spec_values(spec: dict):
+    """``(dotted key, value)`` of every env and preference value, sweep value and scenario override."""
+    for table in ("env", "preference", "experiment"):
+        for k, v in spec.get(table, {}).items():
+            if k != "kind":  # a kind is named by the registry's own message
+                yield f"{table}.{k}", v
+    for k, values in spec.get("sweep", {}).items():
+        for v in values:
+            yield f"sweep.{k}", v
+    for sc in spec.get("scenarios", []):
+        for k, v in sc.items():
+            yield f"[[scenarios]] {sc['name']!r} {k}", v
+
+
+def precision() -> str:
+    """The float precision runs compute in: ``"float64"`` under ``--x64``, else ``"float32"``."""
+    return "float64" if jax.config.jax_enable_x64 else "float32"
+
+
 def fingerprint(plan: Plan) -> str:
-    """A hash of everything that determines the per-seed results (not the seed count)."""
+    """A hash of everything that determines the per-seed results (not the seed count), precision included.
+
+    float32 runs hash as before precision was recorded, so their earlier run folders still resume.
+    """
     spec = {k: v for k, v in plan.spec.items() if k != "experiment"}
     exp = {k: v for k, v in plan.spec["experiment"].items() if k not in ("seeds", "chunk")}
-    text = json.dumps({"spec": spec, "exp": exp, "horizon": plan.horizon, "record_every": plan.record_every,
-                       "chunk": plan.chunk}, sort_keys=True, default=str)
+    ident = {"spec": spec, "exp": exp, "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
+    if precision() != "float32":
+        ident["precision"] = precision()
+    text = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def chunk_identity(plan: Plan, c: int) -> dict:
+    """What chunk ``c`` of a run must hold: spec fingerprint, seed index range, precision, chunk size."""
+    lo, hi = c * plan.chunk, min((c + 1) * plan.chunk, plan.seeds)
+    return {"fingerprint": fingerprint(plan), "seeds": [lo, hi], "precision": precision(), "chunk": plan.chunk}
+
+
+def chunks_kept(plan: Plan, out) -> tuple:
+    """``(chunks on disk whose identity matches the plan, chunks in the plan)``."""
+    total = math.ceil(plan.seeds / plan.chunk)
+    kept = sum(results.chunk_identity(results.chunk_path(out, c)) == chunk_identity(plan, c) for c in range(total))
+    return kept, total
 
 
 class _Progress:
@@ -171,9 +249,13 @@ def parse_bytes(text: str) -> int:
     t = text.strip().upper()
     num = t.rstrip("KMGIB")
     unit = t[len(num):]
-    if unit not in units or not num:
-        raise ValueError(f"--max-memory {text!r}: expected a size such as 512MB or 2GiB")
-    return int(float(num) * units[unit])
+    try:
+        size = float(num) * units[unit]
+    except (KeyError, ValueError):
+        size = float("nan")
+    if not 1 <= size < float("inf"):
+        raise cfg.ConfigError(f"--max-memory {text!r}: expected a size such as 512MB or 2GiB")
+    return int(size)
 
 
 def fit_chunk(plan: Plan, max_bytes: int) -> Plan:
@@ -185,18 +267,38 @@ def fit_chunk(plan: Plan, max_bytes: int) -> Plan:
 
 
 def _check_fingerprint(plan: Plan, out: Path):
+    """Refuse a folder that is not a run of this tool or holds another experiment; write ``run.json``.
+
+    Process 0 checks and writes the marker and clears temporary files of killed writes, before any
+    process writes a chunk.
+    """
     fp = fingerprint(plan)
-    meta_path = out / "run.json"
-    if meta_path.exists():
-        old = json.loads(meta_path.read_text())
-        if old.get("fingerprint") != fp:
-            raise RuntimeError(
-                f"{out} holds results of a different experiment (fingerprint {old.get('fingerprint')} != {fp}); "
-                "choose another --out directory or delete it"
-            )
     if jax.process_index() == 0:
-        results.write_json(meta_path, {"fingerprint": fp, "spec": plan.spec, "horizon": plan.horizon,
-                                       "record_every": plan.record_every, "chunk": plan.chunk})
+        old = results.run_marker(out)
+        if old is not None and old.get("fingerprint") != fp:
+            if old.get("precision", precision()) != precision():
+                raise results.RunFolderError(
+                    f"{out} holds a {old['precision']} run and this run computes in {precision()}; run it "
+                    f"{'with' if old['precision'] == 'float64' else 'without'} --x64 or choose another --out folder")
+            raise results.RunFolderError(
+                f"{out} holds results of a different experiment (fingerprint {old.get('fingerprint')} != {fp}); "
+                "choose another --out folder or delete it")
+        results.write_json(out / results.MARKER, {
+            "tool": results.TOOL, "fingerprint": fp, "precision": precision(), "spec": plan.spec,
+            "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk})
+        results.remove_partial_writes(out)
+    sharding.barrier(f"run-folder-{fp}")
+
+
+def _own_chunk(plan: Plan, out: Path, c: int) -> bool:
+    """True if chunk ``c`` is on disk with the plan's identity; refuses a chunk of another experiment."""
+    found = results.chunk_identity(results.chunk_path(out, c))
+    want = chunk_identity(plan, c)
+    if found is not None and found.get("fingerprint") != want["fingerprint"]:
+        raise results.RunFolderError(
+            f"{results.chunk_path(out, c)} belongs to another experiment (fingerprint {found.get('fingerprint')} "
+            f"!= {want['fingerprint']}); it is not merged: choose another --out folder or delete it")
+    return found == want
 
 
 def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
@@ -206,22 +308,22 @@ def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
     """
     runtime.configure()
     out = Path(out_dir)
-    (out / "chunks").mkdir(parents=True, exist_ok=True)
     _check_fingerprint(plan, out)
     mesh = sharding.local_mesh()
     width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
     compiled = [sharding.compile_sharded(engine.batch(g.run), mesh) for g in plan.groups]
     stacked = [engine.stack_params(g.params) for g in plan.groups]
-    mine = sharding.process_share(math.ceil(plan.seeds / plan.chunk))
+    total = math.ceil(plan.seeds / plan.chunk)
+    mine = sharding.process_share(total)
     bar = _Progress(len(mine)) if progress else None
     t0 = time.time()
     for done, c in enumerate(mine, start=1):
-        path = out / "chunks" / f"chunk_{c:05d}.npz"
-        lo, hi = c * plan.chunk, min((c + 1) * plan.chunk, plan.seeds)
-        if path.exists() and results.chunk_seed_count(path) == hi - lo:
+        if _own_chunk(plan, out, c):
             if bar:
                 bar.update(done, "(on disk)")
             continue
+        ident = chunk_identity(plan, c)
+        lo, hi = ident["seeds"]
         keys = engine.seed_keys(plan.base_seed, np.arange(lo, lo + width))
         arrays = {}
         for g, fn, params in zip(plan.groups, compiled, stacked):
@@ -230,11 +332,14 @@ def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
                 for row, gi in enumerate(g.members):
                     arrays[f"{g.label}|{gi}|{m}"] = np.asarray(value[row, : hi - lo])
         arrays["seed_index"] = np.arange(lo, hi)
-        results.write_npz(path, arrays)
+        results.write_chunk(results.chunk_path(out, c), arrays, ident)
         if bar:
             bar.update(done)
     wall = time.time() - t0
     sharding.barrier(f"chunks-done-{fingerprint(plan)}")
     if jax.process_index() != 0:
         return {"records": []}
-    return results.finalize(plan, out, wall)
+    for c in range(total):
+        if not _own_chunk(plan, out, c):
+            raise results.RunFolderError(f"{results.chunk_path(out, c)} is missing or unreadable after the run")
+    return results.finalize(plan, out, wall, [results.chunk_path(out, c) for c in range(total)])

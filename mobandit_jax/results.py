@@ -1,11 +1,14 @@
 """Result files: atomic writes, chunk merging, per-seed final values and ``summary.json`` records.
 
-A run directory holds ``run.json`` (spec, fingerprint), ``chunks/chunk_NNNNN.npz`` (one per seed
-chunk, written atomically), and after merging ``curves.npz`` (key ``"{label}|{grid}|{metric}"`` ->
+A run directory holds ``run.json`` (the marker of a run folder: a JSON object with ``"tool":
+"mobandit_jax"``, the fingerprint, precision and spec; runs of earlier versions carry only the
+fingerprint), ``chunks/chunk_NNNNN.npz`` (one per seed chunk, written atomically, each with an
+``identity`` entry: fingerprint, seed index range, precision, chunk size), and after merging ``curves.npz`` (key ``"{label}|{grid}|{metric}"`` ->
 ``(seeds, checkpoints)`` cumulative sums, plus ``checkpoints``), ``finals.npz`` (same keys ->
 ``(seeds,)`` final values), ``grid.json`` (the setting and params of each grid index per label),
 ``summary.json`` (``{"records": [{"policy", "params", "setting", "metric", "mean", "std", "n"}]}``),
-``report.md`` and PNG figures. No pickles anywhere.
+``report.md`` and PNG figures. No pickles anywhere. Files are written with the mode the umask
+allows (0644 under umask 022). A folder that is neither empty nor a run folder is never written to.
 """
 from __future__ import annotations
 
@@ -20,6 +23,47 @@ from .engine import checkpoint_rounds
 from .kernels.trailing import trailing_mean
 
 
+MARKER = "run.json"
+TOOL = "mobandit_jax"
+
+
+class RunFolderError(RuntimeError):
+    """An output folder this tool must not write to, or a chunk that belongs to another run."""
+
+
+def run_marker(out) -> dict | None:
+    """The ``run.json`` of run folder ``out``; None if ``out`` is missing or empty.
+
+    Refuses (:class:`RunFolderError`) a path that is a file and a non-empty folder without the marker.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise RunFolderError(f"--out {out} is a file, not a folder; give a new or empty folder or a run folder")
+    if not out.exists() or not any(out.iterdir()):
+        return None
+    try:
+        meta = json.loads((out / MARKER).read_text())
+    except (OSError, ValueError):
+        meta = None
+    if not isinstance(meta, dict) or not (meta.get("tool") == TOOL or "fingerprint" in meta):
+        raise RunFolderError(f"{out} is not empty and is not a run folder (no {MARKER} marker of {TOOL}); "
+                             "nothing was written: choose a new or empty --out folder")
+    return meta
+
+
+def remove_partial_writes(out: Path):
+    """Delete temporary files left by a write that was killed before its rename (never read as results)."""
+    for folder in (out, out / "chunks"):
+        for tmp in folder.glob(".*.tmp") if folder.is_dir() else ():
+            tmp.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _atomic(path: Path, write):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -27,6 +71,9 @@ def _atomic(path: Path, write):
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
+            f.flush()
+            os.fsync(f.fileno())
+            os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp's 0600 -> what a plain open() would give
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -52,13 +99,23 @@ def _jsonable(x):
     return str(x)
 
 
-def chunk_seed_count(path) -> int:
-    """Number of seeds stored in a chunk file (-1 if it cannot be read)."""
+def chunk_path(out, c: int) -> Path:
+    """Path of chunk ``c`` of run folder ``out``."""
+    return Path(out) / "chunks" / f"chunk_{c:05d}.npz"
+
+
+def write_chunk(path, arrays: dict, identity: dict):
+    """Write one chunk atomically, its ``identity`` (a JSON object) stored as a text entry."""
+    write_npz(path, {**arrays, "identity": np.array(json.dumps(identity, sort_keys=True))})
+
+
+def chunk_identity(path) -> dict | None:
+    """The identity of a chunk file; None if it is missing, unreadable or has no identity."""
     try:
-        with np.load(path) as z:
-            return int(z["seed_index"].shape[0])
-    except Exception:  # a truncated file from an interrupted write is recomputed
-        return -1
+        with np.load(path, allow_pickle=False) as z:
+            return json.loads(str(z["identity"]))
+    except Exception:  # missing, truncated or foreign: recomputed, never merged
+        return None
 
 
 def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str) -> np.ndarray:
@@ -115,22 +172,22 @@ class RunDir:
         return None
 
 
-def merge_chunks(out: Path) -> dict:
-    """Concatenate the chunk files of a run directory along the seed axis."""
-    files = sorted((out / "chunks").glob("chunk_*.npz"))
+def merge_chunks(files) -> dict:
+    """Concatenate the given chunk files (identity entries left out) along the seed axis."""
     merged: dict = {}
     for f in files:
-        with np.load(f) as z:
+        with np.load(f, allow_pickle=False) as z:
             for k in z.files:
-                merged.setdefault(k, []).append(z[k])
+                if k != "identity":
+                    merged.setdefault(k, []).append(z[k])
     return {k: np.concatenate(v, axis=0) for k, v in merged.items()}
 
 
-def finalize(plan, out: Path, wall: float) -> dict:
-    """Merge chunks, compute final values and records, write every result file and the report."""
+def finalize(plan, out: Path, wall: float, files) -> dict:
+    """Merge the run's chunk ``files``, compute final values and records, write every result file and the report."""
     from . import plots, report  # local: matplotlib only when writing results
 
-    merged = merge_chunks(out)
+    merged = merge_chunks(files)
     seeds = merged.pop("seed_index")
     ckpts = np.asarray(checkpoint_rounds(plan.horizon, plan.record_every))
     curves, finals, records = {"checkpoints": ckpts, "seed_index": seeds}, {}, []

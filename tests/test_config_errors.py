@@ -109,3 +109,64 @@ def test_cli_list_names_every_family():
     out = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "list"], capture_output=True, text=True, check=True).stdout
     for name in ("prefucb", "pareto_ucb", "scalarized_ucb_rr", "gt_pf", "stochastic", "preference"):
         assert name in out
+
+
+def _edit(old, new):
+    return lambda text: text.replace(old, new, 1)
+
+
+CLI_CASES = {  # id: (edit of the spec text, extra arguments, text the one error line must contain)
+    "set_table": (None, ["--set", "experiment=5"], "--set experiment=5: 'experiment' is a table"),
+    "set_text_for_number": (None, ["--set", "env.concentration=abc"], "env.concentration=abc: expected a number"),
+    "label_not_text": (_edit('label = "PrefUCB"', "label = 7"), [], "label = 7 must be a non-empty string"),
+    "empty_policy_sweep": (_edit('label = "PrefUCB"', 'label = "P"\nsweep = {iters = []}'), [],
+                           "sweep.iters must be a non-empty list"),
+    "max_memory": (None, ["--max-memory", "lots"], "--max-memory 'lots': expected a size"),
+    "ragged_means": (_edit("[0.3, 0.3, 0.8]]", "[0.3, 0.8]]"), [], "env.means is ragged: row 3 has 2 values"),
+    "text_in_means": (_edit("[0.3, 0.3, 0.8]]", '[0.3, "a", 0.8]]'), [], "env.means[3][1] = 'a' is not a number"),
+    "text_in_W": (_edit("[0.0, -1.0, 1.0]]", "[0.0, -1.0, true]]"), [], "preference.W[1][2] = True is not a number"),
+    "family_mismatch": (_edit('label = "PrefUCB"', 'family = "slate"'), [],
+                        "policy 'prefucb' is in family 'preference', not family = 'slate'"),
+    "single_bracket_policies": (_edit("[[policies]]", "[policies]"), [],
+                                "[policies] is a single table; write [[policies]]"),
+    "option_type": (_edit('name = "prefucb"', 'name = "hv_ucb"\nalpha = "big"'), [],
+                    "policy 'PrefUCB': option alpha = 'big' must be float like its default 2.0"),
+    "unknown_option": (_edit('label = "PrefUCB"', "alpha = 2.0"), [],
+                       "policy 'prefucb' got unknown option(s) ['alpha']"),
+    "seeds_not_integer": (None, ["--seeds", "x"], "argument --seeds: invalid int value: 'x'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLI_CASES))
+def test_cli_bad_input_gives_one_named_line_and_touches_nothing(case, tmp_path, capsys):
+    from _tiny_spec import tiny_spec
+
+    edit, extra, expected = CLI_CASES[case]
+    spec = tiny_spec(tmp_path / "spec.toml")
+    if edit:
+        spec.write_text(edit(spec.read_text()))
+    before = spec.read_bytes()
+    try:
+        code = main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet", *extra])
+    except SystemExit as exit_:  # argparse usage errors
+        code = exit_.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and expected in err[0], err
+    assert spec.read_bytes() == before and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\x00\x00", "name = 'caf\u00e9'".encode("latin-1")],
+                         ids=["binary", "latin1"])
+def test_cli_names_a_config_that_is_not_utf8_text(content, tmp_path, capsys):
+    spec = tmp_path / "weird.toml"
+    spec.write_bytes(content)
+    assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(spec) in err[0] and "not a UTF-8 text file" in err[0]
+    assert spec.read_bytes() == content
+
+
+def test_cli_names_a_folder_given_as_the_config(tmp_path, capsys):
+    assert main(["run", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"config {str(tmp_path)!r} is a folder" in err[0]
