@@ -1,10 +1,11 @@
 """``mobandit reproduce``: run every spec in ``configs/`` and the report builders listed in ``experiments/``.
 
-``experiments/reports.toml`` lists the report builders by prefix, e.g. ``seed000 = "seed000/report.py"``
-(a path relative to that file). The specs ``configs/seed000_<key>.toml`` run into ``runs/seed000_<key>``
-and the builder file, imported by path, writes the paper's report with
-``build({key: run_dir, ...}, experiments/seed000)``. A spec that matches no listed prefix (``quickstart.toml``,
-a user's ``seed999_mine.toml``) is run and keeps the generic ``report.md`` of its run directory.
+``experiments/reports.toml`` lists the report builders: per paper, the builder file (relative to that
+file) and the specs it reads, e.g. ``[seed000] builder = "seed000/report.py"``, ``runs = {llm = "seed000_llm", ...}``.
+Each spec ``configs/<stem>.toml`` runs into ``runs/<stem>``; the builder file, imported by path, writes the
+paper's report with ``build({key: runs/<stem>, ...}, experiments/seed000)``. A spec that no builder lists
+(``quickstart.toml``, a user's ``seed999_mine.toml``) is run and keeps the generic ``report.md`` of its run
+directory.
 ``--quick`` is a smoke version (2 seeds, horizons capped at 200 rounds) whose runs and reports go
 under ``runs/quick/`` and never overwrite ``experiments/``.
 
@@ -22,6 +23,7 @@ import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from types import ModuleType
+from typing import NamedTuple
 
 from . import config as cfg
 from . import experiment
@@ -43,8 +45,15 @@ def discover(config_dir) -> list:
     return paths
 
 
+class Builder(NamedTuple):
+    """One entry of ``reports.toml``: the builder file and ``{run key: spec stem}``."""
+
+    path: Path
+    runs: dict
+
+
 def report_builders(experiments_dir) -> dict:
-    """``{prefix: builder file}`` listed in ``experiments_dir/reports.toml`` (empty if there is no such file)."""
+    """``{paper: Builder}`` listed in ``experiments_dir/reports.toml`` (empty if there is no such file)."""
     registry = Path(experiments_dir) / REGISTRY
     if not registry.is_file():
         return {}
@@ -53,20 +62,27 @@ def report_builders(experiments_dir) -> dict:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"{registry}: not a valid TOML file ({err})") from None
     builders = {}
-    for prefix, rel in table.items():
+    for paper, entry in table.items():
+        where = f"{registry}: [{paper}]"
+        if not isinstance(entry, dict) or set(entry) != {"builder", "runs"}:
+            raise ValueError(f"{where} must be a table with exactly the keys builder and runs, e.g. "
+                             f'builder = "{paper}/report.py", runs = {{main = "{paper}_main"}}')
+        rel, runs = entry["builder"], entry["runs"]
         if not isinstance(rel, str):
-            raise ValueError(f"{registry}: {prefix} = {rel!r}; expected the path of a report builder file "
-                             f"relative to {registry.parent}, e.g. \"{prefix}/report.py\"")
+            raise ValueError(f"{where} builder = {rel!r}; expected the path of a report builder file "
+                             f"relative to {registry.parent}")
+        if not (isinstance(runs, dict) and runs and all(isinstance(v, str) for v in runs.values())):
+            raise ValueError(f"{where} runs = {runs!r}; expected a table of run key = spec file stem")
         path = registry.parent / rel
         if not path.is_file():
-            raise FileNotFoundError(f"{registry}: {prefix} = {rel!r}, but {path} does not exist")
-        builders[prefix] = path
+            raise FileNotFoundError(f"{where} builder = {rel!r}, but {path} does not exist")
+        builders[paper] = Builder(path, dict(runs))
     return builders
 
 
-def load_builder(path, prefix: str) -> ModuleType:
-    """Import the report builder file ``path`` (as module ``mobandit_report_<prefix>``); it must define ``build``."""
-    name = f"mobandit_report_{prefix}"
+def load_builder(path, paper: str) -> ModuleType:
+    """Import the report builder file ``path`` (as module ``mobandit_report_<paper>``); it must define ``build``."""
+    name = f"mobandit_report_{paper}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -76,26 +92,25 @@ def load_builder(path, prefix: str) -> ModuleType:
     return module
 
 
-def load_report(prefix: str, experiments_dir="experiments") -> ModuleType:
-    """The report builder module listed as ``prefix`` in ``experiments_dir/reports.toml``."""
+def load_report(paper: str, experiments_dir="experiments") -> ModuleType:
+    """The report builder module listed as ``paper`` in ``experiments_dir/reports.toml``."""
     builders = report_builders(experiments_dir)
-    if prefix not in builders:
-        raise KeyError(f"{Path(experiments_dir) / REGISTRY} lists no report builder {prefix!r}; "
+    if paper not in builders:
+        raise KeyError(f"{Path(experiments_dir) / REGISTRY} lists no report builder {paper!r}; "
                        f"listed: {sorted(builders)}")
-    return load_builder(builders[prefix], prefix)
+    return load_builder(builders[paper].path, paper)
 
 
-def group(paths, prefixes) -> tuple:
-    """``({prefix: {key: path}}, [paths of specs with no builder])`` for spec files ``<prefix>_<key>.toml``."""
-    grouped, alone = {}, []
-    for path in paths:
-        matches = [p for p in prefixes if path.stem.startswith(f"{p}_")]
-        if matches:
-            prefix = max(matches, key=len)
-            grouped.setdefault(prefix, {})[path.stem[len(prefix) + 1:]] = path
-        else:
-            alone.append(path)
-    return grouped, alone
+def group(paths, builders: dict) -> tuple:
+    """``({paper: {run key: spec path}}, [spec paths no builder lists])``; papers with no spec are left out."""
+    by_stem = {path.stem: path for path in paths}
+    grouped = {}
+    for paper, builder in builders.items():
+        runs = {key: by_stem[stem] for key, stem in builder.runs.items() if stem in by_stem}
+        if runs:
+            grouped[paper] = runs
+    listed = {stem for builder in builders.values() for stem in builder.runs.values()}
+    return grouped, [path for path in paths if path.stem not in listed]
 
 
 def _selected(paths, only, config_dir) -> list:
@@ -147,7 +162,7 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
     paths = _selected(discover(config_dir), only, config_dir)
     builders = report_builders(experiments_dir)
     groups, alone = group(paths, builders)
-    modules = {prefix: load_builder(builders[prefix], prefix) for prefix in groups}
+    modules = {paper: load_builder(builders[paper].path, paper) for paper in groups}
     paths = sorted(paths, key=lambda path: -cost(path, quick))
     timing = {}
     t0 = time.time()
@@ -164,10 +179,10 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
             log(f"  {path.stem}: {timing[path.stem]:.1f} s")
     timing["total"] = round(sum(timing.values()), 2)
     timing["wall"] = round(time.time() - t0, 2)
-    for prefix, specs in groups.items():
+    for paper, specs in groups.items():
         t1 = time.time()
-        modules[prefix].build({key: runs / path.stem for key, path in specs.items()}, reports_root / prefix)
-        log(f"  report {reports_root / prefix}: {time.time() - t1:.1f} s")
+        modules[paper].build({key: runs / path.stem for key, path in specs.items()}, reports_root / paper)
+        log(f"  report {reports_root / paper}: {time.time() - t1:.1f} s")
     for path in alone:
         log(f"  {path.stem}: no report builder in {Path(experiments_dir) / REGISTRY}; "
             f"generic report {runs / path.stem / 'report.md'}")

@@ -43,7 +43,7 @@ def _general(name):
 
 @pytest.mark.parametrize("prefix", sorted(BUILDERS))
 def test_builder_imports_only_the_general_api(prefix):
-    tree = ast.parse(BUILDERS[prefix].read_text())
+    tree = ast.parse(BUILDERS[prefix].path.read_text())
     for name, fn in _imports(tree):
         assert _general(name) or fn in PACKAGE_ACCESS, f"{prefix}: {name} imported in {fn or 'module scope'}"
         assert name.rsplit(".", 1)[1] not in PAPER_NAMES, f"{prefix}: {name}"

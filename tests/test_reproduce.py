@@ -63,22 +63,27 @@ def _experiments(tmp_path, registry, builder=BUILDER):
     return exp
 
 
+LISTED = '[paper]\nbuilder = "paper/report.py"\nruns = {a = "paper_a", b = "paper_b"}\n'
+
+
 def test_listed_builders_get_their_runs_and_other_specs_keep_the_generic_report(tmp_path):
     configs = tmp_path / "configs"
     configs.mkdir()
     for stem in ("paper_a", "seed999_mine"):
         (configs / f"{stem}.toml").write_text(SPEC.format(horizon=40))
-    exp = _experiments(tmp_path, 'paper = "paper/report.py"\n')
+    exp = _experiments(tmp_path, LISTED)
     lines = []
     reproduce.main(configs, tmp_path / "runs", exp, jobs=1, log=lines.append)
     built = json.loads((exp / "paper" / "built.json").read_text())
-    assert built == {"a": str(tmp_path / "runs" / "paper_a")}
+    assert built == {"a": str(tmp_path / "runs" / "paper_a")}  # paper_b is listed but not in configs/
     mine = tmp_path / "runs" / "seed999_mine"
     assert "prefucb" in (mine / "report.md").read_text().lower() and (mine / "summary.json").is_file()
     assert not (exp / "seed999").exists()
     assert any("seed999_mine: no report builder" in line for line in lines)
-    assert reproduce.group([configs / "paper_a.toml", configs / "paper.toml"], ["paper"]) == (
-        {"paper": {"a": configs / "paper_a.toml"}}, [configs / "paper.toml"])
+    builders = reproduce.report_builders(exp)
+    assert reproduce.group([configs / "paper_a.toml", configs / "paper_c.toml"], builders) == (
+        {"paper": {"a": configs / "paper_a.toml"}}, [configs / "paper_c.toml"])
+    assert reproduce.group([configs / "paper_c.toml"], builders) == ({}, [configs / "paper_c.toml"])
 
 
 def test_without_a_spec_folder_the_command_names_the_folder_it_looked_for(tmp_path, monkeypatch, capsys):
@@ -94,10 +99,12 @@ def test_without_a_spec_folder_the_command_names_the_folder_it_looked_for(tmp_pa
 
 
 @pytest.mark.parametrize("registry, builder, error, match", [
-    ('paper = "paper/missing.py"\n', BUILDER, FileNotFoundError, "missing.py does not exist"),
-    ("paper = 3\n", BUILDER, ValueError, "paper = 3; expected the path of a report builder"),
+    (LISTED.replace("report.py", "missing.py"), BUILDER, FileNotFoundError, "missing.py does not exist"),
+    (LISTED.replace('"paper/report.py"', "3"), BUILDER, ValueError, "builder = 3; expected the path"),
+    (LISTED.replace('b = "paper_b"', "b = 2"), BUILDER, ValueError, "expected a table of run key = spec file stem"),
+    ('paper = "paper/report.py"\n', BUILDER, ValueError, "must be a table with exactly the keys builder and runs"),
     ("paper = \n", BUILDER, ValueError, "not a valid TOML file"),
-    ('paper = "paper/report.py"\n', "X = 1\n", ValueError, "must define build"),
+    (LISTED, "X = 1\n", ValueError, "must define build"),
 ])
 def test_bad_report_lists_are_refused_before_any_run(tmp_path, registry, builder, error, match):
     configs = tmp_path / "configs"
@@ -122,8 +129,11 @@ def test_shipped_report_list_covers_the_paper_specs():
 
     root = Path(__file__).resolve().parents[1]
     builders = reproduce.report_builders(root / "experiments")
-    assert builders == {p: root / "experiments" / p / "report.py" for p in ("seed000", "seed001", "seed002")}
+    assert {p: b.path for p, b in builders.items()} == {
+        p: root / "experiments" / p / "report.py" for p in ("seed000", "seed001", "seed002")}
     grouped, alone = reproduce.group(reproduce.discover(root / "configs"), builders)
     assert [p.stem for p in alone] == ["quickstart"]
+    assert {key: path.stem for key, path in grouped["seed001"].items()} == {
+        key: f"seed001_{key}" for key in ("d2", "d3", "d4", "d5", "eta_grid", "eta_d3", "eta_d4", "eta_d5", "fixed_d2")}
     assert set(grouped["seed000"]) == {"llm", "assets"}
     assert set(grouped["seed002"]) == {"online", "identification", "f1", "stochastic_costs"}
