@@ -102,15 +102,16 @@ def load_report(paper: str, experiments_dir="experiments") -> ModuleType:
 
 
 def group(paths, builders: dict) -> tuple:
-    """``({paper: {run key: spec path}}, [spec paths no builder lists])``; papers with no spec are left out."""
-    by_stem = {path.stem: path for path in paths}
-    grouped = {}
-    for paper, builder in builders.items():
-        runs = {key: by_stem[stem] for key, stem in builder.runs.items() if stem in by_stem}
-        if runs:
-            grouped[paper] = runs
-    listed = {stem for builder in builders.values() for stem in builder.runs.values()}
-    return grouped, [path for path in paths if path.stem not in listed]
+    """``({paper: {run key: spec path}}, [spec paths no builder lists])``, both in the order of ``paths``."""
+    listed = {stem: (paper, key) for paper, builder in builders.items() for key, stem in builder.runs.items()}
+    grouped, alone = {}, []
+    for path in paths:
+        if path.stem in listed:
+            paper, key = listed[path.stem]
+            grouped.setdefault(paper, {})[key] = path
+        else:
+            alone.append(path)
+    return grouped, alone
 
 
 def _selected(paths, only, config_dir) -> list:
