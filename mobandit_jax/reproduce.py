@@ -1,37 +1,127 @@
-"""``mobandit reproduce``: run every spec in ``configs/`` and rebuild every report in ``experiments/``.
+"""``mobandit reproduce``: run every spec in ``configs/`` and the report builders listed in ``experiments/``.
 
-Specs are grouped by their ``seedNNN_`` prefix; ``seedNNN_<key>.toml`` runs into ``runs/seedNNN_<key>``
-and ``mobandit_jax.reports.seedNNN.build({key: run_dir, ...}, experiments/seedNNN)`` writes the
-paper's report. ``--quick`` is a smoke version (2 seeds, horizons capped at 200 rounds) whose
-runs and reports go under ``runs/quick/`` and never overwrite ``experiments/``.
+``experiments/reports.toml`` lists the report builders: per paper, the builder file (relative to that
+file) and the specs it reads, e.g. ``[seed000] builder = "seed000/report.py"``, ``runs = {llm = "seed000_llm", ...}``.
+Each spec ``configs/<stem>.toml`` runs into ``runs/<stem>``; the builder file, imported by path, writes the
+paper's report with ``build({key: runs/<stem>, ...}, experiments/seed000)``. A spec that no builder lists
+(``quickstart.toml``, a user's ``seed999_mine.toml``) is run and keeps the generic ``report.md`` of its run
+directory.
+``--quick`` is a smoke version (2 seeds, horizons capped at 200 rounds) whose runs and reports go
+under ``runs/quick/`` and never overwrite ``experiments/``.
 
 A run of one spec is single-threaded on CPU for most of its time, so ``--jobs N`` runs N specs at
 once in separate processes (largest first: rounds x seeds x runs per spec), then builds the reports.
 """
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import json
 import multiprocessing
+import sys
 import time
+import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from types import ModuleType
+from typing import NamedTuple
 
 from . import config as cfg
 from . import experiment
 
 QUICK_SEEDS = 2
 QUICK_HORIZON = 200
+REGISTRY = "reports.toml"
 
 
-def discover(config_dir: Path) -> dict:
-    """``{"seed000": {"llm": path, ...}, "": {"quickstart": path}}`` from the spec files."""
-    groups: dict = {}
-    for path in sorted(Path(config_dir).glob("*.toml")):
-        stem = path.stem
-        prefix, _, key = stem.partition("_") if stem.startswith("seed") else ("", "", stem)
-        groups.setdefault(prefix, {})[key] = path
-    return groups
+def discover(config_dir) -> list:
+    """The spec files ``config_dir/*.toml``, sorted; an error naming the folder if there are none."""
+    config_dir = Path(config_dir)
+    if not config_dir.is_dir():
+        raise FileNotFoundError(f"no spec folder {config_dir.resolve()}: run `mobandit reproduce` from the "
+                                "repository root or pass --configs DIR")
+    paths = sorted(config_dir.glob("*.toml"))
+    if not paths:
+        raise FileNotFoundError(f"spec folder {config_dir.resolve()} holds no *.toml spec")
+    return paths
+
+
+class Builder(NamedTuple):
+    """One entry of ``reports.toml``: the builder file and ``{run key: spec stem}``."""
+
+    path: Path
+    runs: dict
+
+
+def report_builders(experiments_dir) -> dict:
+    """``{paper: Builder}`` listed in ``experiments_dir/reports.toml`` (empty if there is no such file)."""
+    registry = Path(experiments_dir) / REGISTRY
+    if not registry.is_file():
+        return {}
+    try:
+        table = tomllib.loads(registry.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{registry}: not a valid TOML file ({err})") from None
+    builders = {}
+    for paper, entry in table.items():
+        where = f"{registry}: [{paper}]"
+        if not isinstance(entry, dict) or set(entry) != {"builder", "runs"}:
+            raise ValueError(f"{where} must be a table with exactly the keys builder and runs, e.g. "
+                             f'builder = "{paper}/report.py", runs = {{main = "{paper}_main"}}')
+        rel, runs = entry["builder"], entry["runs"]
+        if not isinstance(rel, str):
+            raise ValueError(f"{where} builder = {rel!r}; expected the path of a report builder file "
+                             f"relative to {registry.parent}")
+        if not (isinstance(runs, dict) and runs and all(isinstance(v, str) for v in runs.values())):
+            raise ValueError(f"{where} runs = {runs!r}; expected a table of run key = spec file stem")
+        path = registry.parent / rel
+        if not path.is_file():
+            raise FileNotFoundError(f"{where} builder = {rel!r}, but {path} does not exist")
+        builders[paper] = Builder(path, dict(runs))
+    return builders
+
+
+def load_builder(path, paper: str) -> ModuleType:
+    """Import the report builder file ``path`` (as module ``mobandit_report_<paper>``); it must define ``build``."""
+    name = f"mobandit_report_{paper}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "build", None)):
+        raise ValueError(f"{path}: a report builder must define build(run_dirs, out_dir)")
+    return module
+
+
+def load_report(paper: str, experiments_dir="experiments") -> ModuleType:
+    """The report builder module listed as ``paper`` in ``experiments_dir/reports.toml``."""
+    builders = report_builders(experiments_dir)
+    if paper not in builders:
+        raise KeyError(f"{Path(experiments_dir) / REGISTRY} lists no report builder {paper!r}; "
+                       f"listed: {sorted(builders)}")
+    return load_builder(builders[paper].path, paper)
+
+
+def group(paths, builders: dict) -> tuple:
+    """``({paper: {run key: spec path}}, [spec paths no builder lists])``, both in the order of ``paths``."""
+    listed = {stem: (paper, key) for paper, builder in builders.items() for key, stem in builder.runs.items()}
+    grouped, alone = {}, []
+    for path in paths:
+        if path.stem in listed:
+            paper, key = listed[path.stem]
+            grouped.setdefault(paper, {})[key] = path
+        else:
+            alone.append(path)
+    return grouped, alone
+
+
+def _selected(paths, only, config_dir) -> list:
+    """The specs named ``NAME.toml`` or ``NAME_*.toml`` for a NAME in ``only`` (all specs if ``only`` is empty)."""
+    if not only:
+        return list(paths)
+    for name in only:
+        if not any(p.stem == name or p.stem.startswith(f"{name}_") for p in paths):
+            raise ValueError(f"--only {name}: no spec {name}.toml or {name}_*.toml in {config_dir}")
+    return [p for p in paths if any(p.stem == n or p.stem.startswith(f"{n}_") for n in only)]
 
 
 def _quick_spec(spec: dict) -> dict:
@@ -70,9 +160,11 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
         raise ValueError(f"--jobs {jobs!r}: the number of specs run at once must be an integer >= 1")
     runs = Path(runs_dir) / ("quick" if quick else "")
     reports_root = runs / "experiments" if quick else Path(experiments_dir)
-    groups = {prefix: specs for prefix, specs in discover(config_dir).items() if not only or prefix in only}
-    paths = sorted((path for specs in groups.values() for path in specs.values()),
-                   key=lambda path: -cost(path, quick))
+    paths = _selected(discover(config_dir), only, config_dir)
+    builders = report_builders(experiments_dir)
+    groups, alone = group(paths, builders)
+    modules = {paper: load_builder(builders[paper].path, paper) for paper in groups}
+    paths = sorted(paths, key=lambda path: -cost(path, quick))
     timing = {}
     t0 = time.time()
     if jobs > 1:
@@ -88,12 +180,13 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
             log(f"  {path.stem}: {timing[path.stem]:.1f} s")
     timing["total"] = round(sum(timing.values()), 2)
     timing["wall"] = round(time.time() - t0, 2)
-    for prefix, specs in groups.items():
-        if prefix:
-            report = importlib.import_module(f"mobandit_jax.reports.{prefix}")
-            t1 = time.time()
-            report.build({key: runs / path.stem for key, path in specs.items()}, reports_root / prefix)
-            log(f"  report {reports_root / prefix}: {time.time() - t1:.1f} s")
+    for paper, specs in groups.items():
+        t1 = time.time()
+        modules[paper].build({key: runs / path.stem for key, path in specs.items()}, reports_root / paper)
+        log(f"  report {reports_root / paper}: {time.time() - t1:.1f} s")
+    for path in alone:
+        log(f"  {path.stem}: no report builder in {Path(experiments_dir) / REGISTRY}; "
+            f"generic report {runs / path.stem / 'report.md'}")
     timing["wall_with_reports"] = round(time.time() - t0, 2)
     runs.mkdir(parents=True, exist_ok=True)
     (runs / "reproduce_timing.json").write_text(json.dumps(timing, indent=1))

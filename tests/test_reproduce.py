@@ -41,3 +41,99 @@ def test_parallel_jobs_match_sequential(tmp_path):
 def test_jobs_below_one_is_refused(tmp_path):
     with pytest.raises(ValueError, match="--jobs 0"):
         reproduce.main(tmp_path, tmp_path / "runs", tmp_path / "exp", jobs=0)
+
+
+BUILDER = '''
+import json
+from pathlib import Path
+
+
+def build(run_dirs, out_dir):
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "built.json").write_text(json.dumps({k: str(v) for k, v in run_dirs.items()}))
+'''
+
+
+def _experiments(tmp_path, registry, builder=BUILDER):
+    exp = tmp_path / "exp"
+    (exp / "paper").mkdir(parents=True)
+    (exp / "paper" / "report.py").write_text(builder)
+    (exp / "reports.toml").write_text(registry)
+    return exp
+
+
+LISTED = '[paper]\nbuilder = "paper/report.py"\nruns = {a = "paper_a", b = "paper_b"}\n'
+
+
+def test_listed_builders_get_their_runs_and_other_specs_keep_the_generic_report(tmp_path):
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    for stem in ("paper_a", "seed999_mine"):
+        (configs / f"{stem}.toml").write_text(SPEC.format(horizon=40))
+    exp = _experiments(tmp_path, LISTED)
+    lines = []
+    reproduce.main(configs, tmp_path / "runs", exp, jobs=1, log=lines.append)
+    built = json.loads((exp / "paper" / "built.json").read_text())
+    assert built == {"a": str(tmp_path / "runs" / "paper_a")}  # paper_b is listed but not in configs/
+    mine = tmp_path / "runs" / "seed999_mine"
+    assert "prefucb" in (mine / "report.md").read_text().lower() and (mine / "summary.json").is_file()
+    assert not (exp / "seed999").exists()
+    assert any("seed999_mine: no report builder" in line for line in lines)
+    builders = reproduce.report_builders(exp)
+    assert reproduce.group([configs / "paper_a.toml", configs / "paper_c.toml"], builders) == (
+        {"paper": {"a": configs / "paper_a.toml"}}, [configs / "paper_c.toml"])
+    assert reproduce.group([configs / "paper_c.toml"], builders) == ({}, [configs / "paper_c.toml"])
+
+
+def test_without_a_spec_folder_the_command_names_the_folder_it_looked_for(tmp_path, monkeypatch, capsys):
+    from mobandit_jax import cli
+
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["reproduce"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(tmp_path / "configs") in err
+    (tmp_path / "configs").mkdir()
+    assert cli.main(["reproduce", "--configs", "configs"]) == 2
+    assert "holds no *.toml spec" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("registry, builder, error, match", [
+    (LISTED.replace("report.py", "missing.py"), BUILDER, FileNotFoundError, "missing.py does not exist"),
+    (LISTED.replace('"paper/report.py"', "3"), BUILDER, ValueError, "builder = 3; expected the path"),
+    (LISTED.replace('b = "paper_b"', "b = 2"), BUILDER, ValueError, "expected a table of run key = spec file stem"),
+    ('paper = "paper/report.py"\n', BUILDER, ValueError, "must be a table with exactly the keys builder and runs"),
+    ("paper = \n", BUILDER, ValueError, "not a valid TOML file"),
+    (LISTED, "X = 1\n", ValueError, "must define build"),
+])
+def test_bad_report_lists_are_refused_before_any_run(tmp_path, registry, builder, error, match):
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "paper_a.toml").write_text(SPEC.format(horizon=40))
+    exp = _experiments(tmp_path, registry, builder)
+    with pytest.raises(error, match=match):
+        reproduce.main(configs, tmp_path / "runs", exp, log=lambda *a: None)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_only_names_specs_that_exist(tmp_path):
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "paper_a.toml").write_text(SPEC.format(horizon=40))
+    with pytest.raises(ValueError, match="--only seed003: no spec seed003.toml or seed003_"):
+        reproduce.main(configs, tmp_path / "runs", tmp_path / "exp", only=["seed003"], log=lambda *a: None)
+
+
+def test_shipped_report_list_covers_the_paper_specs():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    builders = reproduce.report_builders(root / "experiments")
+    assert {p: b.path for p, b in builders.items()} == {
+        p: root / "experiments" / p / "report.py" for p in ("seed000", "seed001", "seed002")}
+    grouped, alone = reproduce.group(reproduce.discover(root / "configs"), builders)
+    assert [p.stem for p in alone] == ["quickstart"]
+    assert {key: path.stem for key, path in grouped["seed001"].items()} == {
+        key: f"seed001_{key}" for key in ("d2", "d3", "d4", "d5", "eta_grid", "eta_d3", "eta_d4", "eta_d5", "fixed_d2")}
+    assert set(grouped["seed000"]) == {"llm", "assets"}
+    assert set(grouped["seed002"]) == {"online", "identification", "f1", "stochastic_costs"}

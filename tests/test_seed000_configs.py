@@ -43,7 +43,9 @@ def test_assets_config_runs_end_to_end(tmp_path):
     gap = [r for r in recs if r["metric"] == "regret_gap"]
     assert len(gap) == 4 * 8 and all(r["n"] == 2 for r in gap)
     assert all(r["mean"] >= 0 for r in gap)
-    from mobandit_jax.reports import seed000
+    from mobandit_jax.reproduce import load_report
+
+    seed000 = load_report("seed000", ROOT / "experiments")
 
     report = seed000.build({"assets": out}, tmp_path / "report")
     assert "Table 2" in report.read_text()

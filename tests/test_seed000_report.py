@@ -1,13 +1,18 @@
-"""Seed 000 report: moving averages from cumulative checkpoints, tests, ranks, tables on a synthetic run."""
+"""Seed 000 report (experiments/seed000/report.py): moving averages from cumulative checkpoints, tests,
+ranks, tables on a synthetic run, the paper tables it reads and the objective groups it draws."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from mobandit_jax import config as cfg
 from mobandit_jax.problems import llm_leaderboard as llm
-from mobandit_jax.problems import nyse
-from mobandit_jax.reports import seed000 as rep
+from mobandit_jax.reproduce import load_report
+
+ROOT = Path(__file__).resolve().parents[1]
+rep = load_report("seed000", ROOT / "experiments")
 
 
 def test_moving_average_matches_direct_average_of_rounds():
@@ -74,11 +79,11 @@ def _fake_run(tmp_path, scenarios, dim, T=400, every=50, seeds=4):
 def test_tables_from_a_synthetic_run(tmp_path):
     (tmp_path / "llm").mkdir()
     (tmp_path / "assets").mkdir()
-    rates_l = _fake_run(tmp_path / "llm", list(llm.SCENARIOS), 7)
-    rates_a = _fake_run(tmp_path / "assets", list(nyse.MANDATES), 7)
+    rates_l = _fake_run(tmp_path / "llm", list(rep.scenario_matrices()), 7)
+    rates_a = _fake_run(tmp_path / "assets", list(rep.mandate_matrices()), 7)
     run = rep.load_run(tmp_path / "assets")
     rows = rep.table2(run)
-    assert [r["scenario"] for r in rows] == list(nyse.MANDATES)
+    assert [r["scenario"] for r in rows] == list(rep.mandate_matrices())
     for r in rows:
         for i, lab in enumerate(rep.POLICIES):
             np.testing.assert_allclose(r["values"][i], rates_a[(lab, r["scenario"])])
@@ -86,7 +91,7 @@ def test_tables_from_a_synthetic_run(tmp_path):
         assert r["paired"][1] == 0.0  # constant positive difference across seeds
     t1 = rep.table1(rep.load_run(tmp_path / "llm"))
     cs = rep.REAL_WORLD
-    jm = llm.CAPABILITIES.index(llm.SCENARIO_ROLES[cs[0]]["main"])
+    jm = llm.CAPABILITIES.index(rep.SCENARIO_ROLES[cs[0]]["main"])
     np.testing.assert_allclose(t1["main"]["PrefUCB"][0], 0.05 * jm + rates_l[("PrefUCB", cs[0])])
     np.testing.assert_allclose(t1["ratio"]["GT-PF"][2], 1 - rates_l[("GT-PF", cs[2])])
     out = tmp_path / "report"
@@ -106,3 +111,50 @@ def test_tables_from_a_synthetic_run(tmp_path):
         rep.build({"llms": tmp_path / "llm"}, out)
     with pytest.raises(FileNotFoundError, match="has no curves.npz"):
         rep.load_run(tmp_path)
+
+
+@pytest.mark.parametrize("stem, table", [("seed000_llm", rep.scenario_matrices), ("seed000_assets", rep.mandate_matrices)])
+def test_paper_matrices_are_the_ones_the_shipped_specs_run(stem, table):
+    """Tables 3 and 5 in paper_tables.json and the W written in the specs are two transcriptions of the paper."""
+    spec = cfg.load(ROOT / "configs" / f"{stem}.toml")
+    ours = table()
+    assert [s["name"] for s in spec["scenarios"]] == list(ours)
+    for s in spec["scenarios"]:
+        np.testing.assert_array_equal(np.array(s["preference.W"], float), ours[s["name"]], err_msg=s["name"])
+
+
+def test_preference_levels_follow_the_roles_of_table3():
+    Ws = rep.scenario_matrices()
+    for name, roles in rep.SCENARIO_ROLES.items():
+        levels = rep.preference_levels(Ws[name])
+        main = llm.CAPABILITIES.index(roles["main"])
+        relax = llm.CAPABILITIES.index(roles["relaxable"])
+        assert levels["preferred"] == [main] and levels["relaxable"] == [relax], name
+        assert np.argmax(Ws[name][0]) == main and Ws[name][1, relax] == -1
+    # Customer Service row 0 = (1, 0, 1, 0, 0, 2, 1): multitasking (2) preferred, the other positives moderate
+    assert rep.preference_levels(Ws["Customer Service"])["moderate"] == [0, 2, 6]
+
+
+def test_mandate_levels_by_hand():
+    # Aggressive Growth totals: CWG 1.633, SR 0, MDD -0.6, Sortino -0.3, Alpha 0.842, TO -0.6, CR 0.525
+    lv = rep.mandate_levels(rep.mandate_matrices()["Aggressive Growth"])
+    assert lv == {"preferred": [0, 4], "moderate": [6], "relaxable": [2, 3, 5]}
+
+
+def test_data_driven_W_on_synthetic_data():
+    rng = np.random.default_rng(3)
+    n = 20000
+    a = rng.normal(0, 2.0, n)  # variance 4
+    b = rng.normal(0, 1.0, n)  # variance 1
+    c = 0.05 * a + rng.normal(0, 1.0, n)  # weakly tied to a
+    d = 2.0 * a + rng.normal(0, 0.1, n)  # strongly tied to a
+    R = np.column_stack([a, b, c, d])
+    W = rep.data_driven_W(R, np.array([[1, 1, -1, -1]]), cap=0.3)
+    var = R.var(0)
+    np.testing.assert_allclose(W[0, :2], var[:2] / var[:2].sum())
+    comp = R[:, :2] @ W[0, :2]
+    beta_c = np.cov(comp, c, bias=True)[0, 1] / c.var()
+    np.testing.assert_allclose(W[0, 2], -abs(beta_c))  # below the cap
+    assert W[0, 3] == -0.3  # capped
+    with pytest.raises(ValueError, match="pattern row 0 has no positive entry"):
+        rep.data_driven_W(R, np.array([[0, 0, -1, 0]]))

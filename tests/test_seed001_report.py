@@ -1,4 +1,5 @@
-"""The seed-001 report builder on synthetic run directories (no experiment is run)."""
+"""The seed-001 report builder (experiments/seed001/report.py) on synthetic run directories (no experiment
+is run), and the paper's Table 2 eta* it reads."""
 import json
 from pathlib import Path
 
@@ -7,10 +8,12 @@ import pytest
 
 from mobandit_jax import config as cfg
 from mobandit_jax import stats
-from mobandit_jax.policies.slate import TABLE2_ETA, table2_eta
-from mobandit_jax.reports import seed001
+from mobandit_jax.reproduce import load_report
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "configs"
+seed001 = load_report("seed001", ROOT / "experiments")
+TABLE2_ETA, table2_eta = seed001.TABLE2_ETA, seed001.table2_eta
 NAMES = {p["label"]: p["name"] for stem in ("seed001_d2", "seed001_eta_grid")
          for p in cfg.load(CONFIGS / f"{stem}.toml")["policies"]}
 ETA_TUNED = [a for a in seed001.ALGOS if NAMES[a] in TABLE2_ETA]
@@ -146,3 +149,22 @@ def test_run_keys():
     assert seed001._kind("eta_grid") == ("eta", 2)
     assert seed001._kind("fixed_d5") == ("fixed", 5)
     assert seed001._kind("d7") is None and seed001._kind("other") is None
+
+
+def test_table2_eta_entries_by_hand():
+    """Spot checks against the paper's Table 2 (rows: algorithm and d; columns: clusters, concave, convex, linear)."""
+    assert table2_eta("chebyshev_ucb_plus", 3, "linear") == 0.01
+    assert table2_eta("pareto_ucb_div", 2, "convex") == 1.0
+    assert table2_eta("scalar_ucb", 4, "convex") == 0.3
+    assert [table2_eta("thv_ucb", d, f) for d in (2, 5) for f in seed001.FRONTS] == [0.01] * 8
+    assert table2_eta("pareto_ucb", 2, "convex") is None and table2_eta("thv_ucb", 2, "ring") is None
+    assert len(TABLE2_ETA) == 10 and all(sorted(rows) == [2, 3, 4, 5] for rows in TABLE2_ETA.values())
+
+
+@pytest.mark.parametrize("d, stem", [(2, "seed001_eta_grid"), (3, "seed001_eta_d3"), (4, "seed001_eta_d4"),
+                                     (5, "seed001_eta_d5")])
+def test_eta_grid_specs_hold_every_table2_eta(d, stem):
+    """The main tables read each eta-tuned row from the eta-grid run at Table 2 eta*: the grid must hold it."""
+    for entry in cfg.load(CONFIGS / f"{stem}.toml")["policies"]:
+        etas = {point.get("eta") for point in cfg.policy_points(entry)}
+        assert set(TABLE2_ETA[entry["name"]][d]) <= etas, entry["name"]

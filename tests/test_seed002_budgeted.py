@@ -149,7 +149,11 @@ def test_metrics_hand_computed():
 
 
 def test_report_moving_average_matches_window_mean():
-    from mobandit_jax.reports.seed002 import moving_average
+    from pathlib import Path
+
+    from mobandit_jax.reproduce import load_report
+
+    moving_average = load_report("seed002", Path(__file__).resolve().parents[1] / "experiments").moving_average
 
     rng = np.random.default_rng(0)
     gaps = rng.uniform(size=(2, 300))

@@ -7,9 +7,11 @@ from mobandit_jax import config as cfg
 from mobandit_jax.experiment import resolve_policy_name
 from mobandit_jax.policies.base import POLICIES
 from mobandit_jax.problems.base import ENVS
+from mobandit_jax.reproduce import load_report
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))
+ALGOS = load_report("seed001", CONFIG_DIR.parent / "experiments").ALGOS
 
 
 def test_configs_are_shipped():

@@ -11,23 +11,22 @@ run, ``setting`` holding ``front`` and ``d``; ``source`` is ``main``, ``eta_grid
 ``derived.json`` (the Table 6 rows, the eta-grid means and THV-UCB's share of the benchmark) and PNG
 figures to ``out_dir``.
 
-    python -m mobandit_jax.reports.seed001 --run d2=runs/seed001_d2 --run eta_d2=runs/seed001_eta_d2 \\
+    python experiments/seed001/report.py --run d2=runs/seed001_d2 --run eta_d2=runs/seed001_eta_d2 \\
         --out experiments/seed001 [--notes notes.md]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from pathlib import Path
 
 import numpy as np
 from scipy import stats as st
 
-from .. import stats
-from ..policies.slate import table2_eta
-from ..results import RunDir, trailing_mean, write_json
+from mobandit_jax import stats
+from mobandit_jax.results import RunDir, trailing_mean, write_json
 
-FRONTS = ("clusters", "concave", "convex", "linear")
 ALGOS = ("THV-UCB", "ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd", "ParetoTS", "ParetoTS+",
          "ChebyshevUCB", "ChebyshevUCB+", "HVScalarUCB", "HVScalarUCB+", "ScalarUCB", "ScalarUCB-RandW", "RandomK")
 FAMILIES = {
@@ -36,86 +35,29 @@ FAMILIES = {
     "Chebyshev": ("ChebyshevUCB", "ChebyshevUCB+"),
     "Linear/HV scalarisation": ("HVScalarUCB", "HVScalarUCB+", "ScalarUCB", "ScalarUCB-RandW"),
 }
-SETTINGS = {2: (36, 3, 0.05, 2000), 3: (60, 4, 0.035, 3000), 4: (100, 5, 0.025, 5000), 5: (150, 6, 0.02, 5000)}
-PAPER_TABLE_NO = {2: "1", 3: "3", 4: "4", 5: "5"}
 WINDOW = 50
 
+# The paper's numbers (settings, Tables 1-6 as printed) live in paper_tables.json next to this file.
+PAPER = json.loads((Path(__file__).resolve().parent / "paper_tables.json").read_text())
+FRONTS = tuple(PAPER["fronts"])
+# Per d: (n, k, sigma, T) of the paper's setting.
+SETTINGS = {int(d): (s["n"], s["k"], s["sigma"], s["T"]) for d, s in PAPER["settings"].items()}
+PAPER_TABLE_NO = {int(d): t["table"] for d, t in PAPER["hv_tables"].items()}
 # Paper Tables 1, 3, 4, 5: per algorithm, (HV_last100 per front, Final Regret per front), fronts in FRONTS order.
-PAPER_TABLES = {
-    2: {
-        'THV-UCB': ((0.6556, 0.6638, 0.8536, 0.2879), (5.5, 6.2, 7.2, 2.7)),
-        'ParetoUCB': ((0.4438, 0.4711, 0.7169, 0.1515), (130.0, 105.0, 38.8, 107.1)),
-        'ParetoUCB+': ((0.633, 0.577, 0.817, 0.162), (28.4, 31.3, 7.2, 69.5)),
-        'ParetoUCB-Div': ((0.6502, 0.6064, 0.8281, 0.2115), (9.4, 6.6, 7.2, 5.8)),
-        'ParetoUCB-Crowd': ((0.6384, 0.5712, 0.829, 0.1303), (19.8, 18.0, 7.3, 99.5)),
-        'ParetoTS': ((0.4871, 0.518, 0.7528, 0.1901), (51.8, 33.4, 9.4, 40.0)),
-        'ParetoTS+': ((0.6293, 0.5788, 0.7836, 0.1623), (12.5, 12.5, 8.4, 85.6)),
-        'ChebyshevUCB': ((0.4763, 0.5017, 0.7185, 0.2016), (72.0, 48.1, 23.7, 38.4)),
-        'ChebyshevUCB+': ((0.6286, 0.5514, 0.7527, 0.2266), (10.3, 24.2, 7.3, 10.0)),
-        'HVScalarUCB': ((0.4898, 0.5086, 0.7216, 0.2105), (86.7, 80.1, 13.8, 46.8)),
-        'HVScalarUCB+': ((0.5728, 0.5863, 0.7647, 0.2463), (15.6, 14.0, 8.9, 6.7)),
-        'ScalarUCB': ((0.634, 0.5733, 0.7731, 0.1584), (10.9, 27.2, 14.0, 95.0)),
-        'ScalarUCB-RandW': ((0.4536, 0.4734, 0.7347, 0.0733), (66.4, 50.1, 7.3, 180.1)),
-        'RandomK': ((0.2225, 0.2361, 0.3878, 0.0922), (424.0, 405.7, 411.2, 185.9)),
-    },
-    3: {
-        'THV-UCB': ((0.2955, 0.2894, 0.5895, 0.1592), (2.8, 2.2, 2.5, 1.9)),
-        'ParetoUCB': ((0.1577, 0.1757, 0.4648, 0.061), (141.1, 104.9, 45.4, 133.9)),
-        'ParetoUCB+': ((0.2844, 0.2755, 0.5476, 0.0934), (2.8, 3.2, 24.3, 59.4)),
-        'ParetoUCB-Div': ((0.2083, 0.1988, 0.5161, 0.0786), (71.9, 33.2, 6.1, 93.8)),
-        'ParetoUCB-Crowd': ((0.1694, 0.129, 0.4755, 0.0251), (62.1, 135.7, 4.6, 184.3)),
-        'ParetoTS': ((0.1708, 0.1883, 0.4836, 0.0743), (93.5, 60.4, 15.4, 91.7)),
-        'ParetoTS+': ((0.269, 0.2678, 0.5465, 0.0868), (12.4, 7.4, 3.0, 73.4)),
-        'ChebyshevUCB': ((0.1296, 0.1968, 0.4322, 0.098), (246.0, 50.2, 23.0, 62.2)),
-        'ChebyshevUCB+': ((0.2639, 0.2727, 0.5437, 0.1401), (3.7, 4.4, 9.0, 1.9)),
-        'HVScalarUCB': ((0.2046, 0.2294, 0.4526, 0.1252), (76.7, 33.2, 41.4, 27.9)),
-        'HVScalarUCB+': ((0.25, 0.2448, 0.4956, 0.1357), (9.6, 9.1, 7.7, 6.8)),
-        'ScalarUCB': ((0.2807, 0.2757, 0.5472, 0.0891), (2.8, 3.9, 2.6, 68.5)),
-        'ScalarUCB-RandW': ((0.1484, 0.1644, 0.4483, 0.0544), (136.8, 91.6, 32.5, 132.7)),
-        'RandomK': ((0.1035, 0.111, 0.3151, 0.0403), (267.2, 231.3, 275.9, 183.8)),
-    },
-    4: {
-        'THV-UCB': ((0.0854, 0.1051, 0.3709, 0.0677), (1.5, 1.6, 3.6, 1.4)),
-        'ParetoUCB': ((0.0255, 0.039, 0.2369, 0.0129), (153.4, 150.9, 150.1, 150.5)),
-        'ParetoUCB+': ((0.0791, 0.0947, 0.3384, 0.0403), (1.6, 4.9, 9.4, 44.2)),
-        'ParetoUCB-Div': ((0.0407, 0.0492, 0.2564, 0.0199), (80.2, 95.4, 19.9, 123.2)),
-        'ParetoUCB-Crowd': ((0.0109, 0.0157, 0.2388, 0.0026), (168.5, 215.0, 55.1, 170.3)),
-        'ParetoTS': ((0.0302, 0.0468, 0.2456, 0.0218), (121.3, 112.2, 98.2, 108.0)),
-        'ParetoTS+': ((0.0749, 0.0916, 0.3365, 0.039), (14.1, 10.6, 4.5, 48.7)),
-        'ChebyshevUCB': ((0.0211, 0.0556, 0.2349, 0.0279), (183.7, 73.2, 76.4, 81.5)),
-        'ChebyshevUCB+': ((0.08, 0.0989, 0.3503, 0.051), (1.5, 1.6, 5.5, 1.9)),
-        'HVScalarUCB': ((0.0384, 0.0539, 0.251, 0.029), (115.8, 103.0, 77.9, 91.1)),
-        'HVScalarUCB+': ((0.0639, 0.0852, 0.3041, 0.0532), (24.3, 5.4, 13.2, 9.7)),
-        'ScalarUCB': ((0.0791, 0.0946, 0.3379, 0.0386), (1.7, 5.8, 7.7, 41.8)),
-        'ScalarUCB-RandW': ((0.0353, 0.0444, 0.2597, 0.0206), (100.7, 118.9, 67.9, 116.6)),
-        'RandomK': ((0.0168, 0.0255, 0.1529, 0.0098), (186.6, 203.0, 427.7, 164.4)),
-    },
-    5: {
-        'THV-UCB': ((0.0266, 0.0202, 0.1841, 0.0095), (0.7, 0.6, 3.7, 0.3)),
-        'ParetoUCB': ((0.0042, 0.0032, 0.0774, 0.001), (64.7, 48.6, 229.0, 26.1)),
-        'ParetoUCB+': ((0.0254, 0.0197, 0.1789, 0.0051), (0.8, 0.6, 3.7, 8.6)),
-        'ParetoUCB-Div': ((0.0141, 0.0094, 0.1144, 0.002), (18.8, 22.3, 65.3, 21.4)),
-        'ParetoUCB-Crowd': ((0.0025, 0.0015, 0.0779, 0.0015), (64.4, 51.4, 176.9, 24.7)),
-        'ParetoTS': ((0.0057, 0.0046, 0.0853, 0.0016), (56.8, 41.1, 171.8, 23.3)),
-        'ParetoTS+': ((0.0234, 0.0173, 0.1716, 0.005), (8.1, 7.3, 7.5, 11.3)),
-        'ChebyshevUCB': ((0.0033, 0.0092, 0.0983, 0.0047), (69.9, 19.4, 111.9, 7.9)),
-        'ChebyshevUCB+': ((0.0208, 0.015, 0.1737, 0.0016), (0.7, 5.9, 6.3, 24.0)),
-        'HVScalarUCB': ((0.0194, 0.0123, 0.1334, 0.0029), (9.5, 13.2, 46.1, 17.1)),
-        'HVScalarUCB+': ((0.0218, 0.0151, 0.1434, 0.0053), (2.6, 4.3, 12.4, 8.1)),
-        'ScalarUCB': ((0.0254, 0.0197, 0.179, 0.0049), (0.8, 0.6, 3.7, 9.0)),
-        'ScalarUCB-RandW': ((0.0103, 0.0077, 0.1222, 0.0027), (38.9, 31.0, 73.4, 18.8)),
-        'RandomK': ((0.0028, 0.0026, 0.0473, 0.0008), (69.9, 51.5, 351.6, 27.0)),
-    },
-}
-
+PAPER_TABLES = {int(d): {a: (tuple(r["hv_last100"]), tuple(r["final_regret"])) for a, r in t["rows"].items()}
+                for d, t in PAPER["hv_tables"].items()}
 # Paper Table 6: (d, front) -> (baseline, delta, Cohen's d).
-PAPER_TABLE6 = {
-    (2, "clusters"): ("ParetoUCB-Div", 0.0048, 1.92), (3, "concave"): ("ChebyshevUCB+", 0.0169, 12.32),
-    (3, "convex"): ("ParetoTS+", 0.0430, 20.45), (4, "clusters"): ("ChebyshevUCB+", 0.0054, 31.77),
-    (4, "concave"): ("ChebyshevUCB+", 0.0062, 44.48), (4, "linear"): ("HVScalarUCB+", 0.0145, 22.84),
-    (5, "clusters"): ("ScalarUCB", 0.0012, 29.98), (5, "concave"): ("ScalarUCB", 0.0005, 8.09),
-    (5, "convex"): ("ScalarUCB", 0.0051, 14.97), (5, "linear"): ("HVScalarUCB+", 0.0042, 19.55),
-}
+PAPER_TABLE6 = {(r["d"], r["front"]): (r["baseline"], r["delta"], r["cohens_d"]) for r in PAPER["table6"]}
+# Paper Table 2: tuned eta* per policy (registry name) and d, fronts in FRONTS order.
+TABLE2_ETA = {name: {int(d): tuple(v) for d, v in rows.items()} for name, rows in PAPER["table2_eta"].items()}
+
+
+def table2_eta(name: str, d: int, front) -> float | None:
+    """The paper's tuned ``eta*`` (Table 2) for policy ``name`` at ``(d, front)``, or None if not tabulated."""
+    row = TABLE2_ETA.get(name, {}).get(int(d))
+    if row is None or front not in FRONTS:
+        return None
+    return row[FRONTS.index(front)]
 
 
 def _kind(key: str):

@@ -15,13 +15,17 @@ extended with ``experiment``) and the figures:
 - Figure 6: identification error under deterministic vs realized (stochastic) token costs.
 
 Our numbers come from the **simulated** stand-ins (:mod:`mobandit_jax.problems.llm_configs`); the
-paper's numbers (quoted from its text) come from real logs, so only qualitative agreement
-(orderings, trends) is meaningful. Missing run directories are skipped.
+paper's numbers (Table 1 and the values quoted in its text, in ``paper_tables.json`` next to this
+file) come from real logs, so only qualitative agreement (orderings, trends) is meaningful. Missing
+run directories are skipped. The functions under "package access" are the only ones that rebuild
+environment instances or policies; everything else reads run directories.
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import matplotlib
@@ -29,8 +33,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ..problems import llm_configs as L
-from ..results import RunDir, trailing_mean
+from mobandit_jax.problems import llm_configs as L
+from mobandit_jax.results import RunDir, trailing_mean
 
 DATASETS = ("gsm8k", "piqa")
 ONLINE = ("CoHV-UCB", "HV-UCB", "Accuracy-Cost-UCB", "Uniform")
@@ -38,24 +42,69 @@ IDENT = ("CoPSI", "PSI-SR", "Uniform")
 IDENT_EXTRA = "PSI-SR (equal costs)"
 W = 50
 
-# Values quoted in the paper's text (Section 5.2 and Appendix A).
-PAPER = {
-    "eff_rho32": {"gsm8k": {"CoHV-UCB": 59.88, "Uniform": 169.45}, "piqa": {"CoHV-UCB": 1097.75, "Uniform": 6538.22}},
-    "std_rho32": {"gsm8k": dict(zip(ONLINE, (29.01, 30.62, 63.75, 87.69))),
-                  "piqa": dict(zip(ONLINE, (161.07, 447.35, 241.79, 1517.77)))},
-    "traj_cum": {"gsm8k": dict(zip(ONLINE, (59.85, 61.81, 118.04, 169.55))),
-                 "piqa": dict(zip(ONLINE, (1149.32, 2179.81, 1495.65, 6544.07)))},
-    "traj_ma": {"gsm8k": dict(zip(ONLINE, (0.0148, 0.0156, 0.0334, 0.0502))),
-                "piqa": dict(zip(ONLINE, (0.156, 0.455, 0.157, 1.466)))},
-    "ident_small": {"gsm8k": {"CoPSI": 0.614, "Uniform": 0.662}},
-    "ident_large": {"gsm8k": {"CoPSI": 0.004, "PSI-SR": 0.006, "Uniform": 0.026},
-                    "piqa": {"CoPSI": 0.148, "PSI-SR": 0.164, "Uniform": 0.270}},
-    "f1_10": {"gsm8k": {"CoPSI": 0.323, "Uniform": 0.265}, "piqa": {"CoPSI": 0.250, "Uniform": 0.148}},
-    "f1_200": {"gsm8k": {"CoPSI": 0.727, "PSI-SR": 0.732, "Uniform": 0.677},
-               "piqa": {"CoPSI": 0.486, "PSI-SR": 0.480, "Uniform": 0.409}},
-    "stoch": {"gsm8k": {"CoPSI": (0.004, 0.004), "PSI-SR": (0.006, 0.006), "Uniform": (0.026, 0.028)},
-              "piqa": {"CoPSI": (0.148, 0.148), "PSI-SR": (0.164, 0.164), "Uniform": (0.270, 0.266)}},
-}
+# Table 1 and the values quoted in the paper's text (Section 5.2 and Appendix A).
+PAPER_TABLES = json.loads((Path(__file__).resolve().parent / "paper_tables.json").read_text())
+PAPER = PAPER_TABLES["quoted"]
+
+
+# ------------------------------------------------------------------------------ package access
+# The only functions that build environment instances or policies from the package; the rest of
+# the report reads run directories and these results.
+
+
+class Instance(NamedTuple):
+    """What the report reads of one simulated configuration instance."""
+
+    means: np.ndarray  # (K, 2): accuracy, efficiency
+    mean_costs: np.ndarray  # (K,) normalised mean token costs
+    prof_tokens: np.ndarray  # (K,) mean profiling tokens
+    pareto: np.ndarray  # (K,) bool: Pareto-optimal configurations
+    budget: float  # B in normalised cost units
+    budget_tokens: float  # B in tokens
+    c_max: float  # tokens per normalised cost unit
+
+
+@functools.lru_cache(maxsize=None)
+def instance(dataset, subset="all", rho=1.0, costs="random") -> Instance:
+    """The instance of ``kind = "llm_configs"`` for these options (simulated logs)."""
+    inst = L.build_instance(dataset=dataset, subset=subset, rho=rho, costs=costs)
+    info = inst.info
+    return Instance(inst.means, inst.mean_costs, info["prof_tokens"], info["pareto"], info["budget"],
+                    info["budget_tokens"], info["c_max"])
+
+
+def config_logs(dataset):
+    """The simulated per-instance logs of ``dataset`` (``correct``, ``latency``, ``tokens``: ``(K, N)``)."""
+    return L.simulated_logs(dataset)
+
+
+def classification_gaps(means) -> np.ndarray:
+    """Population classification gaps of Section 3.2 for every arm."""
+    from mobandit_jax.policies.identification import classification_gaps_np
+
+    return classification_gaps_np(means)
+
+
+def budget_use(dataset, rho, seeds=100, subset="identification14"):
+    """Mean fraction of ``B`` each identification method spends (deterministic costs), by replay."""
+    import jax
+
+    from mobandit_jax.experiment import make_context
+    from mobandit_jax.policies import base as pbase
+
+    inst = L.build_instance(dataset=dataset, subset=subset, rho=rho, costs="deterministic")
+    ctx = make_context({}, inst, 1)
+    keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.PRNGKey(12345), i))(np.arange(seeds))
+    out = {}
+    for name, label, opts in (("copsi", "CoPSI", {}), ("psi_sr", "PSI-SR", {}), ("uniform_alloc", "Uniform", {}),
+                              ("psi_sr", IDENT_EXTRA, {"schedule": "equal_costs"})):
+        ident, params, _ = pbase.make(name, ctx, **opts)
+        fn = jax.jit(jax.vmap(lambda k: ident.identify.detailed(k, k, inst.params, params)[1]))
+        out[label] = float(np.mean(np.asarray(fn(keys)))) / inst.info["budget"]
+    return out
+
+
+# ------------------------------------------------------------------------------ run directories
 
 
 class Run(RunDir):
@@ -87,7 +136,7 @@ def _rho_label(rho):
 
 def token_budget(dataset, rho, subset="all", costs="random"):
     """The budget ``B`` in tokens (``rho K c_bar``, ``c_bar`` = mean profiling tokens)."""
-    return L.build_instance(dataset=dataset, subset=subset, rho=rho, costs=costs).info["budget_tokens"]
+    return instance(dataset, subset, rho, costs).budget_tokens
 
 
 def moving_average(cum, rounds, w=W):
@@ -117,7 +166,7 @@ def _paper(d, *keys):
         if not isinstance(d, dict) or k not in d:
             return "—"
         d = d[k]
-    return f"{d}" if not isinstance(d, tuple) else " / ".join(str(x) for x in d)
+    return f"{d}" if not isinstance(d, (tuple, list)) else " / ".join(str(x) for x in d)
 
 
 DIFFERENCES = """## What differs from the paper, and why
@@ -185,9 +234,9 @@ def fig_landscape(out):
     """Figure 1 analog: accuracy vs efficiency of every simulated configuration."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, ds in zip(axes, DATASETS):
-        inst = L.build_instance(dataset=ds, rho=1.0)
-        mu, tok = inst.means, inst.info["prof_tokens"]
-        front = inst.info["pareto"]
+        inst = instance(ds)
+        mu, tok = inst.means, inst.prof_tokens
+        front = inst.pareto
         ax.scatter(mu[:, 0], mu[:, 1], s=(tok - tok.min() + 5) * 1.5, alpha=0.5, label="configuration")
         f = np.argsort(mu[front, 0])
         ax.plot(mu[front][f, 0], mu[front][f, 1], "k.-", label=f"Pareto front ({front.sum()})")
@@ -232,7 +281,7 @@ def fig_ident(run, metric, fname, ylabel, out, log=True):
 
 def trajectories(run, ds, rho=32):
     """Per-policy aligned mean curves at ``rho``: token grid, cumulative regret, moving average."""
-    c_max = L.build_instance(dataset=ds, rho=rho).info["c_max"]
+    c_max = instance(ds, rho=rho).c_max
     res = {}
     for pol in ONLINE:
         g = run.index(pol, dataset=ds, rho=rho)
@@ -285,25 +334,6 @@ def fig_stochastic(run, out):
     return _save(fig, out, "fig6_stochastic_costs.png")
 
 
-def budget_use(dataset, rho, seeds=100, subset="identification14"):
-    """Mean fraction of ``B`` each identification method spends (deterministic costs), by replay."""
-    import jax
-
-    from ..experiment import make_context
-    from ..policies import base as pbase
-
-    inst = L.build_instance(dataset=dataset, subset=subset, rho=rho, costs="deterministic")
-    ctx = make_context({}, inst, 1)
-    keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.PRNGKey(12345), i))(np.arange(seeds))
-    out = {}
-    for name, label, opts in (("copsi", "CoPSI", {}), ("psi_sr", "PSI-SR", {}), ("uniform_alloc", "Uniform", {}),
-                              ("psi_sr", IDENT_EXTRA, {"schedule": "equal_costs"})):
-        ident, params, _ = pbase.make(name, ctx, **opts)
-        fn = jax.jit(jax.vmap(lambda k: ident.identify.detailed(k, k, inst.params, params)[1]))
-        out[label] = float(np.mean(np.asarray(fn(keys)))) / inst.info["budget"]
-    return out
-
-
 def acceptance(runs):
     """The issue's acceptance checks, evaluated on the records."""
     lines = []
@@ -336,32 +366,31 @@ def table1_lines():
     """Table 1 of the paper beside the statistics of the simulated stand-ins."""
     lines = ["| data | K | acc. range | latency (s) | tokens | |P*| | 14-arm subset |P*| | subset min gap |",
              "|---|---|---|---|---|---|---|---|"]
-    from ..policies.identification import classification_gaps_np
-
     for ds in DATASETS:
-        t1 = L.TABLE1[ds]
-        logs = L.simulated_logs(ds)
-        inst = L.build_instance(dataset=ds, rho=1.0)
-        sub = L.build_instance(dataset=ds, subset="identification14", rho=1.0)
+        t1 = PAPER_TABLES["table1"][ds]
+        logs = config_logs(ds)
+        inst = instance(ds)
+        sub = instance(ds, subset="identification14")
         acc, lat, tok = logs.correct.mean(1), logs.latency.mean(1), logs.tokens.mean(1)
         lines.append(f"| {ds.upper()} paper | {len(acc)} | {t1['acc'][0]}–{t1['acc'][1]} | "
                      f"{t1['latency'][0]}–{t1['latency'][1]} | {t1['tokens'][0]}–{t1['tokens'][1]} | {t1['pareto']} | "
                      f"{t1['subset_pareto']} | {t1['subset_min_gap']} |")
         lines.append(f"| {ds.upper()} simulated | {len(acc)} | {acc.min():.3f}–{acc.max():.3f} | "
                      f"{lat.min():.3f}–{lat.max():.3f} | {tok.min():.1f}–{tok.max():.1f} | "
-                     f"{int(inst.info['pareto'].sum())} | {int(sub.info['pareto'].sum())} | "
-                     f"{classification_gaps_np(sub.means).min():.4f} |")
+                     f"{int(inst.pareto.sum())} | {int(sub.pareto.sum())} | "
+                     f"{classification_gaps(sub.means).min():.4f} |")
     lines += ["", "Profiling token costs ``c_i`` and whether the hypervolume-maximizing configuration also "
               "maximizes hypervolume per cost (Section 5.2):", "",
               "| data | c_i range (paper) | c_i range (simulated) | argmax H = argmax H/c? (paper) | (simulated) |",
               "|---|---|---|---|---|"]
-    paper_cost = {"gsm8k": ("118.37–147.21", "yes"), "piqa": ("95.01–152.16", "no")}
     for ds in DATASETS:
-        inst = L.build_instance(dataset=ds, rho=1.0)
+        paper_cost = PAPER_TABLES["profiling_costs"][ds]
+        inst = instance(ds)
         H = np.prod(inst.means, 1)
         same = int(np.argmax(H)) == int(np.argmax(H / inst.mean_costs))
-        pt = inst.info["prof_tokens"]
-        lines.append(f"| {ds.upper()} | {paper_cost[ds][0]} | {pt.min():.2f}–{pt.max():.2f} | {paper_cost[ds][1]} | "
+        pt = inst.prof_tokens
+        lines.append(f"| {ds.upper()} | {paper_cost['range']} | {pt.min():.2f}–{pt.max():.2f} | "
+                     f"{paper_cost['argmax_hv_is_argmax_hv_per_cost']} | "
                      f"{'yes' if same else 'no'} |")
     return lines
 
@@ -478,7 +507,7 @@ def build(run_dirs: dict, out_dir) -> Path:
     return out / "report.md"
 
 
-if __name__ == "__main__":  # python -m mobandit_jax.reports.seed002 [runs prefix] [out dir]
+if __name__ == "__main__":  # python experiments/seed002/report.py [runs prefix] [out dir]
     import sys
 
     prefix = sys.argv[1] if len(sys.argv) > 1 else "runs/seed002_"

@@ -25,47 +25,113 @@ from pathlib import Path
 
 import numpy as np
 
-from ..problems import llm_leaderboard as llm
-from ..problems import nyse
-from ..results import RunDir
+from mobandit_jax.kernels import cone_optimal_mask, pareto_front_mask, preference_gaps
+from mobandit_jax.problems import llm_leaderboard as llm
+from mobandit_jax.problems import nyse
+from mobandit_jax.results import RunDir
 
 POLICIES = ("PrefUCB", "ScalarizedUCB_r.r.", "ParetoUCB", "GT-PF")
-REAL_WORLD = ("Customer Service", "Legal Document Review", "High-frequency Trade", "Scientific Discovery")
 
-# Paper Table 1: {metric: {policy: [(mean, std) per REAL_WORLD scenario]}}.
-PAPER_TABLE1 = {
-    "main": {
-        "ScalarizedUCB_r.r.": [(.590, .181), (.627, .192), (.650, .235), (.593, .171)],
-        "ParetoUCB": [(.533, .190), (.522, .203), (.511, .210), (.531, .184)],
-        "GT-PF": [(.573, .176), (.557, .202), (.536, .216), (.567, .172)],
-        "PrefUCB": [(.625, .171), (.699, .154), (.804, .144), (.640, .157)],
-    },
-    "relaxable": {
-        "ScalarizedUCB_r.r.": [(.560, .196), (.585, .186), (.466, .209), (.463, .181)],
-        "ParetoUCB": [(.518, .205), (.532, .191), (.518, .201), (.511, .209)],
-        "GT-PF": [(.557, .200), (.571, .177), (.539, .201), (.539, .218)],
-        "PrefUCB": [(.457, .196), (.460, .160), (.374, .166), (.436, .154)],
-    },
-    "ratio": {
-        "ScalarizedUCB_r.r.": [(.645, .191), (.681, .170), (.695, .167), (.646, .186)],
-        "ParetoUCB": [(.571, .248), (.568, .249), (.569, .252), (.555, .257)],
-        "GT-PF": [(.612, .223), (.593, .235), (.577, .244), (.587, .238)],
-        "PrefUCB": [(.690, .157), (.801, .080), (.946, .014), (.722, .138)],
-    },
-}
+# The paper's numbers (Tables 1, 2, 3 and 5 as printed) live in paper_tables.json next to this file.
+PAPER = json.loads((Path(__file__).resolve().parent / "paper_tables.json").read_text())
+REAL_WORLD = tuple(PAPER["table1"]["scenarios"])
+# Table 1: {metric: {policy: [(mean, std) per REAL_WORLD scenario]}}.
+PAPER_TABLE1 = {m: {p: [tuple(x) for x in v] for p, v in d.items()} for m, d in PAPER["table1"]["values"].items()}
+# Table 2: mandate -> (PrefUCB, ScalarizedUCB_r.r., ParetoUCB, GT-PF) as (mean, std).
+PAPER_TABLE2 = {k: [tuple(x) for x in v] for k, v in PAPER["table2"]["values"].items()}
+PAPER_AVG_RANK = tuple(PAPER["table2"]["average_rank"])
+# Main (prioritised) and relaxable objective per real-world scenario (Table 3 descriptions).
+SCENARIO_ROLES = PAPER["table3"]["roles"]
 
-# Paper Table 2: mandate -> (PrefUCB, ScalarizedUCB_r.r., ParetoUCB, GT-PF) as (mean, std).
-PAPER_TABLE2 = {
-    "Aggressive Growth": [(.142, .004), (.288, .003), (.295, .004), (.351, .035)],
-    "Market Neutral Hedge": [(.280, .008), (.469, .005), (.679, .008), (.601, .042)],
-    "High Frequency Trading": [(.808, .004), (.819, .009), (.806, .003), (.847, .028)],
-    "Income Focused": [(.867, .007), (.941, .002), (.909, .002), (.997, .007)],
-    "Low Volatility": [(.790, .017), (.815, .006), (.806, .004), (.848, .044)],
-    "Momentum Concentrated": [(.059, .004), (.130, .002), (.199, .003), (.238, .052)],
-    "Risk Parity Enhanced": [(.818, .015), (.862, .004), (.899, .003), (.864, .017)],
-    "Balanced Growth": [(.672, .010), (.710, .004), (.710, .004), (.767, .080)],
-}
-PAPER_AVG_RANK = (1.13, 2.38, 2.63, 3.75)
+
+def scenario_matrices() -> dict:
+    """The seven preference matrices W of Table 3, as printed (rows over the 7 capabilities)."""
+    return {k: np.array(W, float) for k, W in PAPER["table3"]["scenarios"].items()}
+
+
+def mandate_matrices() -> dict:
+    """The eight mandates' ``W in R^{3x7}`` of Table 5, as printed (columns: CWG SR MDD Sortino Alpha TO CR)."""
+    return {k: np.array(W, float) for k, W in PAPER["table5"]["mandates"].items()}
+
+
+# ---------------------------------------------------------------------------- objective groups
+
+
+def preference_levels(W) -> dict:
+    """Group objectives into preferred / moderate / relaxable by their weights in ``W`` (Fig. 4).
+
+    Relaxable: some row gives a negative weight. Preferred: not relaxable and holding the largest
+    positive weight of some row (or the positive weight of a row that also relaxes something).
+    Moderate: every other objective with a positive weight. Objectives with zero weight everywhere
+    are left out.
+    """
+    W = np.asarray(W, float)
+    relax = set(np.flatnonzero((W < 0).any(0)).tolist())
+    pref = set()
+    for row in W:
+        pos = row > 0
+        if not pos.any():
+            continue
+        if (row < 0).any():
+            pref |= set(np.flatnonzero(pos).tolist())
+        else:
+            pref |= set(np.flatnonzero(row == row.max()).tolist())
+    pref -= relax
+    used = set(np.flatnonzero((W != 0).any(0)).tolist())
+    moderate = used - pref - relax
+    return {k: sorted(v) for k, v in (("preferred", pref), ("moderate", moderate), ("relaxable", relax))}
+
+
+def mandate_levels(W) -> dict:
+    """Group objectives for Figures 6-7 by their total weight ``s_j = sum_k W[k, j]`` over the rows.
+
+    Relaxable: ``s_j < 0``; preferred: ``s_j >= max(s) / 2``; moderate: ``0 < s_j < max(s) / 2``;
+    objectives with ``s_j = 0`` are left out. (The paper does not state its grouping.)
+    """
+    total = np.asarray(W, float).sum(0)
+    top = total.max()
+    return {
+        "preferred": np.flatnonzero(total >= top / 2).tolist() if top > 0 else [],
+        "moderate": np.flatnonzero((total > 0) & (total < top / 2)).tolist(),
+        "relaxable": np.flatnonzero(total < 0).tolist(),
+    }
+
+
+# --------------------------------------------------------------------- data-driven W (App. B.3)
+
+
+def data_driven_W(rewards, pattern, cap: float = 0.3) -> np.ndarray:
+    """Appendix B.3 steps 2-3: build ``W`` from training rewards ``(N, 7)`` and a sign ``pattern (M, 7)``.
+
+    Step 2: the positive entries of row ``k`` are proportional to the training variance of those
+    objectives and sum to 1. Step 3: each negative entry ``j`` is ``-min(cap, |beta_j|)``, with
+    ``beta_j`` the least-squares slope of the row's positive composite ``sum_i w_i r_i`` on ``r_j``
+    (how strongly the mandate's primary score co-moves with the penalised objective).
+    """
+    R = np.asarray(rewards, float)
+    pattern = np.sign(np.asarray(pattern, float))
+    if R.ndim != 2 or R.shape[1] != pattern.shape[1]:
+        raise ValueError(f"rewards shape {R.shape} does not match pattern shape {pattern.shape}")
+    var = R.var(0)
+    W = np.zeros_like(pattern)
+    for k, row in enumerate(pattern):
+        pos = row > 0
+        if not pos.any():
+            raise ValueError(f"pattern row {k} has no positive entry: {row.tolist()}")
+        tot = var[pos].sum()
+        W[k, pos] = var[pos] / tot if tot > 0 else 1.0 / pos.sum()
+        composite = R[:, pos] @ W[k, pos]
+        for j in np.flatnonzero(row < 0):
+            vj = R[:, j].var()
+            beta = np.mean((R[:, j] - R[:, j].mean()) * (composite - composite.mean())) / vj if vj > 0 else 0.0
+            W[k, j] = -min(cap, abs(beta))
+    return W
+
+
+def data_driven_mandates(table, cap: float = 0.3) -> dict:
+    """Appendix B.3 applied to every mandate on the training partition of ``table`` (sign patterns from Table 5)."""
+    R = table.rewards[: table.train_days].reshape(-1, table.rewards.shape[-1])
+    return {k: data_driven_W(R, W, cap) for k, W in mandate_matrices().items()}
 
 
 # ----------------------------------------------------------------------------------- run files
@@ -175,7 +241,7 @@ def table1(run: Run) -> dict:
         for m in out:
             out[m][label] = []
         for sc in REAL_WORLD:
-            roles = llm.SCENARIO_ROLES[sc]
+            roles = SCENARIO_ROLES[sc]
             jm, jr = llm.CAPABILITIES.index(roles["main"]), llm.CAPABILITIES.index(roles["relaxable"])
             out["main"][label].append(per_seed_final(run, label, sc, f"reward_{jm}", True))
             out["relaxable"][label].append(per_seed_final(run, label, sc, f"reward_{jr}", True))
@@ -270,7 +336,7 @@ def regret_figure(run: Run, scenarios, path, metric: str = "regret_gap", ncols: 
 
 
 def trend_figure(run: Run, scenarios, matrices: dict, path, names=None, window: int = 100,
-                 levels=llm.preference_levels) -> Path:
+                 levels=preference_levels) -> Path:
     """Figure 4/6/7: ``window``-round moving average of the played arm's true reward, per group."""
     plt = _plt()
     groups = ("preferred", "moderate", "relaxable")
@@ -321,18 +387,16 @@ def derived_records(run: Run, experiment: str) -> list:
 def _llm_section(run: Run, out: Path) -> str:
     scen = run.scenarios()
     f3 = regret_figure(run, scen, out / "figure3_llm_regret.png")
-    f4 = trend_figure(run, list(REAL_WORLD), llm.scenario_matrices(), out / "figure4_llm_trends.png",
+    f4 = trend_figure(run, list(REAL_WORLD), scenario_matrices(), out / "figure4_llm_trends.png",
                       names=llm.CAPABILITIES)
     names, table, sizes = llm.arm_table()
-    from ..kernels import cone_optimal_mask, pareto_front_mask
-
     s = "## 1. LLM selective ensemble (Section 4.1)\n\n"
     s += (f"K = {table.shape[0]} models x d = 7 capabilities, Beta feedback (c = 1), "
           f"T = {int(run.checkpoints[-1])}, {run.curve(POLICIES[0], scen[0], 'regret_gap').shape[0]} seeds. "
           "Arm table: `mobandit_jax/problems/llm_leaderboard.py` (MMLU-PRO, MATH Lvl 5, BBH, GPQA, IFEval, "
           "MUSR and -log size, min-max normalised over the 42 models with the highest mean v2 score).\n\n")
     s += "Pareto C-optimal set sizes on our table: " + ", ".join(
-        f"{k}: {int(np.asarray(cone_optimal_mask(table, W)).sum())}" for k, W in llm.scenario_matrices().items())
+        f"{k}: {int(np.asarray(cone_optimal_mask(table, W)).sum())}" for k, W in scenario_matrices().items())
     s += f"; standard Pareto set: {int(np.asarray(pareto_front_mask(table)).sum())} of 42.\n\n"
     s += f"### Figure 3 — cumulative gap-weighted regret\n\n![Figure 3]({f3.name})\n\n"
     s += "Final cumulative gap-weighted regret R^gap_T (mean ± std over seeds; lower is better):\n\n"
@@ -359,7 +423,7 @@ def _llm_section(run: Run, out: Path) -> str:
                      f" *({_pair(PAPER_TABLE1[m][lab][j])})*" for j in range(4)]
             s += f"| {title} | {lab} | " + " | ".join(cells) + " |\n"
     s += ("\nMain / relaxable objectives (Table 3 descriptions): " + "; ".join(
-        f"{k}: {v['main']} / {v['relaxable']}" for k, v in llm.SCENARIO_ROLES.items()) + ".\n")
+        f"{k}: {v['main']} / {v['relaxable']}" for k, v in SCENARIO_ROLES.items()) + ".\n")
     s += "\n"
     s += (f"### Figure 4 — sub-objective trends (100-round moving average; band: ±1 std over seeds)\n\n"
           f"![Figure 4]({f4.name})\n\n"
@@ -372,11 +436,11 @@ def _llm_section(run: Run, out: Path) -> str:
 def _assets_section(run: Run, out: Path) -> str:
     scen = run.scenarios()
     f5 = regret_figure(run, scen, out / "figure5_assets_regret.png")
-    Ws = nyse.mandate_matrices()
+    Ws = mandate_matrices()
     f6 = trend_figure(run, scen[:4], Ws, out / "figure6_assets_trends.png", names=nyse.OBJECTIVES, window=100,
-                      levels=nyse.mandate_levels)
+                      levels=mandate_levels)
     f7 = trend_figure(run, scen[4:], Ws, out / "figure7_assets_trends.png", names=nyse.OBJECTIVES, window=100,
-                      levels=nyse.mandate_levels)
+                      levels=mandate_levels)
     rows = table2(run, scen)
     tab = nyse.reward_table()
     x = nyse.load_relatives()
@@ -393,8 +457,6 @@ def _assets_section(run: Run, out: Path) -> str:
     s += "| strategy | " + " | ".join(nyse.OBJECTIVES) + " |\n|---|" + "---|" * 7 + "\n"
     for name, row in zip(tab.names, tab.rewards.mean(0)):
         s += f"| {name} | " + " | ".join(f"{v:.3f}" for v in row) + " |\n"
-    from ..kernels import cone_optimal_mask
-
     means = tab.rewards.mean(0)
     s += "\nPareto C-optimal strategies per mandate: " + "; ".join(
         f"{k}: {', '.join(n for n, o in zip(tab.names, np.asarray(cone_optimal_mask(means, W))) if o)}"
@@ -408,11 +470,11 @@ def _assets_section(run: Run, out: Path) -> str:
     s += f"### Figure 5 — cumulative gap-weighted regret\n\n![Figure 5]({f5.name})\n\n"
     s += (f"### Figures 6-7 — sub-objective trends (100-round moving average)\n\n![Figure 6]({f6.name})\n\n"
           f"![Figure 7]({f7.name})\n\n"
-          "Groups per mandate (`nyse.mandate_levels`, total weight s_j over the three rows): relaxable "
+          "Groups per mandate (`mandate_levels` in `experiments/seed000/report.py`, total weight s_j over the three rows): relaxable "
           "s_j < 0, preferred s_j >= max(s)/2, moderate in between.\n\n")
-    dd = nyse.data_driven_mandates(tab)
+    dd = data_driven_mandates(tab)
     s += "### Data-driven W (Appendix B.3) versus Table 5\n\n"
-    s += ("`nyse.data_driven_W`: positive weights proportional to the training variance of the row's "
+    s += ("`data_driven_W` (`experiments/seed000/report.py`): positive weights proportional to the training variance of the row's "
           "primary objectives (summing to 1), penalties `-min(0.3, |beta|)` from the slope of the row's "
           "primary composite on the penalised objective; sign pattern per row taken from Table 5.\n\n")
     s += "| Mandate | max abs diff | mean abs diff (non-zero entries) |\n|---|---|---|\n"
@@ -429,13 +491,11 @@ def _avg_ranks(run: Run, scenarios) -> np.ndarray:
 
 
 def _llm_differences(run: Run) -> str:
-    from ..kernels import cone_optimal_mask, pareto_front_mask
-
     names, table, _ = llm.arm_table()
     pareto = np.asarray(pareto_front_mask(table))
     frac, measured, sizes = [], [], []
     for sc in REAL_WORLD:
-        c = np.asarray(cone_optimal_mask(table, llm.scenario_matrices()[sc]))
+        c = np.asarray(cone_optimal_mask(table, scenario_matrices()[sc]))
         sizes.append(int(c.sum()))
         frac.append(f"{int(c[pareto].sum())}/{int(pareto.sum())} = {c[pareto].mean():.3f}")
         measured.append(f"{per_seed_final(run, 'GT-PF', sc, 'optimal_selection_ratio', True).mean():.3f}")
@@ -474,11 +534,9 @@ def _llm_differences(run: Run) -> str:
 
 
 def _assets_differences(run: Run) -> str:
-    from ..kernels import pareto_front_mask, preference_gaps
-
     tab = nyse.reward_table()
     means = tab.rewards.mean(0)
-    gaps = {k: np.asarray(preference_gaps(means, W)) for k, W in nyse.mandate_matrices().items()}
+    gaps = {k: np.asarray(preference_gaps(means, W)) for k, W in mandate_matrices().items()}
     worst = max(gaps, key=lambda k: gaps[k].max())
     rows = table2(run, run.scenarios())
     avg = np.mean([r["rank"] for r in rows], axis=0)
@@ -507,7 +565,7 @@ def _assets_differences(run: Run) -> str:
     s += ("- **Trials.** A pure replay would make the deterministic index policies identical across trials; each "
           "trial starts the day sequence at a random day (cyclic wrap-around), so with T = 5,651 every trial "
           "sees every day once. The paper does not say how its trials differ.\n")
-    s += ("- **Mandates.** Table 5 is used exactly as printed. Appendix B.3 (`nyse.data_driven_W`) needs to know "
+    s += ("- **Mandates.** Table 5 is used exactly as printed. Appendix B.3 (`data_driven_W`) needs to know "
           "which objectives each row treats as primary or penalised, which the paper does not list; we take "
           "the sign pattern from Table 5 and compute the magnitudes from the training data (table above): the "
           "signs and the single-objective rows (weight 1.0) match, the variance ratios do not.\n")
@@ -535,12 +593,12 @@ def build(run_dirs: dict, out_dir) -> Path:
                       f"for {run.timing.get('seeds', 'n/a')} seeds")
     (out / "summary.json").write_text(json.dumps({"records": records}, indent=1))
     head = ("# Seed 000 reproduction: preference-directed MO bandits (PrefUCB)\n\n"
-            "Generated by `mobandit_jax.reports.seed000.build` from the run directories below.\n\n"
+            "Generated by `build` in `experiments/seed000/report.py` from the run directories below.\n\n"
             + "\n".join(timing) + "\n\n")
     cmds = ("## How this was produced\n\n```\n"
             "mobandit run configs/seed000_llm.toml --out runs/seed000_llm\n"
             "mobandit run configs/seed000_assets.toml --out runs/seed000_assets\n"
-            "python -m mobandit_jax.reports.seed000 llm=runs/seed000_llm assets=runs/seed000_assets experiments/seed000\n"
+            "python experiments/seed000/report.py llm=runs/seed000_llm assets=runs/seed000_assets experiments/seed000\n"
             "```\n\n(or `mobandit reproduce --only seed000`).\n")
     path = out / "report.md"
     path.write_text(head + "".join(parts) + cmds)

@@ -1,1 +1,0 @@
-"""Reproduction reports, one module per paper: run directories in, report.md and figures out."""

@@ -1,0 +1,72 @@
+"""The report builders in experiments/ use the package's general API only and read the papers' numbers
+from their own paper_tables.json, never from a paper table inside the package."""
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from mobandit_jax.reproduce import load_report, report_builders
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+BUILDERS = report_builders(EXPERIMENTS)
+
+# Modules of the package a builder may import anywhere (and their names).
+GENERAL = ("mobandit_jax.results", "mobandit_jax.stats", "mobandit_jax.kernels", "mobandit_jax.problems.llm_leaderboard",
+           "mobandit_jax.problems.nyse", "mobandit_jax.problems.llm_configs")
+# Seed 002 rebuilds instances and identification policies: only inside these functions.
+PACKAGE_ACCESS = {"budget_use", "classification_gaps"}
+# Paper tables and report-only helpers that are leaving the package.
+PAPER_NAMES = {"TABLE1", "TABLE2_ETA", "table2_eta", "SCENARIO_ROLES", "SCENARIOS", "MANDATES", "scenario_matrices",
+               "preference_levels", "mandate_matrices", "mandate_levels", "data_driven_W", "data_driven_mandates"}
+
+
+def _imports(tree):
+    """``[(imported dotted name, enclosing function or None), ...]`` for every import from the package."""
+    out = []
+
+    def visit(node, fn):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ImportFrom) and (child.module or "").startswith("mobandit_jax"):
+                out.extend((f"{child.module}.{a.name}", fn) for a in child.names)
+            elif isinstance(child, ast.Import):
+                out.extend((a.name, fn) for a in child.names if a.name.startswith("mobandit_jax"))
+            visit(child, child.name if isinstance(child, ast.FunctionDef) else fn)
+
+    visit(tree, None)
+    return out
+
+
+def _general(name):
+    return any(name == g or name.startswith(g + ".") for g in GENERAL)
+
+
+@pytest.mark.parametrize("prefix", sorted(BUILDERS))
+def test_builder_imports_only_the_general_api(prefix):
+    tree = ast.parse(BUILDERS[prefix].path.read_text())
+    for name, fn in _imports(tree):
+        assert _general(name) or fn in PACKAGE_ACCESS, f"{prefix}: {name} imported in {fn or 'module scope'}"
+        assert name.rsplit(".", 1)[1] not in PAPER_NAMES, f"{prefix}: {name}"
+    for node in ast.walk(tree):
+        assert not (isinstance(node, ast.ImportFrom) and node.level), f"{prefix}: relative import line {node.lineno}"
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("L", "llm", "nyse"):
+            assert node.attr not in PAPER_NAMES, f"{prefix}: {node.value.id}.{node.attr}"
+
+
+def test_import_scan_sees_module_and_function_level_imports():
+    tree = ast.parse("from mobandit_jax import stats\nimport numpy\n"
+                     "def f():\n    from mobandit_jax.policies import base as pbase\n")
+    found = _imports(tree)
+    assert found == [("mobandit_jax.stats", None), ("mobandit_jax.policies.base", "f")]
+    assert _general(found[0][0]) and not _general(found[1][0]) and not _general("mobandit_jax.resultsx")
+
+
+def test_seed002_paper_values_are_read_from_its_table_file():
+    rep = load_report("seed002", EXPERIMENTS)
+    tables = json.loads((EXPERIMENTS / "seed002" / "paper_tables.json").read_text())
+    assert rep.PAPER == tables["quoted"]
+    assert rep._paper(rep.PAPER["stoch"], "gsm8k", "Uniform") == "0.026 / 0.028"
+    assert rep._paper(rep.PAPER["ident_large"], "piqa", "CoPSI") == "0.148"
+    assert rep._paper(rep.PAPER["ident_small"], "piqa", "CoPSI") == "—"
+    # Table 1 of the paper: GSM8K accuracy 0.014-0.165, 7 Pareto-optimal configurations
+    assert tables["table1"]["gsm8k"]["acc"] == [0.014, 0.165] and tables["table1"]["gsm8k"]["pareto"] == 7
