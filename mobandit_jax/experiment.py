@@ -143,19 +143,25 @@ def fingerprint(plan: Plan) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-class _Progress:
-    def __init__(self, total: int, stream=sys.stderr):
-        self.total, self.start, self.stream = total, time.time(), stream
+def _progress_bar(total: int):
+    """A tqdm bar over this process's chunks, on stderr."""
+    from tqdm import tqdm
 
-    def update(self, done: int, note: str = ""):
-        elapsed = time.time() - self.start
-        eta = elapsed / done * (self.total - done) if done else float("nan")
-        width = 30
-        bar = "#" * int(width * done / max(self.total, 1))
-        self.stream.write(f"\r[{bar:<{width}}] chunk {done}/{self.total} {elapsed:6.1f}s elapsed, ETA {eta:6.1f}s {note}")
-        self.stream.flush()
-        if done == self.total:
-            self.stream.write("\n")
+    return tqdm(total=total, unit="chunk", file=sys.stderr, dynamic_ncols=True)
+
+
+def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool) -> list:
+    """Every group's sharded program compiled ahead of the first chunk, with a line on stderr."""
+    keys = engine.seed_keys(plan.base_seed, np.arange(width))
+    n = mesh.devices.size
+    if progress:
+        print(f"compiling {len(plan.groups)} program(s) for {n} device(s)...", file=sys.stderr, flush=True)
+    t0 = time.time()
+    compiled = [sharding.compile_sharded(engine.batch(g.run), mesh).lower(params, keys).compile()
+                for g, params in zip(plan.groups, stacked)]
+    if progress:
+        print(f"compiled in {time.time() - t0:.1f} s", file=sys.stderr, flush=True)
+    return compiled
 
 
 def bytes_per_seed(plan: Plan, probe: int = 8) -> float:
@@ -185,7 +191,8 @@ def fit_chunk(plan: Plan, max_bytes: int) -> Plan:
     """Set ``plan.chunk`` to the most seeds whose estimated memory fits in ``max_bytes``."""
     per_seed = bytes_per_seed(plan)
     chunk = int(max(1, min(plan.seeds, max_bytes // max(per_seed, 1.0))))
-    plan.chunk = chunk
+    n = sharding.local_mesh().devices.size  # a chunk is padded to a multiple of the devices it is split over
+    plan.chunk = max(1, chunk // n * n) if chunk < plan.seeds else chunk
     return plan
 
 
@@ -211,17 +218,17 @@ def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
     _check_fingerprint(plan, out)
     mesh = sharding.local_mesh()
     width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
-    compiled = [sharding.compile_sharded(engine.batch(g.run), mesh) for g in plan.groups]
     stacked = [engine.stack_params(g.params) for g in plan.groups]
+    compiled = _compile_groups(plan, mesh, width, stacked, progress)
     mine = sharding.process_share(math.ceil(plan.seeds / plan.chunk))
-    bar = _Progress(len(mine)) if progress else None
+    bar = _progress_bar(len(mine)) if progress else None
     t0 = time.time()
-    for done, c in enumerate(mine, start=1):
+    for c in mine:
         path = out / "chunks" / f"chunk_{c:05d}.npz"
         lo, hi = c * plan.chunk, min((c + 1) * plan.chunk, plan.seeds)
         if path.exists() and results.chunk_seed_count(path) == hi - lo:
             if bar:
-                bar.update(done, "(on disk)")
+                bar.update()
             continue
         keys = engine.seed_keys(plan.base_seed, np.arange(lo, lo + width))
         arrays = {}
@@ -233,7 +240,9 @@ def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
         arrays["seed_index"] = np.arange(lo, hi)
         results.write_npz(path, arrays)
         if bar:
-            bar.update(done)
+            bar.update()
+    if bar:
+        bar.close()
     wall = time.time() - t0
     sharding.barrier(f"chunks-done-{fingerprint(plan)}")
     if jax.process_index() != 0:
