@@ -13,6 +13,7 @@ import json
 import math
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import jax.numpy as jnp
 
 from . import config as cfg
 from . import engine, metrics, policies, problems, results, sharding
+from .devices import cpu_cores
 from .kernels import validate_cone
 from .policies.base import POLICIES
 from .problems.base import Context
@@ -151,14 +153,17 @@ def _progress_bar(total: int):
 
 
 def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool) -> list:
-    """Every group's sharded program compiled ahead of the first chunk, with a line on stderr."""
+    """Every group's sharded program compiled ahead of the first chunk (groups side by side on the
+    cores), with a line on stderr."""
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     n = mesh.devices.size
     if progress:
         print(f"compiling {len(plan.groups)} program(s) for {n} device(s)...", file=sys.stderr, flush=True)
     t0 = time.time()
-    compiled = [sharding.compile_sharded(engine.batch(g.run), mesh).lower(params, keys).compile()
-                for g, params in zip(plan.groups, stacked)]
+    lowered = [sharding.compile_sharded(engine.batch(g.run), mesh).lower(params, keys)
+               for g, params in zip(plan.groups, stacked)]
+    with ThreadPoolExecutor(min(len(lowered), cpu_cores()) or 1) as pool:  # XLA compiles release the GIL
+        compiled = list(pool.map(lambda low: low.compile(), lowered))
     if progress:
         print(f"compiled in {time.time() - t0:.1f} s", file=sys.stderr, flush=True)
     return compiled
