@@ -62,19 +62,50 @@ def _batched_rate(run_batched, seeds: int, rounds: int) -> float:
     return seeds * rounds / (time.perf_counter() - t0)
 
 
-def _rows(label: str, seed_counts, env, policy, metrics, params, horizon: int, numpy_rate: float, batched):
-    """One table row per seed count: the engine's rate beside both numpy peers' (``batched(S)`` -> rate)."""
+OUT_OF_MEMORY = []  # "algorithm at N seeds: message" of the sweeps stopped by an allocation failure
+SWEEP = {"path": None, "info": None, "rows": []}  # --engine-only --json: rewritten after every row
+
+
+def _save_sweep(row):
+    """Append a row to the engine-only sweep and rewrite its JSON (a time-limited run keeps its rows)."""
+    SWEEP["rows"].append(row)
+    if SWEEP["path"]:
+        with open(SWEEP["path"], "w") as f:
+            json.dump({"info": SWEEP["info"], "policies": SWEEP["rows"], "out_of_memory": OUT_OF_MEMORY}, f, indent=1)
+
+
+def _is_out_of_memory(err: Exception) -> bool:
+    text = str(err)
+    return "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()
+
+
+def _rows(label: str, seed_counts, env, policy, metrics, params, horizon: int, numpy_rate, batched):
+    """One row per seed count: the engine's rate beside both numpy peers' (``batched(S)`` -> rate).
+
+    ``numpy_rate=None`` leaves the peers out. A seed count that runs out of device memory ends the
+    sweep of this algorithm (noted in ``OUT_OF_MEMORY``).
+    """
     rows = []
     for s in seed_counts:
-        rate, comp = engine_rate(env, policy, metrics, params, horizon, s)
-        peer = batched(s)
-        rows.append({"algorithm": label, "seeds": s, "seed_rounds_per_s": rate, "numpy_seed_rounds_per_s": numpy_rate,
-                     "speedup": rate / numpy_rate, "numpy_batched_seed_rounds_per_s": peer,
-                     "speedup_batched": rate / peer, "compile_s": comp})
+        try:
+            rate, comp = engine_rate(env, policy, metrics, params, horizon, s)
+        except Exception as err:  # noqa: BLE001 -- only allocation failures are expected here
+            if not _is_out_of_memory(err):
+                raise
+            OUT_OF_MEMORY.append(f"{label} at {s} seeds: {str(err).splitlines()[0][:200]}")
+            break
+        row = {"algorithm": label, "seeds": s, "seed_rounds_per_s": rate, "compile_s": comp}
+        if numpy_rate is None:
+            _save_sweep(row)
+        else:
+            peer = batched(s)
+            row.update({"numpy_seed_rounds_per_s": numpy_rate, "speedup": rate / numpy_rate,
+                        "numpy_batched_seed_rounds_per_s": peer, "speedup_batched": rate / peer})
+        rows.append(row)
     return rows
 
 
-def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int):
+def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
     """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers."""
     from .numpy_peer import prefucb_batched
     from .metrics.preference import preference_metrics, preference_truth
@@ -86,9 +117,11 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int):
     inst = make_stochastic(means)
     W = CUSTOMER_SERVICE_W
     params = RunParams(inst.params, ConeParams(jnp.asarray(W, jnp.float32)), preference_truth(means, W), jnp.inf)
-    t0 = time.perf_counter()
-    run_prefucb_numpy(means, W, numpy_rounds, seed=0)
-    np_rate = numpy_rounds / (time.perf_counter() - t0)
+    np_rate = None
+    if peers:
+        t0 = time.perf_counter()
+        run_prefucb_numpy(means, W, numpy_rounds, seed=0)
+        np_rate = numpy_rounds / (time.perf_counter() - t0)
     # the engine's horizon, forced first rounds included as in the engine's timed runs
     batched = lambda s: _batched_rate(lambda T, S: prefucb_batched(means, W, T, S), s, horizon)  # noqa: E731
     return _rows("PrefUCB (K=42, d=7, M=2)", seed_counts, inst.env, prefucb(42, 7), preference_metrics(7), params,
@@ -117,7 +150,8 @@ def _numpy_rate(run_rounds, warm: int, rounds: int) -> float:
     return rounds / max((t2 - t1) - (t1 - t0), 1e-9)
 
 
-def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float):
+def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
+                  peers: bool = True):
     """THV-UCB (seed 001) on a concave DTLZ front against its numpy loop, rounds after the forced init."""
     from .numpy_peer import thv_ucb_batched
     from .reference.thv_ucb_numpy import thv_ucb_numpy
@@ -126,7 +160,7 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
     inst, ctx, policy, mset, params = _registry_run(section, "slate/thv_ucb")
     warm = -(-2 * n // k)  # the forced round-robin initialisation (m0 = 2 pulls per arm)
     np_rate = _numpy_rate(lambda T: thv_ucb_numpy(inst.means, k, T, eta=0.01, delta=1 / 5000, sigma=sigma),
-                          warm, numpy_rounds)
+                          warm, numpy_rounds) if peers else None
 
     def batched(s):  # each round is a few large numpy calls: a few rounds suffice at many seeds
         rounds = max(3, min(numpy_rounds, 8192 // s))
@@ -137,7 +171,7 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
                  batched)
 
 
-def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int):
+def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
     """CoHV-UCB (seed 002) on the simulated PIQA-like table (K = 132, D = 2) against its numpy loop."""
     from .problems import llm_configs
     from .numpy_peer import cohv_ucb_batched
@@ -152,7 +186,7 @@ def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int):
         run_cohv_ucb(lambda a, j: (vals[a, j % 64, :2], vals[a, j % 64, 2]), K, 2, ctx.budget, ctx.cost_floor,
                      inst.info["det_cost"], T)
 
-    np_rate = _numpy_rate(loop, K, numpy_rounds)
+    np_rate = _numpy_rate(loop, K, numpy_rounds) if peers else None
 
     def batched(s):
         shift = np.arange(s)  # seed s reads the pull table from its own offset
@@ -201,6 +235,16 @@ def bench_klucb(n: int):
     return {"kernel": f"klucb_upper float32, {n} indices", "ns_per_index": _timed(lambda: klucb_upper(p, level), 3) / n * 1e9}
 
 
+ALGORITHMS = {  # name -> (seed counts, horizon, numpy rounds, peers) -> rows
+    "prefucb": bench_prefucb,
+    "thv_d2": lambda seeds, T, r, peers: bench_thv_ucb(seeds, T, r // 4, d=2, n=36, k=3, sigma=0.05, peers=peers),
+    # d = 5: the first 50 rounds are the forced initialisation; half the rounds keep the run short.
+    "thv_d5": lambda seeds, T, r, peers: bench_thv_ucb(seeds, max(T // 2, 100), r // 20, d=5, n=150, k=6, sigma=0.02,
+                                                       peers=peers),
+    "cohv": bench_cohv_ucb,
+}
+
+
 def main(argv=None) -> int:
     """Run the benchmarks and print a table (and optionally JSON)."""
     parser = argparse.ArgumentParser(prog="mobandit bench", description=__doc__.splitlines()[0])
@@ -209,7 +253,11 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="also write the figures to this JSON file")
     parser.add_argument("--rounds", type=int, default=300, help="rounds per timed engine run")
     parser.add_argument("--prefucb-only", action="store_true", help="skip THV-UCB and CoHV-UCB")
+    parser.add_argument("--algorithms", default="prefucb,thv_d2,thv_d5,cohv", help="comma-separated subset to run")
     parser.add_argument("--devices", type=int, help="devices to split the seeds over (default: one per CPU core)")
+    parser.add_argument("--engine-only", action="store_true",
+                        help="engine rates only (no numpy peers, no kernels); a seed count out of memory ends "
+                             "that algorithm's sweep (for GPU sweeps up to 1,048,576 seeds)")
     args = parser.parse_args(argv)
     try:
         devices.configure(args.devices)
@@ -221,18 +269,26 @@ def main(argv=None) -> int:
             "machine": platform.processor() or platform.machine(), "jax": jax.__version__}
     print(f"backend {info['backend']}, devices {info['devices']}, jax {info['jax']}")
     np_rounds = 200 if args.quick else 1000
-    rows = bench_prefucb(seeds, horizon, numpy_rounds=np_rounds)
-    if not args.prefucb_only:
-        rows += bench_thv_ucb(seeds, horizon, np_rounds // 4, d=2, n=36, k=3, sigma=0.05)
-        # d = 5: the first 50 rounds are the forced initialisation; half the rounds keep the run short.
-        rows += bench_thv_ucb(seeds, max(horizon // 2, 100), np_rounds // 20, d=5, n=150, k=6, sigma=0.02)
-        rows += bench_cohv_ucb(seeds, horizon, np_rounds)
-    print(f"\n{'algorithm':34s} {'seeds':>6s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} "
+    peers = not args.engine_only
+    chosen = ["prefucb"] if args.prefucb_only else args.algorithms.split(",")
+    unknown = sorted(set(chosen) - set(ALGORITHMS))
+    if unknown:
+        parser.error(f"--algorithms: unknown {unknown}; choose from {', '.join(ALGORITHMS)}")
+    if args.engine_only:
+        SWEEP.update(path=args.json, info=info)
+    rows = []
+    for name in chosen:
+        rows += ALGORITHMS[name](seeds, horizon, np_rounds, peers)
+    print(f"\n{'algorithm':34s} {'seeds':>8s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} "
           f"{'numpy batched':>14s} {'ratio':>8s} {'compile s':>10s}")
     for r in rows:
-        print(f"{r['algorithm']:34s} {r['seeds']:6d} {r['seed_rounds_per_s']:14.0f} {r['numpy_seed_rounds_per_s']:12.0f} "
-              f"{r['speedup']:7.1f}x {r['numpy_batched_seed_rounds_per_s']:14.0f} {r['speedup_batched']:7.1f}x "
-              f"{r['compile_s']:10.1f}")
+        peer = (f"{r['numpy_seed_rounds_per_s']:12.0f} {r['speedup']:7.1f}x {r['numpy_batched_seed_rounds_per_s']:14.0f} "
+                f"{r['speedup_batched']:7.1f}x" if peers else f"{'-':>12s} {'-':>8s} {'-':>14s} {'-':>8s}")
+        print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['seed_rounds_per_s']:14.0f} {peer} {r['compile_s']:10.1f}")
+    for note in OUT_OF_MEMORY:
+        print(f"out of memory: {note}")
+    if args.engine_only:
+        return 0
     hv = bench_hypervolume(2000 if args.quick else 20000)
     print(f"\n{hv['kernel']}: {hv['ours_us_per_set']:.3f} us/set (batched) vs moocore {hv['moocore_us_per_call']:.2f} us/call "
           f"-> {hv['speedup']:.1f}x")
