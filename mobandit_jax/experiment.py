@@ -152,20 +152,27 @@ def _progress_bar(total: int):
     return tqdm(total=total, unit="chunk", file=sys.stderr, dynamic_ncols=True)
 
 
+def _note(text: str):
+    """A line on stderr that leaves the progress bar intact."""
+    from tqdm import tqdm
+
+    tqdm.write(text, file=sys.stderr)
+
+
 def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool) -> list:
     """Every group's sharded program compiled ahead of the first chunk (groups side by side on the
     cores), with a line on stderr."""
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     n = mesh.devices.size
     if progress:
-        print(f"compiling {len(plan.groups)} program(s) for {n} device(s)...", file=sys.stderr, flush=True)
+        _note(f"compiling {len(plan.groups)} program(s) for {n} device(s)...")
     t0 = time.time()
     lowered = [sharding.compile_sharded(engine.batch(g.run), mesh).lower(params, keys)
                for g, params in zip(plan.groups, stacked)]
     with ThreadPoolExecutor(min(len(lowered), cpu_cores()) or 1) as pool:  # XLA compiles release the GIL
         compiled = list(pool.map(lambda low: low.compile(), lowered))
     if progress:
-        print(f"compiled in {time.time() - t0:.1f} s", file=sys.stderr, flush=True)
+        _note(f"compiled in {time.time() - t0:.1f} s")
     return compiled
 
 
@@ -224,7 +231,7 @@ def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
     mesh = sharding.local_mesh()
     width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
     stacked = [engine.stack_params(g.params) for g in plan.groups]
-    compiled = _compile_groups(plan, mesh, width, stacked, progress)
+    compiled = None  # compiled before the first chunk that is not on disk
     mine = sharding.process_share(math.ceil(plan.seeds / plan.chunk))
     bar = _progress_bar(len(mine)) if progress else None
     t0 = time.time()
@@ -235,6 +242,8 @@ def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
             if bar:
                 bar.update()
             continue
+        if compiled is None:
+            compiled = _compile_groups(plan, mesh, width, stacked, progress)
         keys = engine.seed_keys(plan.base_seed, np.arange(lo, lo + width))
         arrays = {}
         for g, fn, params in zip(plan.groups, compiled, stacked):

@@ -11,18 +11,19 @@ import pytest
 from mobandit_jax import cache, devices
 
 SPEC = """
-[experiment]
-horizon = 90
-seeds = 7
-chunk = 5
-record_every = 30
 [env]
 kind = "stochastic"
-means = [[0.2, 0.7, 0.5], [0.6, 0.4, 0.1], [0.55, 0.65, 0.45], [0.3, 0.3, 0.8]]
-[preference]
-W = [[1.0, 0.0, 1.0], [0.0, -1.0, 1.0]]
+noise = "bernoulli"
+means = [[0.3, 0.6], [0.5, 0.5], [0.65, 0.2], [0.4, 0.45], [0.1, 0.9]]
 [[policies]]
 name = "prefucb"
+[preference]
+W = [[1.0, 0.5], [0.5, 1.0]]
+[experiment]
+seeds = 7
+chunk = 5
+horizon = 90
+record_every = 30
 """
 
 TEST_CACHE = os.path.join(tempfile.gettempdir(), "mobandit_jax_test_cache")
