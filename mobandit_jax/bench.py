@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
 
 import numpy as np
@@ -259,10 +260,16 @@ def main(argv=None) -> int:
                         help="engine rates only (no numpy peers, no kernels); a seed count out of memory ends "
                              "that algorithm's sweep (for GPU sweeps up to 1,048,576 seeds)")
     args = parser.parse_args(argv)
+    chosen = ["prefucb"] if args.prefucb_only else args.algorithms.split(",")
+    unknown = sorted(set(chosen) - set(ALGORITHMS))
+    if unknown:
+        print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}", file=sys.stderr)
+        return 2
     try:
         devices.configure(args.devices)
     except ValueError as err:
-        parser.error(str(err))
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     seeds = [int(s) for s in args.seeds.split(",")]
     horizon = 100 if args.quick else args.rounds
     info = {"backend": jax.default_backend(), "devices": [str(d) for d in sharding.local_mesh().devices.flat],
@@ -270,10 +277,6 @@ def main(argv=None) -> int:
     print(f"backend {info['backend']}, devices {info['devices']}, jax {info['jax']}")
     np_rounds = 200 if args.quick else 1000
     peers = not args.engine_only
-    chosen = ["prefucb"] if args.prefucb_only else args.algorithms.split(",")
-    unknown = sorted(set(chosen) - set(ALGORITHMS))
-    if unknown:
-        parser.error(f"--algorithms: unknown {unknown}; choose from {', '.join(ALGORITHMS)}")
     if args.engine_only:
         SWEEP.update(path=args.json, info=info)
     rows = []

@@ -129,3 +129,12 @@ def test_cache_switches(monkeypatch, tmp_path):
     assert cache.configure(True) == store and store.is_dir()
     assert updates == {"jax_compilation_cache_dir": str(store), "jax_persistent_cache_min_compile_time_secs": 0.0}
     assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(store)  # inherited by reproduce's worker processes
+
+
+def test_bench_refuses_a_bad_device_count_and_unknown_algorithms():
+    p = _cli(["bench", "--devices", "-1"])
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == ["error: --devices -1: the number of devices must be an integer >= 1"]
+    p = _cli(["bench", "--algorithms", "prefucb,ucb9"])
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == ["error: --algorithms: unknown ucb9; choose from prefucb, thv_d2, thv_d5, cohv"]
