@@ -1,7 +1,9 @@
 """Throughput benchmarks, measured side by side in one process on this machine.
 
-- Policies: seed-rounds per second of the jitted, seed-vmapped engine run against a plain numpy
-  per-round loop of the same algorithm (``mobandit_jax.reference``), compile time reported apart.
+- Policies: seed-rounds per second of the engine run the way ``mobandit run`` runs it (jitted,
+  seed-vmapped, seeds sharded over every device: one per CPU core unless ``--devices N``) against
+  two numpy peers of the same algorithm: the per-seed loop of ``mobandit_jax.reference`` and the
+  seed-batched peer of ``mobandit_jax.numpy_peer`` at the same seed count; compile time apart.
 - Hypervolume: the batched kernel on many small sets against ``moocore.hypervolume`` per call.
 - KL-UCB: nanoseconds per index of the batched root finder.
 
@@ -12,13 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
 
 import numpy as np
 import jax
 import jax.numpy as jnp
 
-from .engine import RunParams, make_run, seed_keys
+from . import devices, sharding
+from .engine import RunParams, batch, make_run, seed_keys, stack_params
 
 CUSTOMER_SERVICE_W = np.array([[1, 0, 1, 0, 0, 2, 1], [0, -1, 0, 0, 0, 1, 0]], np.float64)  # seed 000, Table 3
 
@@ -33,30 +37,78 @@ def _timed(fn, repeat: int = 1):
 
 
 def engine_rate(env, policy, metrics, params, horizon: int, seeds: int):
-    """(seed-rounds per second, compile+first-call seconds) of the jitted engine at ``seeds`` seeds."""
+    """(seed-rounds per second, compile+first-call seconds) of the engine at ``seeds`` seeds.
+
+    As ``mobandit run`` runs a group: the batched run compiled with the seeds sharded over the
+    local mesh, the seed axis padded to a multiple of the device count (padding lanes not counted).
+    """
     run = make_run(env, policy, metrics, horizon, record_every=horizon,
                    budgeted=bool(np.isfinite(np.asarray(params.budget))))
-    fn = jax.jit(jax.vmap(run, in_axes=(None, 0)))
-    keys = seed_keys(0, np.arange(seeds))
+    mesh = sharding.local_mesh()
+    width = sharding.padded_size(seeds, mesh)
+    fn = sharding.compile_sharded(batch(run), mesh)
+    stacked = stack_params([params])
     t0 = time.perf_counter()
-    jax.block_until_ready(fn(params, keys))
+    jax.block_until_ready(fn(stacked, seed_keys(0, np.arange(width))))
     compile_s = time.perf_counter() - t0
-    elapsed = _timed(lambda: fn(params, seed_keys(1, np.arange(seeds))))
+    keys = seed_keys(1, np.arange(width))
+    elapsed = _timed(lambda: fn(stacked, keys))
     return seeds * horizon / elapsed, compile_s
 
 
-def _rows(label: str, seed_counts, env, policy, metrics, params, horizon: int, numpy_rate: float):
-    """One table row per seed count: the engine's rate beside the numpy loop's."""
+def _batched_rate(run_batched, seeds: int, rounds: int) -> float:
+    """Seed-rounds per second of a seed-batched numpy peer ``run_batched(T, S)``."""
+    t0 = time.perf_counter()
+    run_batched(rounds, seeds)
+    return seeds * rounds / (time.perf_counter() - t0)
+
+
+OUT_OF_MEMORY = []  # "algorithm at N seeds: message" of the sweeps stopped by an allocation failure
+SWEEP = {"path": None, "info": None, "rows": []}  # --engine-only --json: rewritten after every row
+
+
+def _save_sweep(row):
+    """Append a row to the engine-only sweep and rewrite its JSON (a time-limited run keeps its rows)."""
+    SWEEP["rows"].append(row)
+    if SWEEP["path"]:
+        with open(SWEEP["path"], "w") as f:
+            json.dump({"info": SWEEP["info"], "policies": SWEEP["rows"], "out_of_memory": OUT_OF_MEMORY}, f, indent=1)
+
+
+def _is_out_of_memory(err: Exception) -> bool:
+    text = str(err)
+    return "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()
+
+
+def _rows(label: str, seed_counts, env, policy, metrics, params, horizon: int, numpy_rate, batched):
+    """One row per seed count: the engine's rate beside both numpy peers' (``batched(S)`` -> rate).
+
+    ``numpy_rate=None`` leaves the peers out. A seed count that runs out of device memory ends the
+    sweep of this algorithm (noted in ``OUT_OF_MEMORY``).
+    """
     rows = []
     for s in seed_counts:
-        rate, comp = engine_rate(env, policy, metrics, params, horizon, s)
-        rows.append({"algorithm": label, "seeds": s, "seed_rounds_per_s": rate, "numpy_seed_rounds_per_s": numpy_rate,
-                     "speedup": rate / numpy_rate, "compile_s": comp})
+        try:
+            rate, comp = engine_rate(env, policy, metrics, params, horizon, s)
+        except Exception as err:  # noqa: BLE001 -- only allocation failures are expected here
+            if not _is_out_of_memory(err):
+                raise
+            OUT_OF_MEMORY.append(f"{label} at {s} seeds: {str(err).splitlines()[0][:200]}")
+            break
+        row = {"algorithm": label, "seeds": s, "seed_rounds_per_s": rate, "compile_s": comp}
+        if numpy_rate is None:
+            _save_sweep(row)
+        else:
+            peer = batched(s)
+            row.update({"numpy_seed_rounds_per_s": numpy_rate, "speedup": rate / numpy_rate,
+                        "numpy_batched_seed_rounds_per_s": peer, "speedup_batched": rate / peer})
+        rows.append(row)
     return rows
 
 
-def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int):
-    """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against the numpy loop."""
+def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
+    """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers."""
+    from .numpy_peer import prefucb_batched
     from .metrics.preference import preference_metrics, preference_truth
     from .policies.preference import ConeParams, prefucb
     from .problems.stochastic import make_stochastic
@@ -66,11 +118,15 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int):
     inst = make_stochastic(means)
     W = CUSTOMER_SERVICE_W
     params = RunParams(inst.params, ConeParams(jnp.asarray(W, jnp.float32)), preference_truth(means, W), jnp.inf)
-    t0 = time.perf_counter()
-    run_prefucb_numpy(means, W, numpy_rounds, seed=0)
-    np_rate = numpy_rounds / (time.perf_counter() - t0)
+    np_rate = None
+    if peers:
+        t0 = time.perf_counter()
+        run_prefucb_numpy(means, W, numpy_rounds, seed=0)
+        np_rate = numpy_rounds / (time.perf_counter() - t0)
+    # the engine's horizon, forced first rounds included as in the engine's timed runs
+    batched = lambda s: _batched_rate(lambda T, S: prefucb_batched(means, W, T, S), s, horizon)  # noqa: E731
     return _rows("PrefUCB (K=42, d=7, M=2)", seed_counts, inst.env, prefucb(42, 7), preference_metrics(7), params,
-                 horizon, np_rate)
+                 horizon, np_rate, batched)
 
 
 def _registry_run(env_section: dict, policy_key: str):
@@ -95,21 +151,31 @@ def _numpy_rate(run_rounds, warm: int, rounds: int) -> float:
     return rounds / max((t2 - t1) - (t1 - t0), 1e-9)
 
 
-def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float):
+def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
+                  peers: bool = True):
     """THV-UCB (seed 001) on a concave DTLZ front against its numpy loop, rounds after the forced init."""
+    from .numpy_peer import thv_ucb_batched
     from .reference.thv_ucb_numpy import thv_ucb_numpy
 
     section = {"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave", "instance_seed": 0}
     inst, ctx, policy, mset, params = _registry_run(section, "slate/thv_ucb")
     warm = -(-2 * n // k)  # the forced round-robin initialisation (m0 = 2 pulls per arm)
     np_rate = _numpy_rate(lambda T: thv_ucb_numpy(inst.means, k, T, eta=0.01, delta=1 / 5000, sigma=sigma),
-                          warm, numpy_rounds)
-    return _rows(f"THV-UCB (d={d}, n={n}, k={k})", seed_counts, inst.env, policy, mset, params, horizon, np_rate)
+                          warm, numpy_rounds) if peers else None
+
+    def batched(s):  # each round is a few large numpy calls: a few rounds suffice at many seeds
+        rounds = max(3, min(numpy_rounds, 8192 // s))
+        return s * _numpy_rate(lambda T: thv_ucb_batched(inst.means, k, T, s, eta=0.01, delta=1 / 5000, sigma=sigma),
+                               warm, rounds)
+
+    return _rows(f"THV-UCB (d={d}, n={n}, k={k})", seed_counts, inst.env, policy, mset, params, horizon, np_rate,
+                 batched)
 
 
-def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int):
+def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
     """CoHV-UCB (seed 002) on the simulated PIQA-like table (K = 132, D = 2) against its numpy loop."""
     from .problems import llm_configs
+    from .numpy_peer import cohv_ucb_batched
     from .reference.cohv_ucb_numpy import run_cohv_ucb
 
     section = {"kind": "llm_configs", "dataset": "piqa", "rho": 32.0}
@@ -121,8 +187,20 @@ def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int):
         run_cohv_ucb(lambda a, j: (vals[a, j % 64, :2], vals[a, j % 64, 2]), K, 2, ctx.budget, ctx.cost_floor,
                      inst.alloc_costs, T)
 
-    np_rate = _numpy_rate(loop, K, numpy_rounds)
-    return _rows(f"CoHV-UCB (K={K}, D=2)", seed_counts, inst.env, policy, mset, params, horizon, np_rate)
+    np_rate = _numpy_rate(loop, K, numpy_rounds) if peers else None
+
+    def batched(s):
+        shift = np.arange(s)  # seed s reads the pull table from its own offset
+
+        def stream(arms, pulls):
+            v = vals[arms, (pulls + shift) % 64]
+            return v[:, :2], v[:, 2]
+
+        return s * _numpy_rate(lambda T: cohv_ucb_batched(stream, K, 2, ctx.budget, ctx.cost_floor,
+                                                          inst.alloc_costs, T, s), K,
+                               max(20, min(numpy_rounds, 2**18 // s)))
+
+    return _rows(f"CoHV-UCB (K={K}, D=2)", seed_counts, inst.env, policy, mset, params, horizon, np_rate, batched)
 
 
 def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
@@ -158,6 +236,16 @@ def bench_klucb(n: int):
     return {"kernel": f"klucb_upper float32, {n} indices", "ns_per_index": _timed(lambda: klucb_upper(p, level), 3) / n * 1e9}
 
 
+ALGORITHMS = {  # name -> (seed counts, horizon, numpy rounds, peers) -> rows
+    "prefucb": bench_prefucb,
+    "thv_d2": lambda seeds, T, r, peers: bench_thv_ucb(seeds, T, r // 4, d=2, n=36, k=3, sigma=0.05, peers=peers),
+    # d = 5: the first 50 rounds are the forced initialisation; half the rounds keep the run short.
+    "thv_d5": lambda seeds, T, r, peers: bench_thv_ucb(seeds, max(T // 2, 100), r // 20, d=5, n=150, k=6, sigma=0.02,
+                                                       peers=peers),
+    "cohv": bench_cohv_ucb,
+}
+
+
 def main(argv=None) -> int:
     """Run the benchmarks and print a table (and optionally JSON)."""
     parser = argparse.ArgumentParser(prog="mobandit bench", description=__doc__.splitlines()[0])
@@ -166,26 +254,47 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="also write the figures to this JSON file")
     parser.add_argument("--rounds", type=int, default=300, help="rounds per timed engine run")
     parser.add_argument("--prefucb-only", action="store_true", help="skip THV-UCB and CoHV-UCB")
+    parser.add_argument("--algorithms", default="prefucb,thv_d2,thv_d5,cohv", help="comma-separated subset to run")
+    parser.add_argument("--devices", type=int, help="devices to split the seeds over (default: one per CPU core)")
+    parser.add_argument("--engine-only", action="store_true",
+                        help="engine rates only (no numpy peers, no kernels); a seed count out of memory ends "
+                             "that algorithm's sweep (for GPU sweeps up to 1,048,576 seeds)")
     args = parser.parse_args(argv)
+    chosen = ["prefucb"] if args.prefucb_only else args.algorithms.split(",")
+    unknown = sorted(set(chosen) - set(ALGORITHMS))
+    if unknown:
+        print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}", file=sys.stderr)
+        return 2
+    try:
+        devices.configure(args.devices)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     from . import runtime
 
     runtime.configure()  # the CPU settings the figures are taken with (MOBANDIT_XLA_DEFAULTS=1: JAX's own)
     seeds = [int(s) for s in args.seeds.split(",")]
     horizon = 100 if args.quick else args.rounds
-    info = {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
+    info = {"backend": jax.default_backend(), "devices": [str(d) for d in sharding.local_mesh().devices.flat],
             "machine": platform.processor() or platform.machine(), "jax": jax.__version__}
     print(f"backend {info['backend']}, devices {info['devices']}, jax {info['jax']}")
     np_rounds = 200 if args.quick else 1000
-    rows = bench_prefucb(seeds, horizon, numpy_rounds=np_rounds)
-    if not args.prefucb_only:
-        rows += bench_thv_ucb(seeds, horizon, np_rounds // 4, d=2, n=36, k=3, sigma=0.05)
-        # d = 5: the first 50 rounds are the forced initialisation; half the rounds keep the run short.
-        rows += bench_thv_ucb(seeds, max(horizon // 2, 100), np_rounds // 20, d=5, n=150, k=6, sigma=0.02)
-        rows += bench_cohv_ucb(seeds, horizon, np_rounds)
-    print(f"\n{'algorithm':34s} {'seeds':>6s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} {'compile s':>10s}")
+    peers = not args.engine_only
+    if args.engine_only:
+        SWEEP.update(path=args.json, info=info)
+    rows = []
+    for name in chosen:
+        rows += ALGORITHMS[name](seeds, horizon, np_rounds, peers)
+    print(f"\n{'algorithm':34s} {'seeds':>8s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} "
+          f"{'numpy batched':>14s} {'ratio':>8s} {'compile s':>10s}")
     for r in rows:
-        print(f"{r['algorithm']:34s} {r['seeds']:6d} {r['seed_rounds_per_s']:14.0f} {r['numpy_seed_rounds_per_s']:12.0f} "
-              f"{r['speedup']:7.1f}x {r['compile_s']:10.1f}")
+        peer = (f"{r['numpy_seed_rounds_per_s']:12.0f} {r['speedup']:7.1f}x {r['numpy_batched_seed_rounds_per_s']:14.0f} "
+                f"{r['speedup_batched']:7.1f}x" if peers else f"{'-':>12s} {'-':>8s} {'-':>14s} {'-':>8s}")
+        print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['seed_rounds_per_s']:14.0f} {peer} {r['compile_s']:10.1f}")
+    for note in OUT_OF_MEMORY:
+        print(f"out of memory: {note}")
+    if args.engine_only:
+        return 0
     hv = bench_hypervolume(2000 if args.quick else 20000)
     print(f"\n{hv['kernel']}: {hv['ours_us_per_set']:.3f} us/set (batched) vs moocore {hv['moocore_us_per_call']:.2f} us/call "
           f"-> {hv['speedup']:.1f}x")

@@ -104,6 +104,18 @@ def _cmd_reproduce(args):
     return 0
 
 
+def _setup_runtime(args):
+    """Device count and compilation cache, before JAX starts a backend (see devices.py, cache.py)."""
+    from . import cache, devices
+
+    if args.cmd == "run":
+        devices.configure(args.devices)
+    elif args.cmd == "reproduce":  # the spec runs share the cores: jobs processes at once
+        devices.configure(max(1, devices.cpu_cores() // max(args.jobs, 1)))
+    if args.cmd in ("run", "reproduce"):
+        cache.configure(not args.no_cache)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``mobandit`` console script."""
     from . import runtime
@@ -124,6 +136,8 @@ def main(argv=None) -> int:
     p.add_argument("--coordinator", help="multi-host: coordinator address host:port (with --num-processes, --process-id)")
     p.add_argument("--num-processes", type=int)
     p.add_argument("--process-id", type=int)
+    p.add_argument("--devices", type=int, help="devices to split the seeds over (default: one per CPU core, or every GPU)")
+    p.add_argument("--no-cache", action="store_true", help="no persistent compilation cache (also MOBANDIT_NO_CACHE=1)")
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("list", help="list registered policies, environments and metric families")
     p.set_defaults(fn=_cmd_list)
@@ -140,6 +154,7 @@ def main(argv=None) -> int:
     p.add_argument("--experiments", default="experiments")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                    help="specs run at once in separate processes (default: min(2, CPUs))")
+    p.add_argument("--no-cache", action="store_true", help="no persistent compilation cache (also MOBANDIT_NO_CACHE=1)")
     p.set_defaults(fn=_cmd_reproduce)
     sub.add_parser("bench", help="throughput benchmarks against numpy loops and moocore (see `mobandit bench --help`)")
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -148,6 +163,11 @@ def main(argv=None) -> int:
 
         return bench.main(argv[1:])
     args = parser.parse_args(argv)
+    try:
+        _setup_runtime(args)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if args.x64:
         import jax
 

@@ -13,6 +13,7 @@ import json
 import math
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import jax.numpy as jnp
 
 from . import config as cfg
 from . import engine, metrics, policies, problems, results, runtime, sharding
+from .devices import cpu_cores
 from .kernels import validate_cone
 from .policies.base import POLICIES
 from .types import Context
@@ -216,19 +218,35 @@ def chunks_kept(plan: Plan, out) -> tuple:
     return kept, total
 
 
-class _Progress:
-    def __init__(self, total: int, stream=sys.stderr):
-        self.total, self.start, self.stream = total, time.time(), stream
+def _progress_bar(total: int):
+    """A tqdm bar over this process's chunks, on stderr."""
+    from tqdm import tqdm
 
-    def update(self, done: int, note: str = ""):
-        elapsed = time.time() - self.start
-        eta = elapsed / done * (self.total - done) if done else float("nan")
-        width = 30
-        bar = "#" * int(width * done / max(self.total, 1))
-        self.stream.write(f"\r[{bar:<{width}}] chunk {done}/{self.total} {elapsed:6.1f}s elapsed, ETA {eta:6.1f}s {note}")
-        self.stream.flush()
-        if done == self.total:
-            self.stream.write("\n")
+    return tqdm(total=total, unit="chunk", file=sys.stderr, dynamic_ncols=True)
+
+
+def _note(text: str):
+    """A line on stderr that leaves the progress bar intact."""
+    from tqdm import tqdm
+
+    tqdm.write(text, file=sys.stderr)
+
+
+def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool) -> list:
+    """Every group's sharded program compiled ahead of the first chunk (groups side by side on the
+    cores), with a line on stderr."""
+    keys = engine.seed_keys(plan.base_seed, np.arange(width))
+    n = mesh.devices.size
+    if progress:
+        _note(f"compiling {len(plan.groups)} program(s) for {n} device(s)...")
+    t0 = time.time()
+    lowered = [sharding.compile_sharded(engine.batch(g.run), mesh).lower(params, keys)
+               for g, params in zip(plan.groups, stacked)]
+    with ThreadPoolExecutor(min(len(lowered), cpu_cores()) or 1) as pool:  # XLA compiles release the GIL
+        compiled = list(pool.map(lambda low: low.compile(), lowered))
+    if progress:
+        _note(f"compiled in {time.time() - t0:.1f} s")
+    return compiled
 
 
 def bytes_per_seed(plan: Plan, probe: int = 8) -> float:
@@ -262,7 +280,8 @@ def fit_chunk(plan: Plan, max_bytes: int) -> Plan:
     """Set ``plan.chunk`` to the most seeds whose estimated memory fits in ``max_bytes``."""
     per_seed = bytes_per_seed(plan)
     chunk = int(max(1, min(plan.seeds, max_bytes // max(per_seed, 1.0))))
-    plan.chunk = chunk
+    n = sharding.local_mesh().devices.size  # a chunk is padded to a multiple of the devices it is split over
+    plan.chunk = max(1, chunk // n * n) if chunk < plan.seeds else chunk
     return plan
 
 
@@ -311,19 +330,21 @@ def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
     _check_fingerprint(plan, out)
     mesh = sharding.local_mesh()
     width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
-    compiled = [sharding.compile_sharded(engine.batch(g.run), mesh) for g in plan.groups]
     stacked = [engine.stack_params(g.params) for g in plan.groups]
+    compiled = None  # compiled before the first chunk that is not on disk
     total = math.ceil(plan.seeds / plan.chunk)
     mine = sharding.process_share(total)
-    bar = _Progress(len(mine)) if progress else None
+    bar = _progress_bar(len(mine)) if progress else None
     t0 = time.time()
-    for done, c in enumerate(mine, start=1):
+    for c in mine:
         if _own_chunk(plan, out, c):
             if bar:
-                bar.update(done, "(on disk)")
+                bar.update()
             continue
         ident = chunk_identity(plan, c)
         lo, hi = ident["seeds"]
+        if compiled is None:
+            compiled = _compile_groups(plan, mesh, width, stacked, progress)
         keys = engine.seed_keys(plan.base_seed, np.arange(lo, lo + width))
         arrays = {}
         for g, fn, params in zip(plan.groups, compiled, stacked):
@@ -334,7 +355,9 @@ def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
         arrays["seed_index"] = np.arange(lo, hi)
         results.write_chunk(results.chunk_path(out, c), arrays, ident)
         if bar:
-            bar.update(done)
+            bar.update()
+    if bar:
+        bar.close()
     wall = time.time() - t0
     sharding.barrier(f"chunks-done-{fingerprint(plan)}")
     if jax.process_index() != 0:

@@ -17,9 +17,19 @@ import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 
-def local_mesh() -> Mesh:
-    """A 1-d mesh named ``"seeds"`` over this process's devices."""
-    return Mesh(np.array(jax.local_devices()), ("seeds",))
+def local_mesh(devices: int | None = None) -> Mesh:
+    """A 1-d mesh named ``"seeds"`` over this process's first ``devices`` devices.
+
+    ``devices=None`` takes the ``--devices`` bound set by :func:`mobandit_jax.devices.configure`,
+    or every local device when there is none.
+    """
+    from .devices import limit
+
+    local = jax.local_devices()
+    n = devices if devices is not None else limit()
+    if n is not None and n > len(local):
+        raise ValueError(f"--devices {n}: this process has {len(local)} {jax.default_backend()} device(s)")
+    return Mesh(np.array(local[:n]), ("seeds",))
 
 
 def padded_size(seeds: int, mesh: Mesh) -> int:

@@ -47,7 +47,7 @@ def _finals(d):
 def single(tmp_path_factory):
     d = tmp_path_factory.mktemp("scaling")
     (d / "spec.toml").write_text(SPEC)
-    p = _run([str(d / "spec.toml"), "--out", str(d / "one")])
+    p = _run([str(d / "spec.toml"), "--out", str(d / "one"), "--devices", "1"])
     out, err = p.communicate(timeout=600)
     assert p.returncode == 0, err
     return d

@@ -1,0 +1,49 @@
+"""The persistent compilation cache the CLI keeps, so a repeated run skips XLA compilation.
+
+Compiled programs are stored by JAX (``jax_compilation_cache_dir``) under the user's cache
+directory, ``$XDG_CACHE_HOME/mobandit_jax/jax`` or ``~/.cache/mobandit_jax/jax``; a program is
+looked up by a hash of its HLO, the backend and the JAX version, so a stale entry is never used.
+``--no-cache`` or ``MOBANDIT_NO_CACHE=1`` turns it off; ``JAX_COMPILATION_CACHE_DIR``, when set,
+is left to JAX. Importing the package changes nothing: the CLI calls :func:`configure`, which also
+sets the matching ``JAX_*`` environment variables so that worker processes (``reproduce --jobs``)
+use the same cache.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DISABLE_ENV = "MOBANDIT_NO_CACHE"
+
+
+def default_dir() -> Path:
+    """``$XDG_CACHE_HOME/mobandit_jax/jax``, or ``~/.cache/mobandit_jax/jax``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mobandit_jax" / "jax"
+
+
+def disabled_by_env() -> bool:
+    """``MOBANDIT_NO_CACHE`` set to anything but empty, ``0``, ``false`` or ``no``."""
+    return os.environ.get(DISABLE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def configure(enabled: bool = True) -> Path | None:
+    """Turn the persistent cache on (every compiled program is kept); return its directory or ``None``."""
+    import jax
+
+    if not enabled or disabled_by_env():
+        os.environ["JAX_ENABLE_COMPILATION_CACHE"] = "false"
+        jax.config.update("jax_enable_compilation_cache", False)
+        return None
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        return Path(os.environ["JAX_COMPILATION_CACHE_DIR"])
+    path = default_dir()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # an unwritable cache directory only costs the compile time
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(path)
+    os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    return path
