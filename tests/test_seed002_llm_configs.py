@@ -1,6 +1,7 @@
-"""Seed 002 environment: loader, simulated stand-in, preprocessing, bootstrap stream, bulk sums."""
+"""Seed 002 environment: loader, bundled simulated stand-in and its generator, preprocessing, bootstrap stream."""
 from __future__ import annotations
 
+import importlib.util
 import math
 from pathlib import Path
 
@@ -13,6 +14,16 @@ from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.problems.base import make as make_env
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
+GENERATOR = Path(__file__).resolve().parents[1] / "experiments" / "seed002" / "simulated_logs.py"
+
+
+@pytest.fixture(scope="module")
+def generator():
+    """experiments/seed002/simulated_logs.py, the script that writes the bundled stand-ins."""
+    spec = importlib.util.spec_from_file_location("seed002_simulated_logs", GENERATOR)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 # ------------------------------------------------------------------------------------- loader
@@ -45,22 +56,25 @@ def test_loader_nan_rows_by_number(tmp_path):
     rows = ["a,m,0.5,128,direct,q1,1,0.3,100", "a,m,0.5,128,direct,q2,1,nan,100",
             "a,m,0.5,128,direct,q3,,0.4,100"]
     p = _write(tmp_path, head + "\n".join(rows) + "\n")
-    with pytest.raises(ValueError, match=r"row 2 \(latency_s\), row 3 \(correct\)"):
+    with pytest.raises(ValueError, match=r"column 'correct', row 3 \(line 4\): '' is not a number"):
+        L.load_logs(p)
+    p = _write(tmp_path, head + "\n".join(rows[:2]) + "\n")
+    with pytest.raises(ValueError, match=r"column 'latency_s', row 2 \(line 3\): value 'nan' is NaN"):
         L.load_logs(p)
 
 
 def test_loader_bad_values_and_incomplete_grid(tmp_path):
     head = ",".join(L.COLUMNS) + "\n"
     p = _write(tmp_path, head + "a,m,0.5,128,direct,q1,2,0.3,100\n")
-    with pytest.raises(ValueError, match="'correct' must be 0 or 1; row 1 has 2.0"):
+    with pytest.raises(ValueError, match=r"'correct' must be 0 or 1; row 1 \(line 2\) has 2.0"):
         L.load_logs(p)
     p = _write(tmp_path, head + "a,m,0.5,128,direct,q1,1,-0.3,100\n")
-    with pytest.raises(ValueError, match="'latency_s' must be > 0; row 1"):
+    with pytest.raises(ValueError, match=r"'latency_s' must be > 0; row 1 \(line 2\)"):
         L.load_logs(p)
     p = _write(tmp_path, head + "a,m,0.5,128,direct,q1,1,0.3,100\nb,m,1.0,128,direct,q2,1,0.3,100\n")
     with pytest.raises(ValueError, match="config 'a' lacks instance 'q2'"):
         L.load_logs(p)
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    with pytest.raises(ValueError, match="does not exist"):
         L.load_logs(tmp_path / "nope.csv")
 
 
@@ -99,12 +113,12 @@ def test_csv_env_budget_horizon_and_floor():
 # ------------------------------------------------------------------------- simulated stand-in
 
 @pytest.mark.parametrize("dataset,K,models", [("gsm8k", 108, 9), ("piqa", 132, 11)])
-def test_stand_in_shape_ranges_and_pareto_counts(dataset, K, models):
-    logs = L.simulated_logs(dataset)
+def test_stand_in_shape_ranges_and_pareto_counts(dataset, K, models, generator):
+    logs = L.bundled_logs(dataset)
     assert logs.simulated and "simulated" in logs.source
     assert logs.correct.shape == logs.latency.shape == logs.tokens.shape == (K, 1000)
     assert len({c["model"] for c in logs.configs}) == models
-    t1 = L.TABLE1[dataset]
+    t1 = generator.TABLE1[dataset]
     acc, lat, tok = logs.correct.mean(1), logs.latency.mean(1), logs.tokens.mean(1)
     # per-config means land on Table 1's ranges up to sampling noise (1,000 instances)
     assert abs(acc.min() - t1["acc"][0]) < 0.03 and abs(acc.max() - t1["acc"][1]) < 0.03
@@ -147,6 +161,28 @@ def test_cost_and_budget_validation_names_values():
         L.validate_costs([1.2], 0.2)
     with pytest.raises(ValueError, match="budget B=0.1 is below one pull"):
         L.validate_budget(0.1, 0.3)
+
+
+@pytest.mark.parametrize("dataset", ["gsm8k", "piqa"])
+def test_generator_script_reproduces_the_bundled_file_bitwise(dataset, generator):
+    made, bundled = generator.simulated_logs(dataset), L.bundled_logs(dataset)
+    assert made.configs == bundled.configs and made.instance_ids == bundled.instance_ids
+    for field in ("correct", "latency", "tokens"):
+        np.testing.assert_array_equal(getattr(made, field), getattr(bundled, field))
+    assert generator.DEFAULT_SEEDS[dataset] == L.BUNDLED_SEEDS[dataset]
+
+
+def test_generator_writes_full_precision_gzip(tmp_path, generator):
+    assert generator.main(["--out", str(tmp_path)]) == 0
+    for dataset in L.DATASETS:
+        path = tmp_path / f"{dataset}_simulated.csv.gz"
+        assert path.read_bytes() == (L.DATA_DIR / path.name).read_bytes()  # no timestamp: same bytes
+
+
+def test_env_seed_other_than_the_bundled_one_is_refused():
+    assert L.bundled_logs("piqa", seed=87) is L.bundled_logs("piqa")
+    with pytest.raises(ValueError, match="bundled piqa stand-in has generator seed 87; .*simulated_logs.py"):
+        make_env({"kind": "llm_configs", "dataset": "piqa", "seed": 3})
 
 
 # ---------------------------------------------------------------------- stream and bulk sums

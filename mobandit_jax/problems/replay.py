@@ -1,0 +1,193 @@
+"""Bootstrap replay of recorded per-instance observations (``[env] kind = "replay"``).
+
+The environment of seed 002 (Xue et al., Appendix A: "arm-wise bootstrap replays shared by all
+methods of a repetition") for any long CSV with one row per (arm, instance) observation::
+
+    [env]
+    kind = "replay"
+    path = "logs.csv"           # relative to the spec file
+    arm = "config"              # column naming the arms
+    instance = "question"       # column naming the instances
+    objectives = ["correct", "inv_latency"]
+    cost = "tokens"             # optional: cost of each observation
+    normalize = false           # or true / a list of objectives: min-max scale raw scores
+    minimize = []               # objectives where lower is better
+
+Pull ``j`` of arm ``i`` returns the observation ``q = hash(key, i, j) mod n_i`` of that arm's own
+``n_i`` recorded instances (:func:`instance_index`), so every policy of a seed sees the same rewards
+(common random numbers) and the truth is the per-arm mean of its rows. Arms may have different
+numbers of instances: the table is padded and ``ReplayParams.counts`` holds each arm's count.
+Costs are divided by the largest recorded cost, so they lie in (0, 1]; the cost floor lambda is
+the smallest normalized cost. A row whose objective cells are all empty is a placeholder (an arm
+listed but not observed); an arm with only such rows has no instances and is an error.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+from . import columns
+from ..kernels.costs import validate_costs
+from .base import Env, EnvInstance, register
+
+
+class ReplayParams(NamedTuple):
+    """``table`` (K, N, d + 1): per-instance (objectives, cost); ``counts`` (K,) instances per arm.
+
+    ``counts = None`` means every arm has all ``N`` instances (the modulus is then a constant).
+    """
+
+    table: jnp.ndarray
+    counts: Optional[jnp.ndarray] = None
+
+
+def _mix32(x):
+    """The ``lowbias32`` integer finalizer (a bijective avalanche hash of uint32)."""
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * jnp.uint32(0x846CA68B)
+    return x ^ (x >> 16)
+
+
+def arm_stream_key(key, arm):
+    """A uint32 stream id of ``arm`` derived from the environment key (shared by every method)."""
+    words = jnp.ravel(jax.random.key_data(key)).astype(jnp.uint32)
+    a = jnp.asarray(arm).astype(jnp.uint32)
+    return _mix32(words[0] ^ _mix32(words[-1] ^ _mix32(a * jnp.uint32(0x9E3779B9) + jnp.uint32(0x85EBCA6B))))
+
+
+def instance_index(key, arm, pull_index, num_instances):
+    """The bootstrapped instance of pull ``pull_index`` of ``arm`` (common stream).
+
+    A counter-based hash: ``mix(arm_key ^ mix(j * 0x9E3779B1 + 0x7F4A7C15)) mod N`` with the
+    ``lowbias32`` finalizer, so one pull costs a few integer operations and the bulk sampler can
+    evaluate any pull directly (modulo bias below ``N / 2^32``).
+    """
+    return _index_from_arm_key(arm_stream_key(key, arm), pull_index, num_instances)
+
+
+def _index_from_arm_key(arm_key, pull_index, num_instances):
+    j = jnp.asarray(pull_index).astype(jnp.uint32)
+    h = _mix32(arm_key ^ _mix32(j * jnp.uint32(0x9E3779B1) + jnp.uint32(0x7F4A7C15)))
+    n = jnp.uint32(num_instances) if isinstance(num_instances, int) else jnp.asarray(num_instances).astype(jnp.uint32)
+    return (h % n).astype(jnp.int32)
+
+
+def _count(params: ReplayParams, arm):
+    return params.table.shape[1] if params.counts is None else params.counts[arm]
+
+
+def sample(key, arm, pull_index, t, params: ReplayParams):
+    """One bootstrapped pull: the recorded objectives and cost of one of ``arm``'s instances."""
+    row = params.table[arm, instance_index(key, arm, pull_index, _count(params, arm))]
+    return row[:-1], row[-1]
+
+
+def pull_values(key, params: ReplayParams, jmax: int):
+    """``(K, jmax, d + 1)``: (objectives, cost) of pulls ``0 .. jmax-1`` of every arm."""
+    K = params.table.shape[0]
+    j = jnp.arange(jmax)
+
+    def arm_rows(arm):
+        return params.table[arm, _index_from_arm_key(arm_stream_key(key, arm), j, _count(params, arm))]
+
+    return jax.vmap(arm_rows)(jnp.arange(K))
+
+
+def prefix_sums(values):
+    """``(K, n+1, m)`` prefix sums of ``(K, n, m)`` per-pull values, starting with zeros."""
+    return jnp.concatenate([jnp.zeros_like(values[:, :1]), jnp.cumsum(values, axis=1)], axis=1)
+
+
+def prefix_table(key, params: ReplayParams, jmax: int):
+    """``(K, jmax+1, d + 1)`` prefix sums: ``P[i, n]`` = sum of the first ``n`` pulls of arm ``i``."""
+    return prefix_sums(pull_values(key, params, jmax))
+
+
+def bulk_sum(key, arm, j0, n, params: ReplayParams, jmax: int):
+    """Sum of (objectives, cost) over pulls ``j0 .. j0+n-1`` of ``arm`` (``j0+n <= jmax``)."""
+    j = jnp.arange(jmax)
+    q = _index_from_arm_key(arm_stream_key(key, arm), j, _count(params, arm))
+    mask = (j >= j0) & (j < j0 + n)
+    return jnp.sum(jnp.where(mask[:, None], params.table[arm, q], 0.0), axis=0)
+
+
+def replay_env(num_arms: int, dim: int) -> Env:
+    """The pure replay :class:`Env` (per-pull sampler and bulk prefix-table sampler)."""
+    return Env(sample=sample, num_arms=num_arms, dim=dim, prefix_table=prefix_table)
+
+
+def padded(groups, width: int) -> tuple:
+    """Stack per-arm ``(n_i, width)`` blocks into ``(K, max n_i, width)`` (zero padding) and ``(K,)`` counts."""
+    counts = np.array([len(g) for g in groups])
+    table = np.zeros((len(groups), counts.max(), width))
+    for i, g in enumerate(groups):
+        table[i, : len(g)] = g
+    return table, counts
+
+
+def build_instance(path, arm, instance, objectives, cost=None, normalize=False, minimize=()) -> EnvInstance:
+    """Build the replay :class:`EnvInstance` from a long CSV (see the module docstring)."""
+    names = {arm: "env.arm", instance: "env.instance", **{c: "env.objectives" for c in objectives}}
+    if cost is not None:
+        names[cost] = "env.cost"
+    cols = columns.read(path, names)
+    arms = cols.text(arm)
+    values = columns.objective_matrix(cols, objectives, normalize, minimize, allow_empty=True)
+    empty = np.isnan(values)
+    order, rows_of = [], {}
+    for i, a in enumerate(arms):
+        if not a:
+            raise ValueError(f"{cols.path}: column {arm!r}, {columns.where(int(cols.rows[i]))}: empty arm name")
+        if a not in rows_of:
+            order.append(a)
+            rows_of[a] = []
+        rows_of[a].append(i)
+    for i in np.flatnonzero(empty.any(1) & ~empty.all(1)):
+        col = objectives[int(np.flatnonzero(empty[i])[0])]
+        raise ValueError(f"{cols.path}: column {col!r}, {columns.where(int(cols.rows[i]))}: empty value "
+                         "(a row is an observation with every objective, or a placeholder with none)")
+    observed = ~empty.all(1)
+    for i, a in enumerate(cols.text(instance)):
+        if observed[i] and not a:
+            raise ValueError(f"{cols.path}: column {instance!r}, {columns.where(int(cols.rows[i]))}: empty instance name")
+    for a in order:
+        if not observed[rows_of[a]].any():
+            raise ValueError(f"{cols.path}: arm {a!r} (column {arm!r}) has no instances: its "
+                             f"{columns.where(int(cols.rows[rows_of[a][0]]))} and any other rows have no objective values")
+    if len(order) < 2:
+        raise ValueError(f"{cols.path}: column {arm!r} names {len(order)} arm(s); a bandit needs at least 2")
+    costs = np.zeros(len(cols)) if cost is None else columns.normalized_costs(cols, cost)
+    obs = np.concatenate([values, costs[:, None]], 1)
+    groups = [obs[[i for i in rows_of[a] if observed[i]]] for a in order]
+    table, counts = padded(groups, obs.shape[1])
+    means = np.stack([g[:, :-1].mean(0) for g in groups])
+    K, d = means.shape
+    info = dict(label=f"replay of {cols.path}", source=cols.path, arms=tuple(order), instances=counts.tolist())
+    params = ReplayParams(jnp.asarray(table, jnp.float32),
+                          None if (counts == counts[0]).all() else jnp.asarray(counts, jnp.int32))
+    static = ("replay", K, d, table.shape[1], params.counts is None)
+    if cost is None:
+        return EnvInstance(replay_env(K, d), params, means, None, static, info, ref=np.zeros(d))
+    lam = float(min(g[:, -1].min() for g in groups))
+    validate_costs(np.concatenate([g[:, -1] for g in groups]), lam)
+    mean_costs = np.array([g[:, -1].mean() for g in groups])
+    return EnvInstance(replay_env(K, d), params, means, mean_costs, static, info, cost_floor=lam,
+                       alloc_costs=mean_costs, min_costs=np.array([g[:, -1].min() for g in groups]), ref=np.zeros(d))
+
+
+KEYS = ("path", "arm", "instance", "objectives", "cost", "normalize", "minimize")
+
+
+@register("replay", "bootstrap replay of a long CSV of per-(arm, instance) observations; truth = per-arm means "
+          "(seed 002, Appendix A)", keys=KEYS)
+def build(section: dict, config: dict) -> EnvInstance:
+    """Registry builder for ``[env] kind = "replay"``."""
+    return build_instance(section.get("path"), columns.column_name(section, "arm"),
+                          columns.column_name(section, "instance"), columns.objective_names(section),
+                          columns.column_name(section, "cost", required=False), section.get("normalize", False),
+                          section.get("minimize", []))
