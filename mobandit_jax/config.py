@@ -5,6 +5,7 @@ A spec has these tables (unknown keys fail with the key's name and the allowed k
     [experiment]   horizon, seeds, seed, record_every, chunk, name, setting = {...}
     [env]          kind = "<registered kind>", then that kind's keys
     [preference]   W = [[...], ...]                      (optional)
+    [budget]       rho = 16 or B = 500                   (optional; envs whose pulls cost)
     [[scenarios]]  name = "...", setting = {...}, "<table>.<key>" = value  (overrides dotted keys)
     [sweep]        "<table>.<key>" = [v1, v2, ...]        (cartesian product of axes)
     [[policies]]   name = "<registered>", label, family, sweep = {option = [...]}, options...
@@ -26,9 +27,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-TOP_KEYS = ("experiment", "env", "preference", "scenarios", "sweep", "policies")
+TOP_KEYS = ("experiment", "env", "preference", "budget", "scenarios", "sweep", "policies")
 EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting")
 PREFERENCE_KEYS = ("W",)
+BUDGET_KEYS = ("rho", "B")
+DOTTED_TABLES = ("experiment", "env", "preference", "budget")
 POLICY_META_KEYS = ("name", "label", "family", "sweep")
 EXPERIMENT_DEFAULTS = {"horizon": 1000, "seeds": 10, "seed": 0, "record_every": 0, "chunk": 0, "setting": {}}
 
@@ -61,7 +64,23 @@ def load(path) -> dict:
         raise ConfigError(f"{path}: not a UTF-8 text file (byte {err.start}); a spec must be TOML text") from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot be read: {err.strerror}") from None
-    return validate(spec)
+    return validate(anchor_paths(spec, path.parent))
+
+
+def anchor_paths(spec: dict, base: Path) -> dict:
+    """Make each relative ``env.path`` (in [env], [[scenarios]] and [sweep]) relative to ``base``, the spec's folder."""
+    def anchored(p):
+        return str(base / p) if isinstance(p, str) and p and not Path(p).is_absolute() else p
+
+    if isinstance(spec.get("env"), dict) and "path" in spec["env"]:
+        spec["env"]["path"] = anchored(spec["env"]["path"])
+    for sc in spec.get("scenarios", []) if isinstance(spec.get("scenarios"), list) else []:
+        if isinstance(sc, dict) and "env.path" in sc:
+            sc["env.path"] = anchored(sc["env.path"])
+    sweep = spec.get("sweep")
+    if isinstance(sweep, dict) and isinstance(sweep.get("env.path"), list):
+        sweep["env.path"] = [anchored(p) for p in sweep["env.path"]]
+    return spec
 
 
 def _check_entries(spec: dict, table: str):
@@ -111,7 +130,7 @@ def _check_policy(i: int, pol: dict):
 def validate(spec: dict) -> dict:
     """Check the table and key names and the experiment values; fill experiment defaults."""
     _check_keys(spec, TOP_KEYS, "top level")
-    for table in ("experiment", "env", "preference", "sweep"):
+    for table in ("experiment", "env", "preference", "budget", "sweep"):
         if table in spec and not isinstance(spec[table], dict):
             raise ConfigError(f"[{table}] must be a table; got {spec[table]!r}")
     _check_entries(spec, "policies")
@@ -140,6 +159,8 @@ def validate(spec: dict) -> dict:
     spec = {**spec, "experiment": exp}
     if "preference" in spec:
         _check_keys(spec["preference"], PREFERENCE_KEYS, "preference")
+    if "budget" in spec:
+        _check_keys(spec["budget"], BUDGET_KEYS, "budget")
     for i, pol in enumerate(spec["policies"]):
         _check_policy(i, pol)
     for i, sc in enumerate(spec.get("scenarios", [])):
@@ -159,9 +180,9 @@ def validate(spec: dict) -> dict:
 
 def _split_dotted(key: str, where: str):
     parts = key.split(".")
-    if len(parts) != 2 or parts[0] not in ("experiment", "env", "preference"):
+    if len(parts) != 2 or parts[0] not in DOTTED_TABLES:
         raise ConfigError(
-            f"{where}: key {key!r} must be '<table>.<key>' with table one of experiment, env, preference"
+            f"{where}: key {key!r} must be '<table>.<key>' with table one of {', '.join(DOTTED_TABLES)}"
         )
     return parts
 

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 
 from . import config as cfg
 from . import engine, metrics, policies, problems, results, runtime, sharding
+from .budget import with_budget
 from .devices import cpu_cores
 from .kernels import validate_cone
 from .policies.base import POLICIES
@@ -96,7 +97,7 @@ def build(spec: dict) -> Plan:
     points = cfg.grid_points(spec)
     built = []
     for setting, resolved in points:
-        inst = problems.base.make(resolved["env"], resolved)
+        inst = with_budget(problems.base.make(resolved["env"], resolved), resolved.get("budget"))
         horizon = max(exp["horizon"], int(inst.horizon))
         built.append((setting, resolved, inst, horizon))
     horizon = max(h for *_, h in built)

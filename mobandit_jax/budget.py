@@ -1,0 +1,47 @@
+"""The ``[budget]`` table: the total cost budget ``B`` of a run on an environment whose pulls cost.
+
+Seed 002 (Xue et al.), Section 2 and Appendix A: a run stops once the next pull's cost would exceed
+``B``; ``B = rho * K * c_bar`` with ``c_bar`` the mean of the per-arm costs ``c_i`` (in units of the
+largest cost), so ``rho`` is the budget in "rounds of uniform exploration". Section 4.1: a run of
+cost floor lambda lasts at most ``T_B = ceil(B / lambda) + 1`` rounds::
+
+    [budget]
+    rho = 16        # or B = 500 (in normalized cost units); sweepable: "budget.rho" = [2, 4, 8]
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .config import ConfigError
+from .kernels.costs import validate_budget
+from .types import EnvInstance
+
+KEYS = ("rho", "B")
+
+
+def with_budget(inst: EnvInstance, table) -> EnvInstance:
+    """``inst`` with the budget, budget ratio rho and horizon ``T_B`` of a ``[budget]`` table (None: unchanged)."""
+    if table is None:
+        return inst
+    if inst.mean_costs is None or inst.cost_floor is None:
+        raise ConfigError("[budget] needs an environment whose pulls cost; this env has no costs (for kind 'table' "
+                          "or 'replay' name a cost column with env.cost)")
+    given = [k for k in KEYS if k in table]
+    if len(given) != 1:
+        raise ConfigError(f"[budget] needs exactly one of 'rho' (B = rho * K * mean cost) or 'B'; got {sorted(table)}")
+    key = given[0]
+    value = table[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"budget.{key} = {value!r} must be a positive number")
+    costs = inst.alloc_costs if inst.alloc_costs is not None else inst.mean_costs
+    scale = inst.env.num_arms * float(np.mean(costs))  # K * c_bar
+    budget = float(value) * scale if key == "rho" else float(value)
+    try:
+        validate_budget(budget, inst.cost_floor)
+    except ValueError as err:
+        raise ConfigError(f"budget.{key} = {value!r}: {err}") from None
+    rho = budget / scale
+    horizon = int(math.ceil(budget / inst.cost_floor)) + 1
+    return inst._replace(budget=budget, budget_ratio=rho, horizon=horizon, info={**inst.info, "budget": budget, "rho": rho})

@@ -1,0 +1,125 @@
+"""A user's per-arm table as a stochastic environment (``[env] kind = "table"``).
+
+A CSV with one row per arm gives the mean vector ``r(a)`` in ``[0, 1]^d`` of each arm (seed 000,
+Section 2.2) and, optionally, its mean cost; pulls draw from the feedback models of
+``kind = "stochastic"`` (:mod:`mobandit_jax.problems.stochastic`, same sampler and validation)::
+
+    [env]
+    kind = "table"
+    path = "my_models.csv"      # relative to the spec file
+    arm = "model"               # column naming the arms
+    objectives = ["accuracy", "speed", "safety"]
+    cost = "price"              # optional: mean cost per pull
+    noise = "bernoulli"         # "beta" (default, + concentration), "bernoulli", "gaussian" (+ sigma)
+    normalize = false           # or true / a list of objectives: min-max scale raw scores to [0, 1]
+    minimize = []               # objectives where lower is better (latency, price)
+    k = 3                       # slate size, for the slate family
+
+Costs are divided by the largest one (seed 002, Appendix A: costs in units of ``c_max``), so they
+lie in (0, 1]; each pull of arm ``i`` is charged ``c_i`` and the cost floor lambda is ``min_i c_i``.
+A budget comes from the spec's ``[budget]`` table.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+from . import columns
+from ..kernels.costs import validate_costs
+from .base import Env, EnvInstance, register
+from .replay import prefix_sums
+from .stochastic import make_stochastic
+
+
+class TableParams(NamedTuple):
+    """The stochastic env's params (mean table, concentration, sigma) plus per-arm costs (K,)."""
+
+    means: jnp.ndarray
+    concentration: jnp.ndarray
+    sigma: jnp.ndarray
+    costs: jnp.ndarray
+
+
+def costed_sampler(reward_sample):
+    """``sample`` returning ``reward_sample``'s rewards and the arm's fixed cost ``params.costs[arm]``."""
+
+    def sample(key, arm, pull_index, t, params: TableParams):
+        y, _ = reward_sample(key, arm, pull_index, t, params)
+        return y, params.costs[arm]
+
+    return sample
+
+
+def sampled_prefix_table(sample):
+    """The bulk sampler of a per-pull ``sample``: prefix sums of (rewards, cost) over pulls ``0 .. jmax-1``."""
+
+    def prefix_table(key, params, jmax: int):
+        def arm_rows(arm):
+            def one(j):
+                y, c = sample(key, arm, j, 0, params)
+                return jnp.concatenate([y, c[None]])
+
+            return jax.vmap(one)(jnp.arange(jmax))
+
+        return prefix_sums(jax.vmap(arm_rows)(jnp.arange(params.means.shape[0])))
+
+    return prefix_table
+
+
+def read_table(path, arm, objectives, cost=None, normalize=False, minimize=()):
+    """``(arm names, (K, d) means in [0, 1], (K,) costs / c_max or None)`` from a per-arm CSV."""
+    names = {arm: "env.arm", **{c: "env.objectives" for c in objectives}}
+    if cost is not None:
+        names[cost] = "env.cost"
+    cols = columns.read(path, names)
+    arms = cols.text(arm)
+    first = {}
+    for i, a in enumerate(arms):
+        where = columns.where(int(cols.rows[i]))
+        if not a:
+            raise ValueError(f"{cols.path}: column {arm!r}, {where}: empty arm name")
+        if a in first:
+            raise ValueError(f"{cols.path}: column {arm!r}, {where}: duplicate arm {a!r} (first at "
+                             f"{columns.where(first[a])}); a table has one row per arm")
+        first[a] = int(cols.rows[i])
+    if len(arms) < 2:
+        raise ValueError(f"{cols.path}: column {arm!r} names {len(arms)} arm(s); a bandit needs at least 2")
+    means = columns.objective_matrix(cols, objectives, normalize, minimize)
+    costs = None if cost is None else columns.normalized_costs(cols, cost)
+    return tuple(arms), means, costs
+
+
+def build_instance(path, arm, objectives, cost=None, noise="beta", concentration=1.0, sigma=0.1,
+                   normalize=False, minimize=(), k=0) -> EnvInstance:
+    """Build the table :class:`EnvInstance` (see the module docstring)."""
+    arms, means, costs = read_table(path, arm, objectives, cost, normalize, minimize)
+    base = make_stochastic(means, noise, concentration, sigma)
+    K, d = means.shape
+    if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= K):
+        raise ValueError(f"env.k = {k!r} (slate size) must be an integer in [1, {K}], or 0 for no slate")
+    info = dict(label=f"table {path}", source=path, arms=arms)
+    if costs is None:
+        return base._replace(static_key=("table",) + base.static_key, info=info, ref=np.zeros(d), slate_size=k)
+    lam = float(costs.min())
+    validate_costs(costs, lam)
+    sample = costed_sampler(base.env.sample)
+    env = Env(sample=sample, num_arms=K, dim=d, prefix_table=sampled_prefix_table(sample))
+    params = TableParams(*base.params, jnp.asarray(costs, base.params.means.dtype))
+    return EnvInstance(env, params, means, costs, ("table",) + base.static_key, info, cost_floor=lam,
+                       alloc_costs=costs, min_costs=costs, ref=np.zeros(d), slate_size=k)
+
+
+KEYS = ("path", "arm", "objectives", "cost", "noise", "concentration", "sigma", "normalize", "minimize", "k")
+
+
+@register("table", "a CSV with one row per arm: mean objectives (raw scores: normalize, minimize) and optional "
+          "cost; stochastic feedback as kind 'stochastic'", keys=KEYS)
+def build(section: dict, config: dict) -> EnvInstance:
+    """Registry builder for ``[env] kind = "table"``."""
+    return build_instance(section.get("path"), columns.column_name(section, "arm"), columns.objective_names(section),
+                          columns.column_name(section, "cost", required=False), section.get("noise", "beta"),
+                          float(section.get("concentration", 1.0)), float(section.get("sigma", 0.1)),
+                          section.get("normalize", False), section.get("minimize", []), section.get("k", 0))
