@@ -129,6 +129,40 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = Tr
                  horizon, np_rate, batched)
 
 
+def bench_user_envs(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
+    """PrefUCB (K = 42, d = 7, M = 2) on the same means as ``kind = "stochastic"``, ``"table"`` (a per-arm CSV)
+    and ``"replay"`` (256 recorded Bernoulli instances per arm): the per-round cost of the user-data envs."""
+    import csv
+    import tempfile
+
+    from .metrics.preference import preference_metrics, preference_truth
+    from .policies.preference import ConeParams, prefucb
+    from .problems.base import make
+
+    rng = np.random.default_rng(0)
+    means = rng.uniform(0.05, 0.95, size=(42, 7))
+    names = [f"y{j}" for j in range(7)]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(f"{tmp}/table.csv", "w", newline="") as fh:
+            csv.writer(fh).writerows([["arm"] + names] + [[f"a{i}"] + list(m) for i, m in enumerate(means)])
+        draws = rng.uniform(size=(42, 256, 7)) < means[:, None]
+        with open(f"{tmp}/replay.csv", "w", newline="") as fh:
+            csv.writer(fh).writerows([["arm", "instance"] + names] + [
+                [f"a{i}", f"q{q}"] + draws[i, q].astype(int).tolist() for i in range(42) for q in range(256)])
+        common = {"arm": "arm", "objectives": names}
+        sections = {"stochastic": {"kind": "stochastic", "means": means.tolist(), "noise": "bernoulli"},
+                    "table": {"kind": "table", "path": f"{tmp}/table.csv", "noise": "bernoulli", **common},
+                    "replay": {"kind": "replay", "path": f"{tmp}/replay.csv", "instance": "instance", **common}}
+        for kind, section in sections.items():
+            inst = make(section)
+            params = RunParams(inst.params, ConeParams(jnp.asarray(CUSTOMER_SERVICE_W, jnp.float32)),
+                               preference_truth(inst.means, CUSTOMER_SERVICE_W), jnp.inf)
+            rows += _rows(f"PrefUCB on kind={kind}", seed_counts, inst.env, prefucb(42, 7), preference_metrics(7),
+                          params, horizon, None, None)
+    return rows
+
+
 def _registry_run(env_section: dict, policy_key: str):
     """Environment, policy, metrics and params of a registered policy on a registered env."""
     from . import metrics, policies, problems
@@ -243,6 +277,7 @@ ALGORITHMS = {  # name -> (seed counts, horizon, numpy rounds, peers) -> rows
     "thv_d5": lambda seeds, T, r, peers: bench_thv_ucb(seeds, max(T // 2, 100), r // 20, d=5, n=150, k=6, sigma=0.02,
                                                        peers=peers),
     "cohv": bench_cohv_ucb,
+    "user_envs": bench_user_envs,
 }
 
 
@@ -289,7 +324,7 @@ def main(argv=None) -> int:
           f"{'numpy batched':>14s} {'ratio':>8s} {'compile s':>10s}")
     for r in rows:
         peer = (f"{r['numpy_seed_rounds_per_s']:12.0f} {r['speedup']:7.1f}x {r['numpy_batched_seed_rounds_per_s']:14.0f} "
-                f"{r['speedup_batched']:7.1f}x" if peers else f"{'-':>12s} {'-':>8s} {'-':>14s} {'-':>8s}")
+                f"{r['speedup_batched']:7.1f}x" if "speedup" in r else f"{'-':>12s} {'-':>8s} {'-':>14s} {'-':>8s}")
         print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['seed_rounds_per_s']:14.0f} {peer} {r['compile_s']:10.1f}")
     for note in OUT_OF_MEMORY:
         print(f"out of memory: {note}")

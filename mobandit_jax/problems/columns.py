@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
+import itertools
 import math
 import os
 from dataclasses import dataclass
@@ -41,7 +43,7 @@ class Columns:
 
     def text(self, col: str) -> list:
         """The stripped cells of ``col``."""
-        return [s.strip() for s in self.cells[col]]
+        return list(map(str.strip, self.cells[col]))
 
     def numbers(self, col: str, allow_empty: bool = False) -> np.ndarray:
         """Column ``col`` as float64; a non-numeric, NaN or infinite cell is an error naming its row.
@@ -82,32 +84,61 @@ def resolve_path(path, key: str = "env.path") -> str:
     return path
 
 
+def _plain_fields(text: str):
+    """``(header, columns)`` of a CSV without quotes, blank lines or ragged rows (one split in C); else None."""
+    text = text.replace("\r\n", "\n")
+    if '"' in text or "\r" in text:
+        return None
+    head, _, body = text.partition("\n")
+    header = head.split(",")
+    width = len(header)
+    body = body[:-1] if body.endswith("\n") else body
+    if not body:
+        return header, [[] for _ in header]
+    lines = body.split("\n")
+    if set(map(str.count, lines, itertools.repeat(","))) != {width - 1}:
+        return None  # blank or ragged lines: the csv module reads them and names the row
+    fields = body.replace("\n", ",").split(",")
+    return header, [fields[j::width] for j in range(width)]
+
+
+def _csv_fields(path: str, text: str):
+    """``(header, columns, data-row numbers)`` by the csv module: quotes, blank lines skipped, ragged rows named."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, [])
+    lines = list(reader)
+    keep = [i for i, row in enumerate(lines) if row]  # blank lines are skipped, row numbers kept
+    if len(keep) != len(lines):
+        lines = [lines[i] for i in keep]
+    width = len(header)
+    short = next((i for i, row in enumerate(lines) if len(row) != width), None)
+    if short is not None:
+        raise ValueError(f"{path}: {where(keep[short] + 1)} has {len(lines[short])} fields, the header has {width}")
+    return header, [[row[j] for row in lines] for j in range(width)], np.asarray(keep, np.int64) + 1
+
+
 def read(path, needed: dict) -> Columns:
     """Read ``path``; ``needed`` maps each column it must have to the spec key naming it."""
     path = resolve_path(path)
     opener = gzip.open if path.endswith(".gz") else open
     try:
         with opener(path, "rt", newline="") as fh:
-            reader = csv.reader(fh)
-            header = tuple(h.strip() for h in next(reader, []))
-            lines = list(reader)
+            text = fh.read()
+        plain = _plain_fields(text)
+        if plain is not None:
+            header, cols = plain
+            rows = np.arange(1, len(cols[0]) + 1) if cols else np.zeros(0, np.int64)
+        else:
+            header, cols, rows = _csv_fields(path, text)
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise ValueError(f"{path}: cannot be read as CSV text: {err}") from None
+    header = tuple(h.strip() for h in header)
     missing = [col for col in needed if col not in header]
     if missing:
         keys = ", ".join(dict.fromkeys(needed[col] for col in missing))
         raise ValueError(f"{path}: missing column(s) {missing} (named by {keys}); the header (line 1) has {list(header)}")
-    width = len(header)
-    keep = [i for i, row in enumerate(lines) if row]  # blank lines are skipped, row numbers kept
-    if len(keep) != len(lines):
-        lines = [lines[i] for i in keep]
-    short = next((i for i, row in enumerate(lines) if len(row) != width), None)
-    if short is not None:
-        raise ValueError(f"{path}: {where(keep[short] + 1)} has {len(lines[short])} fields, the header has {width}")
     index = {h: n for n, h in enumerate(header)}
-    cols = list(zip(*lines)) if lines else [()] * width
-    cells = {col: list(cols[index[col]]) for col in needed}
-    return Columns(path, header, cells, np.asarray(keep, np.int64) + 1)
+    return Columns(path, header, {col: cols[index[col]] for col in needed}, rows)
 
 
 def _names(value, objectives, key: str) -> list:
@@ -151,13 +182,16 @@ def objective_matrix(cols: Columns, objectives, normalize=False, minimize=(), al
     return out
 
 
-def normalized_costs(cols: Columns, col: str) -> np.ndarray:
-    """Column ``col`` divided by its largest value; a cost of zero or below is an error naming its row."""
-    c = cols.numbers(col)
-    bad = np.flatnonzero(c <= 0)
+def normalized_costs(cols: Columns, col: str, keep=None) -> np.ndarray:
+    """Column ``col`` (rows ``keep``, default all) divided by its largest value; an empty cell or a cost of
+    zero or below is an error naming its row."""
+    keep = np.arange(len(cols)) if keep is None else np.flatnonzero(keep)
+    c = cols.numbers(col, allow_empty=True)[keep]
+    bad = np.flatnonzero(~(c > 0))
     if bad.size:
         i = int(bad[0])
-        raise ValueError(f"{cols.path}: column {col!r}, {where(int(cols.rows[i]))}: cost {c[i]} must be > 0")
+        what = "is empty" if np.isnan(c[i]) else f"{c[i]} must be > 0"
+        raise ValueError(f"{cols.path}: column {col!r}, {where(int(cols.rows[keep[i]]))}: cost {what}")
     return c / c.max()
 
 

@@ -139,31 +139,33 @@ def build_instance(path, arm, instance, objectives, cost=None, normalize=False, 
     arms = cols.text(arm)
     values = columns.objective_matrix(cols, objectives, normalize, minimize, allow_empty=True)
     empty = np.isnan(values)
-    order, rows_of = [], {}
-    for i, a in enumerate(arms):
-        if not a:
-            raise ValueError(f"{cols.path}: column {arm!r}, {columns.where(int(cols.rows[i]))}: empty arm name")
-        if a not in rows_of:
-            order.append(a)
-            rows_of[a] = []
-        rows_of[a].append(i)
-    for i in np.flatnonzero(empty.any(1) & ~empty.all(1)):
+    partial = np.flatnonzero(empty.any(1) & ~empty.all(1))
+    if partial.size:
+        i = int(partial[0])
         col = objectives[int(np.flatnonzero(empty[i])[0])]
         raise ValueError(f"{cols.path}: column {col!r}, {columns.where(int(cols.rows[i]))}: empty value "
                          "(a row is an observation with every objective, or a placeholder with none)")
     observed = ~empty.all(1)
-    for i, a in enumerate(cols.text(instance)):
-        if observed[i] and not a:
-            raise ValueError(f"{cols.path}: column {instance!r}, {columns.where(int(cols.rows[i]))}: empty instance name")
-    for a in order:
-        if not observed[rows_of[a]].any():
-            raise ValueError(f"{cols.path}: arm {a!r} (column {arm!r}) has no instances: its "
-                             f"{columns.where(int(cols.rows[rows_of[a][0]]))} and any other rows have no objective values")
+    for col, text in ((arm, arms), (instance, cols.text(instance))):
+        blank = np.flatnonzero((np.fromiter(map(len, text), np.int64, len(text)) == 0) & (observed | (col == arm)))
+        if blank.size:
+            raise ValueError(f"{cols.path}: column {col!r}, {columns.where(int(cols.rows[blank[0]]))}: empty name")
+    order = list(dict.fromkeys(arms))  # arms in order of first appearance
     if len(order) < 2:
         raise ValueError(f"{cols.path}: column {arm!r} names {len(order)} arm(s); a bandit needs at least 2")
-    costs = np.zeros(len(cols)) if cost is None else columns.normalized_costs(cols, cost)
-    obs = np.concatenate([values, costs[:, None]], 1)
-    groups = [obs[[i for i in rows_of[a] if observed[i]]] for a in order]
+    pos = {a: i for i, a in enumerate(order)}
+    code = np.array([pos[a] for a in arms])
+    seen = np.bincount(code[observed], minlength=len(order))
+    if (seen == 0).any():
+        a = int(np.flatnonzero(seen == 0)[0])
+        first = int(cols.rows[np.flatnonzero(code == a)[0]])
+        raise ValueError(f"{cols.path}: arm {order[a]!r} (column {arm!r}) has no instances: its "
+                         f"{columns.where(first)} and any other rows have no objective values")
+    costs = np.zeros(observed.sum()) if cost is None else columns.normalized_costs(cols, cost, observed)
+    obs = np.concatenate([values[observed], costs[:, None]], 1)
+    code = code[observed]
+    by_arm = np.argsort(code, kind="stable")
+    groups = np.split(obs[by_arm], np.cumsum(seen)[:-1])
     table, counts = padded(groups, obs.shape[1])
     means = np.stack([g[:, :-1].mean(0) for g in groups])
     K, d = means.shape
