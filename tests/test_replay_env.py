@@ -179,3 +179,21 @@ def test_missing_instance_column_and_bad_cost(tmp_path, capsys):
     assert "logs.csv: column 'tokens', row 2 (line 3): cost 0.0 must be > 0" in err
     err = _bad(tmp_path, capsys, [["x", "q1", 1, 0.5, 10], ["x", "q2", 0, 0.4, 3]])
     assert "logs.csv: column 'config' names 1 arm(s); a bandit needs at least 2" in err
+
+
+def test_quoted_crlf_file_with_blank_lines_reads_like_the_plain_file(tmp_path, capsys):
+    rows = _rows()
+    plain = _env(tmp_path, rows=rows)
+    quoted = "\r\n".join([",".join(HEADER)] + [",".join(f'"{v}"' for v in r) for r in rows[:5]] + [""]
+                         + [",".join(map(str, r)) for r in rows[5:]]) + "\r\n"
+    (tmp_path / "quoted.csv").write_text(quoted, newline="")
+    env = REPLAY_ENV.replace("logs.csv", "quoted.csv")
+    spec = config.load(_spec(tmp_path, "[experiment]\nhorizon = 10\n\n" + env
+                             + "\n[[policies]]\nname = \"uniform\"\nfamily = \"budgeted\"\n", rows))
+    inst = problems.base.make(spec["env"], spec)
+    np.testing.assert_array_equal(inst.means, plain.means)
+    np.testing.assert_array_equal(inst.mean_costs, plain.mean_costs)
+    # a blank line counts in the numbering: the 6th observation is row 7, line 8
+    (tmp_path / "quoted.csv").write_text(quoted.replace(",".join(map(str, rows[5])), "cfg0,q1,1", 1), newline="")
+    err = cli_error(tmp_path / "spec.toml", tmp_path, capsys)
+    assert "quoted.csv: row 7 (line 8) has 3 fields, the header has 5" in err

@@ -2,8 +2,8 @@
 
 Reads a CSV (optionally gzip-compressed) with the standard library's ``csv`` module and converts
 whole columns with numpy, so a 10 MB file loads in well under a second. Every bad value is one
-error line naming the file, the column and the row: rows count data rows from 1 (the header is
-line 1 of the file, so row ``r`` is line ``r + 1``).
+error line naming the file, the column and the row: rows count the lines after the header from 1
+(blank lines included, skipped when read), so row ``r`` is line ``r + 1`` of the file.
 
 Objectives are means in [0, 1] as in the papers' problem statement (seed 000, Section 2.2; seed 002,
 Section 2). Raw scores are mapped there explicitly: ``normalize`` min-max scales columns to [0, 1],
@@ -25,7 +25,7 @@ import numpy as np
 
 
 def where(r: int) -> str:
-    """``"row r (line r+1)"``: data rows count from 1 after the header line."""
+    """``"row r (line r+1)"``: rows count the lines after the header line from 1."""
     return f"row {r} (line {r + 1})"
 
 
