@@ -214,3 +214,16 @@ def test_budget_on_an_env_without_costs(tmp_path, capsys):
     assert "[budget] needs exactly one of 'rho'" in err
     err = _bad(tmp_path, capsys, extra="[budget]\nrho = -1\n")
     assert "budget.rho = -1 must be a positive number" in err
+
+
+def test_budget_keys_in_scenarios_and_overrides(tmp_path):
+    text = ENV_RAW + '\n[[scenarios]]\nname = "tight"\n"budget.rho" = 2\n\n[[scenarios]]\nname = "fixed"\n"budget.B" = 5.0\n'
+    spec = config.load(_spec(tmp_path, "[experiment]\nhorizon = 10\n\n" + text.replace("rho = 16\n", "")
+                             + "\n[[policies]]\nname = \"uniform\"\nfamily = \"budgeted\"\n"))
+    budgets = {s["scenario"]: with_budget(problems.base.make(r["env"], r), r["budget"]).budget
+               for s, r in config.grid_points(spec)}
+    assert budgets == pytest.approx({"tight": 2 * 4 * 0.46875, "fixed": 5.0})
+    over = config.apply_overrides(spec, ["budget.rho=3", "sweep.budget.rho=[1, 2]"])
+    assert over["budget"]["rho"] == 3 and over["sweep"]["budget.rho"] == [1, 2]
+    with pytest.raises(config.ConfigError, match=r"unknown key\(s\) \['rhoo'\] in \[budget\]; allowed keys: \['B', 'rho'\]"):
+        config.apply_overrides(spec, ["budget.rhoo=3"])
