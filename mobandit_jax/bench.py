@@ -4,6 +4,8 @@
   seed-vmapped, seeds sharded over every device: one per CPU core unless ``--devices N``) against
   two numpy peers of the same algorithm: the per-seed loop of ``mobandit_jax.reference`` and the
   seed-batched peer of ``mobandit_jax.numpy_peer`` at the same seed count; compile time apart.
+- User-data environments (``--algorithms user_envs``): PrefUCB's engine rate on the same means as
+  ``kind = "stochastic"``, ``"table"`` and ``"replay"``, the per-round cost of those environments.
 - Hypervolume: the batched kernel on many small sets against ``moocore.hypervolume`` per call.
 - KL-UCB: nanoseconds per index of the batched root finder.
 
