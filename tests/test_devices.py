@@ -137,4 +137,4 @@ def test_bench_refuses_a_bad_device_count_and_unknown_algorithms():
     assert p.stderr.strip().splitlines() == ["error: --devices -1: the number of devices must be an integer >= 1"]
     p = _cli(["bench", "--algorithms", "prefucb,ucb9"])
     assert p.returncode == 2
-    assert p.stderr.strip().splitlines() == ["error: --algorithms: unknown ucb9; choose from prefucb, thv_d2, thv_d5, cohv"]
+    assert p.stderr.strip().splitlines() == ["error: --algorithms: unknown ucb9; choose from prefucb, thv_d2, thv_d5, cohv, user_envs"]
