@@ -1,5 +1,6 @@
 """mobandit_jax: a vectorized JAX experiment engine for multi-objective bandits."""
 from . import metrics, policies, problems, runtime  # noqa: F401  (fill the registries)
+from .api import Curves, Results, run
 from .engine import batch, make_run, seed_keys
 from .kernels import (
     cone_optimal_mask,

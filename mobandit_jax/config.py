@@ -30,6 +30,7 @@ TOP_KEYS = ("experiment", "env", "preference", "scenarios", "sweep", "policies")
 EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting")
 PREFERENCE_KEYS = ("W",)
 POLICY_META_KEYS = ("name", "label", "family", "sweep")
+BASE_DIR = "base_dir"  # set by load(): the spec file's folder
 EXPERIMENT_DEFAULTS = {"horizon": 1000, "seeds": 10, "seed": 0, "record_every": 0, "chunk": 0, "setting": {}}
 
 
@@ -61,7 +62,9 @@ def load(path) -> dict:
         raise ConfigError(f"{path}: not a UTF-8 text file (byte {err.start}); a spec must be TOML text") from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot be read: {err.strerror}") from None
-    return validate(spec)
+    if BASE_DIR in spec:
+        raise ConfigError(f"{path}: unknown top-level key {BASE_DIR!r}; relative paths resolve against the spec's folder")
+    return validate({**spec, BASE_DIR: str(path.resolve().parent)})
 
 
 def _check_entries(spec: dict, table: str):
@@ -110,7 +113,9 @@ def _check_policy(i: int, pol: dict):
 
 def validate(spec: dict) -> dict:
     """Check the table and key names and the experiment values; fill experiment defaults."""
-    _check_keys(spec, TOP_KEYS, "top level")
+    _check_keys({k: v for k, v in spec.items() if k != BASE_DIR}, TOP_KEYS, "top level")
+    if not isinstance(spec.get(BASE_DIR, ""), str):
+        raise ConfigError(f"{BASE_DIR} = {spec[BASE_DIR]!r} must be a folder path (a string)")
     for table in ("experiment", "env", "preference", "sweep"):
         if table in spec and not isinstance(spec[table], dict):
             raise ConfigError(f"[{table}] must be a table; got {spec[table]!r}")
@@ -223,11 +228,14 @@ def _check_override(spec: dict, key: str, raw: str, value):
 
 
 def apply_overrides(spec: dict, overrides) -> dict:
-    """Apply ``--set`` overrides and re-validate."""
+    """Apply ``--set`` overrides (``key=value`` strings, or a dict of dotted keys to values) and re-validate."""
     spec = copy.deepcopy(spec)
-    for text in overrides or ():
-        key, value = parse_override(text)
-        _check_override(spec, key, text.split("=", 1)[1], value)
+    if isinstance(overrides, dict):
+        items = [(key, value, repr(value)) for key, value in overrides.items()]
+    else:
+        items = [(*parse_override(text), text.split("=", 1)[1]) for text in overrides or ()]
+    for key, value, raw in items:
+        _check_override(spec, key, raw, value)
         set_dotted(spec, key, value)
     return validate(spec)
 
