@@ -30,7 +30,6 @@ TOP_KEYS = ("experiment", "env", "preference", "scenarios", "sweep", "policies")
 EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting")
 PREFERENCE_KEYS = ("W",)
 POLICY_META_KEYS = ("name", "label", "family", "sweep")
-BASE_DIR = "base_dir"  # set by load(): the spec file's folder
 EXPERIMENT_DEFAULTS = {"horizon": 1000, "seeds": 10, "seed": 0, "record_every": 0, "chunk": 0, "setting": {}}
 
 
@@ -62,9 +61,7 @@ def load(path) -> dict:
         raise ConfigError(f"{path}: not a UTF-8 text file (byte {err.start}); a spec must be TOML text") from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot be read: {err.strerror}") from None
-    if BASE_DIR in spec:
-        raise ConfigError(f"{path}: unknown top-level key {BASE_DIR!r}; relative paths resolve against the spec's folder")
-    return validate({**spec, BASE_DIR: str(path.resolve().parent)})
+    return validate(spec)
 
 
 def _check_entries(spec: dict, table: str):
@@ -113,9 +110,7 @@ def _check_policy(i: int, pol: dict):
 
 def validate(spec: dict) -> dict:
     """Check the table and key names and the experiment values; fill experiment defaults."""
-    _check_keys({k: v for k, v in spec.items() if k != BASE_DIR}, TOP_KEYS, "top level")
-    if not isinstance(spec.get(BASE_DIR, ""), str):
-        raise ConfigError(f"{BASE_DIR} = {spec[BASE_DIR]!r} must be a folder path (a string)")
+    _check_keys(spec, TOP_KEYS, "top level")
     for table in ("experiment", "env", "preference", "sweep"):
         if table in spec and not isinstance(spec[table], dict):
             raise ConfigError(f"[{table}] must be a table; got {spec[table]!r}")

@@ -199,7 +199,7 @@ def fingerprint(plan: Plan) -> str:
 
     float32 runs hash as before precision was recorded, so their earlier run folders still resume.
     """
-    spec = {k: v for k, v in plan.spec.items() if k not in ("experiment", cfg.BASE_DIR)}
+    spec = {k: v for k, v in plan.spec.items() if k != "experiment"}
     exp = {k: v for k, v in plan.spec["experiment"].items() if k not in ("seeds", "chunk")}
     ident = {"spec": spec, "exp": exp, "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
     if precision() != "float32":
@@ -289,9 +289,8 @@ def fit_chunk(plan: Plan, max_bytes: int) -> Plan:
 
 
 def marker(plan: Plan) -> dict:
-    """The ``run.json`` of the plan's run folder: tool, fingerprint, precision, spec (without ``base_dir``), sizes."""
-    spec = {k: v for k, v in plan.spec.items() if k != cfg.BASE_DIR}
-    return {"tool": results.TOOL, "fingerprint": fingerprint(plan), "precision": precision(), "spec": spec,
+    """The ``run.json`` of the plan's run folder: tool, fingerprint, precision, spec, sizes."""
+    return {"tool": results.TOOL, "fingerprint": fingerprint(plan), "precision": precision(), "spec": plan.spec,
             "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
 
 
