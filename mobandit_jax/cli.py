@@ -154,7 +154,7 @@ def main(argv=None) -> int:
     p.set_defaults(fn=_cmd_report)
     p = sub.add_parser("compare", help="several run directories side by side: markdown tables and a PNG figure")
     p.add_argument("dirs", nargs="+", metavar="RUN_DIR")
-    p.add_argument("--metric", action="append", help="a metric to compare (repeatable; default: every metric)")
+    p.add_argument("--metric", action="extend", nargs="+", metavar="M", help="metrics to compare (default: every metric)")
     p.add_argument("--out", default="compare.png", help="the figure's PNG file (default compare.png)")
     p.set_defaults(fn=_cmd_compare)
     p = sub.add_parser("reproduce", help="run every spec in configs/ and rebuild the reports in experiments/")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .api import Results, column
 from .plots import setting_title
+from .report import fmt_mean_std
 
 
 def load_runs(dirs) -> dict:
@@ -61,7 +62,7 @@ def tables(runs: dict, metrics: list) -> str:
     for m in metrics:
         lines += [f"### {m}", "", "| setting | policy | " + " | ".join(runs) + " |", "|---" * (len(runs) + 2) + "|"]
         for (setting, policy), values in cells(runs, m).items():
-            shown = [f"{values[n][0]:.4g} ± {values[n][1]:.2g}" if n in values else "" for n in runs]
+            shown = [fmt_mean_std(*values[n]) if n in values else "" for n in runs]
             lines.append(f"| {setting} | {policy} | " + " | ".join(shown) + " |")
         lines.append("")
     return "\n".join(lines)

@@ -87,6 +87,11 @@ def test_save_writes_a_run_folder_that_compare_reads(sandbox, capsys):
     assert row.split("|")[3].strip().startswith(f"{mean['a']:.4g} ±") and row.split("|")[4].strip().startswith(
         f"{mean['b']:.4g} ±")
     assert (sandbox / "work/cmp.png").stat().st_size > 0
+    assert cli.main(["compare", "a", "b", "--metric", "regret_gap", "regret_indicator", "--out", "two.png"]) == 0
+    assert capsys.readouterr().out.count("### ") == 2
+    assert cli.main(["compare", "a", "--metric", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "--metric 'nope' is in none of the runs" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("argv, message", [
