@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .api import Results, column
+from .results import column
+from .run_results import Results
 from .plots import setting_title
 from .report import fmt_mean_std
 

@@ -6,7 +6,7 @@ registries, and groups the (grid point, policy option) pairs that share one comp
 chunk runs every group, then its arrays are written atomically to ``chunks/`` — an interrupted run
 loses at most the chunk in flight and resumes from the chunks on disk. With ``out_dir=None`` the
 chunks stay in memory and nothing is written. Either way the merged chunks become a
-:class:`mobandit_jax.api.Results`.
+:class:`mobandit_jax.run_results.Results`.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import jax.numpy as jnp
 
 from . import config as cfg
 from . import engine, metrics, policies, problems, results, runtime, sharding
-from .api import Results
+from .run_results import Results
 from .devices import cpu_cores
 from .kernels import validate_cone
 from .policies.base import POLICIES

@@ -7,7 +7,7 @@ fingerprint), ``chunks/chunk_NNNNN.npz`` (one per seed chunk, written atomically
 ``(seeds, checkpoints)`` cumulative sums, plus ``checkpoints``), ``finals.npz`` (same keys ->
 ``(seeds,)`` final values), ``grid.json`` (the setting and params of each grid index per label),
 ``summary.json`` (``{"records": [{"policy", "params", "setting", "metric", "mean", "std", "n"}]}``),
-``report.md`` and PNG figures (written by :meth:`mobandit_jax.api.Results.save`). No pickles anywhere. Files are written with the mode the umask
+``report.md`` and PNG figures (written by :meth:`mobandit_jax.run_results.Results.save`). No pickles anywhere. Files are written with the mode the umask
 allows (0644 under umask 022). A folder that is neither empty nor a run folder is never written to.
 """
 from __future__ import annotations
@@ -115,6 +115,12 @@ def chunk_identity(path) -> dict | None:
             return json.loads(str(z["identity"]))
     except Exception:  # missing, truncated or foreign: recomputed, never merged
         return None
+
+
+def column(label: str, params: dict) -> str:
+    """A policy column name: its label, plus its options other than ``name`` when it has any."""
+    extra = {k: v for k, v in params.items() if k != "name"}
+    return label + (f" {extra}" if extra else "")
 
 
 def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str) -> np.ndarray:
