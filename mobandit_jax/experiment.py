@@ -25,10 +25,10 @@ import jax.numpy as jnp
 
 from . import config as cfg
 from . import engine, metrics, policies, problems, results, runtime, sharding
-from .run_results import Results
 from .devices import cpu_cores
 from .kernels import validate_cone
 from .policies.base import POLICIES
+from .run_results import Results
 from .types import Context
 
 DEFAULT_CHECKPOINTS = 100
