@@ -4,6 +4,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,16 @@ def test_short_example_runs():
     out = scope["out"]
     assert out["regret_gap"].shape == (256, 20)
     assert np.all(np.diff(out["regret_gap"], axis=1) >= -1e-6)  # cumulative: never decreases
+
+
+def test_your_own_data_toml_blocks_are_the_example_specs():
+    shown = blocks("Your own data", "toml")
+    assert len(shown) == 2
+    for block in shown:
+        name = re.search(r"# (examples/\S+\.toml)", block).group(1)
+        spec = tomllib.loads((ROOT / name).read_text())
+        for table, values in tomllib.loads(block).items():
+            assert spec[table] == values, (name, table)
 
 
 @pytest.fixture
