@@ -1,5 +1,7 @@
 """mobandit_jax: a vectorized JAX experiment engine for multi-objective bandits."""
 from . import metrics, policies, problems, runtime  # noqa: F401  (fill the registries)
+from .api import run
+from .run_results import Curves, Results
 from .engine import batch, make_run, seed_keys
 from .kernels import (
     cone_optimal_mask,

@@ -1,4 +1,4 @@
-"""The ``mobandit`` command: ``run``, ``list``, ``report``."""
+"""The ``mobandit`` command: ``run``, ``list``, ``report``, ``compare``, ``reproduce``, ``bench``."""
 from __future__ import annotations
 
 import argparse
@@ -52,7 +52,7 @@ def _cmd_run(args):
         if max_bytes:
             experiment.fit_chunk(plan, max_bytes)
             print(f"{plan.chunk} seeds per chunk under --max-memory {args.max_memory}")
-        summary = experiment.execute(plan, out, progress=not args.quiet)
+        res = experiment.execute(plan, out, progress=not args.quiet)
     except _Stopped as stop:
         kept = "{}/{} chunks kept".format(*experiment.chunks_kept(plan, out)) if plan else "no chunk ran"
         print(("" if args.quiet else "\n") + f"interrupted: {kept}; run the same command to resume", file=sys.stderr)
@@ -60,8 +60,8 @@ def _cmd_run(args):
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
-    if summary["records"]:
-        print(f"wrote {out / 'summary.json'} ({len(summary['records'])} records), {out / 'report.md'}")
+    if res is not None and res.records:
+        print(f"wrote {out / 'summary.json'} ({len(res.records)} records), {out / 'report.md'}")
     return 0
 
 
@@ -93,6 +93,13 @@ def _cmd_report(args):
         from .report import tables
 
         print(tables(json.loads(summary.read_text())["records"]))
+    return 0
+
+
+def _cmd_compare(args):
+    from . import compare
+
+    compare.main(args.dirs, args.metric, args.out)
     return 0
 
 
@@ -145,6 +152,11 @@ def main(argv=None) -> int:
     _global_options(p, default=argparse.SUPPRESS)
     p.add_argument("dir")
     p.set_defaults(fn=_cmd_report)
+    p = sub.add_parser("compare", help="several run directories side by side: markdown tables and a PNG figure")
+    p.add_argument("dirs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("--metric", action="extend", nargs="+", metavar="M", help="metrics to compare (default: every metric)")
+    p.add_argument("--out", default="compare.png", help="the figure's PNG file (default compare.png)")
+    p.set_defaults(fn=_cmd_compare)
     p = sub.add_parser("reproduce", help="run every spec in configs/ and rebuild the reports in experiments/")
     _global_options(p, default=argparse.SUPPRESS)
     p.add_argument("--quick", action="store_true", help="2 seeds, short horizons, outputs under runs/quick/")

@@ -244,11 +244,14 @@ def _check_override(spec: dict, key: str, raw: str, value):
 
 
 def apply_overrides(spec: dict, overrides) -> dict:
-    """Apply ``--set`` overrides and re-validate."""
+    """Apply ``--set`` overrides (``key=value`` strings, or a dict of dotted keys to values) and re-validate."""
     spec = copy.deepcopy(spec)
-    for text in overrides or ():
-        key, value = parse_override(text)
-        _check_override(spec, key, text.split("=", 1)[1], value)
+    if isinstance(overrides, dict):
+        items = [(key, value, repr(value)) for key, value in overrides.items()]
+    else:
+        items = [(*parse_override(text), text.split("=", 1)[1]) for text in overrides or ()]
+    for key, value, raw in items:
+        _check_override(spec, key, raw, value)
         set_dotted(spec, key, value)
     return validate(spec)
 

@@ -4,7 +4,9 @@
 registries, and groups the (grid point, policy option) pairs that share one compiled function
 (same policy code, same static shapes). ``execute(plan, out_dir)`` runs the seeds in chunks: each
 chunk runs every group, then its arrays are written atomically to ``chunks/`` — an interrupted run
-loses at most the chunk in flight and resumes from the chunks on disk.
+loses at most the chunk in flight and resumes from the chunks on disk. With ``out_dir=None`` the
+chunks stay in memory and nothing is written. Either way the merged chunks become a
+:class:`mobandit_jax.run_results.Results`.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from .budget import with_budget
 from .devices import cpu_cores
 from .kernels import validate_cone
 from .policies.base import POLICIES
+from .run_results import Results
 from .types import Context
 
 DEFAULT_CHECKPOINTS = 100
@@ -286,6 +289,12 @@ def fit_chunk(plan: Plan, max_bytes: int) -> Plan:
     return plan
 
 
+def marker(plan: Plan) -> dict:
+    """The ``run.json`` of the plan's run folder: tool, fingerprint, precision, spec, sizes."""
+    return {"tool": results.TOOL, "fingerprint": fingerprint(plan), "precision": precision(), "spec": plan.spec,
+            "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
+
+
 def _check_fingerprint(plan: Plan, out: Path):
     """Refuse a folder that is not a run of this tool or holds another experiment; write ``run.json``.
 
@@ -303,9 +312,7 @@ def _check_fingerprint(plan: Plan, out: Path):
             raise results.RunFolderError(
                 f"{out} holds results of a different experiment (fingerprint {old.get('fingerprint')} != {fp}); "
                 "choose another --out folder or delete it")
-        results.write_json(out / results.MARKER, {
-            "tool": results.TOOL, "fingerprint": fp, "precision": precision(), "spec": plan.spec,
-            "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk})
+        results.write_json(out / results.MARKER, marker(plan))
         results.remove_partial_writes(out)
     sharding.barrier(f"run-folder-{fp}")
 
@@ -321,24 +328,29 @@ def _own_chunk(plan: Plan, out: Path, c: int) -> bool:
     return found == want
 
 
-def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
-    """Run this process's chunks that are not on disk yet; process 0 then merges and writes results.
+def execute(plan: Plan, out_dir=None, progress: bool = True) -> Results | None:
+    """Run the chunks that are not on disk yet; process 0 then merges them into :class:`Results`.
 
-    Applies :func:`mobandit_jax.runtime.configure` first (the CPU settings the specs were timed with).
+    With ``out_dir`` the chunks and the result files are written there (process 0 writes the
+    results; other processes return None); with ``out_dir=None`` every chunk runs in this process,
+    stays in memory, and nothing is written. Applies :func:`mobandit_jax.runtime.configure` first
+    (the CPU settings the specs were timed with).
     """
     runtime.configure()
-    out = Path(out_dir)
-    _check_fingerprint(plan, out)
+    out = None if out_dir is None else Path(out_dir)
+    if out is not None:
+        _check_fingerprint(plan, out)
     mesh = sharding.local_mesh()
     width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
     stacked = [engine.stack_params(g.params) for g in plan.groups]
     compiled = None  # compiled before the first chunk that is not on disk
     total = math.ceil(plan.seeds / plan.chunk)
-    mine = sharding.process_share(total)
+    mine = sharding.process_share(total) if out is not None else range(total)
+    kept = []  # the chunks' arrays, when they stay in memory
     bar = _progress_bar(len(mine)) if progress else None
     t0 = time.time()
     for c in mine:
-        if _own_chunk(plan, out, c):
+        if out is not None and _own_chunk(plan, out, c):
             if bar:
                 bar.update()
             continue
@@ -354,16 +366,24 @@ def execute(plan: Plan, out_dir, progress: bool = True) -> dict:
                 for row, gi in enumerate(g.members):
                     arrays[f"{g.label}|{gi}|{m}"] = np.asarray(value[row, : hi - lo])
         arrays["seed_index"] = np.arange(lo, hi)
-        results.write_chunk(results.chunk_path(out, c), arrays, ident)
+        if out is None:
+            kept.append(arrays)
+        else:
+            results.write_chunk(results.chunk_path(out, c), arrays, ident)
         if bar:
             bar.update()
     if bar:
         bar.close()
     wall = time.time() - t0
+    if out is None:
+        return Results.merge(plan, results.concat_chunks(kept), wall, marker(plan))
     sharding.barrier(f"chunks-done-{fingerprint(plan)}")
     if jax.process_index() != 0:
-        return {"records": []}
+        return None
     for c in range(total):
         if not _own_chunk(plan, out, c):
             raise results.RunFolderError(f"{results.chunk_path(out, c)} is missing or unreadable after the run")
-    return results.finalize(plan, out, wall, [results.chunk_path(out, c) for c in range(total)])
+    merged = results.merge_chunks([results.chunk_path(out, c) for c in range(total)])
+    res = Results.merge(plan, merged, wall, marker(plan))
+    res.write(out)
+    return res

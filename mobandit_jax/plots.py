@@ -24,40 +24,47 @@ def mean_std_band(ax, x, runs, label):
     ax.fill_between(x, mu - sd, mu + sd, alpha=0.2, color=line.get_color())
 
 
-def regret_figures(plan, curves: dict, out: Path) -> list:
-    """One PNG per cumulative ("sum") metric: curves of every policy, one panel per setting."""
+def metric_figure(plan, curves: dict, m: str):
+    """A Figure of metric ``m``'s cumulative curves for every policy, one panel per setting (up to 16)."""
     x = curves["checkpoints"]
     labels = list(plan.grid)
     settings = [p["setting"] for p in plan.grid[labels[0]]] if labels else []
+    # Group grid indices of each label by setting (a policy sweep gives several points per setting).
+    panels = []
+    for s in settings:
+        if s not in panels:
+            panels.append(s)
+    panels = panels[:MAX_PANELS]
+    cols = min(4, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
+    for ax, s in zip(axes.flat, panels):
+        for label in labels:
+            if m not in plan.names[label]:
+                continue
+            for g, point in enumerate(plan.grid[label]):
+                if point["setting"] != s:
+                    continue
+                extra = {k: v for k, v in point["params"].items() if k != "name"}
+                name = label + (f" {extra}" if len(plan.grid[label]) > len(settings) and extra else "")
+                mean_std_band(ax, x, curves[f"{label}|{g}|{m}"], name)
+        ax.set_title(setting_title(s), fontsize=9)
+        ax.set_xlabel("round")
+        ax.set_ylabel(f"cumulative {m}")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def regret_figures(plan, curves: dict, out: Path) -> list:
+    """One PNG per cumulative ("sum") metric: curves of every policy, one panel per setting."""
+    labels = list(plan.grid)
     metrics = [m for m in plan.names[labels[0]] if plan.reduce[labels[0]][m] == "sum"] if labels else []
     files = []
-    # Group grid indices of each label by setting (a policy sweep gives several points per setting).
     for m in metrics:
-        panels = []
-        for s in settings:
-            if s not in panels:
-                panels.append(s)
-        panels = panels[:MAX_PANELS]
-        cols = min(4, len(panels))
-        rows = math.ceil(len(panels) / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
-        for ax, s in zip(axes.flat, panels):
-            for label in labels:
-                if m not in plan.names[label]:
-                    continue
-                for g, point in enumerate(plan.grid[label]):
-                    if point["setting"] != s:
-                        continue
-                    extra = {k: v for k, v in point["params"].items() if k != "name"}
-                    name = label + (f" {extra}" if len(plan.grid[label]) > len(settings) and extra else "")
-                    mean_std_band(ax, x, curves[f"{label}|{g}|{m}"], name)
-            ax.set_title(setting_title(s), fontsize=9)
-            ax.set_xlabel("round")
-            ax.set_ylabel(f"cumulative {m}")
-        for ax in list(axes.flat)[len(panels):]:
-            ax.axis("off")
-        axes.flat[0].legend(fontsize=7)
-        fig.tight_layout()
+        fig = metric_figure(plan, curves, m)
         path = out / f"{m}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .results import column
 from .plots import setting_title
 
 
-def _fmt(mean: float, std: float) -> str:
+def fmt_mean_std(mean: float, std: float) -> str:
+    """A table cell: ``mean ± std``."""
     return f"{mean:.4g} ± {std:.2g}"
 
 
@@ -18,7 +20,7 @@ def tables(records: list) -> str:
         rows = [r for r in records if r["metric"] == m]
         cols = list(dict.fromkeys(_column(r) for r in rows))
         settings = list(dict.fromkeys(setting_title(r["setting"]) for r in rows))
-        cell = {(setting_title(r["setting"]), _column(r)): _fmt(r["mean"], r["std"]) for r in rows}
+        cell = {(setting_title(r["setting"]), _column(r)): fmt_mean_std(r["mean"], r["std"]) for r in rows}
         lines += [f"### {m}", "", "| setting | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         for s in settings:
             lines.append(f"| {s} | " + " | ".join(cell.get((s, c), "") for c in cols) + " |")
@@ -27,8 +29,7 @@ def tables(records: list) -> str:
 
 
 def _column(r) -> str:
-    extra = {k: v for k, v in r["params"].items() if k != "name"}
-    return r["policy"] + (f" {extra}" if extra else "")
+    return column(r["policy"], r["params"])
 
 
 def write(plan, summary: dict, figures: list, out: Path):

@@ -7,7 +7,7 @@ fingerprint), ``chunks/chunk_NNNNN.npz`` (one per seed chunk, written atomically
 ``(seeds, checkpoints)`` cumulative sums, plus ``checkpoints``), ``finals.npz`` (same keys ->
 ``(seeds,)`` final values), ``grid.json`` (the setting and params of each grid index per label),
 ``summary.json`` (``{"records": [{"policy", "params", "setting", "metric", "mean", "std", "n"}]}``),
-``report.md`` and PNG figures. No pickles anywhere. Files are written with the mode the umask
+``report.md`` and PNG figures (written by :meth:`mobandit_jax.run_results.Results.save`). No pickles anywhere. Files are written with the mode the umask
 allows (0644 under umask 022). A folder that is neither empty nor a run folder is never written to.
 """
 from __future__ import annotations
@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .engine import checkpoint_rounds
 from .kernels.trailing import trailing_mean
 
 
@@ -118,6 +117,12 @@ def chunk_identity(path) -> dict | None:
         return None
 
 
+def column(label: str, params: dict) -> str:
+    """A policy column name: its label, plus its options other than ``name`` when it has any."""
+    extra = {k: v for k, v in params.items() if k != "name"}
+    return label + (f" {extra}" if extra else "")
+
+
 def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str) -> np.ndarray:
     """Per-seed summary value from cumulative curves ``(S, C)`` and rounds played ``(S, C)``."""
     last, played = cum[:, -1], rounds[:, -1].astype(np.float64)
@@ -172,47 +177,19 @@ class RunDir:
         return None
 
 
-def merge_chunks(files) -> dict:
-    """Concatenate the given chunk files (identity entries left out) along the seed axis."""
+def concat_chunks(chunks) -> dict:
+    """Concatenate chunk arrays (dicts of the same keys, in seed order) along the seed axis."""
     merged: dict = {}
-    for f in files:
-        with np.load(f, allow_pickle=False) as z:
-            for k in z.files:
-                if k != "identity":
-                    merged.setdefault(k, []).append(z[k])
+    for arrays in chunks:
+        for k, v in arrays.items():
+            merged.setdefault(k, []).append(v)
     return {k: np.concatenate(v, axis=0) for k, v in merged.items()}
 
 
-def finalize(plan, out: Path, wall: float, files) -> dict:
-    """Merge the run's chunk ``files``, compute final values and records, write every result file and the report."""
-    from . import plots, report  # local: matplotlib only when writing results
-
-    merged = merge_chunks(files)
-    seeds = merged.pop("seed_index")
-    ckpts = np.asarray(checkpoint_rounds(plan.horizon, plan.record_every))
-    curves, finals, records = {"checkpoints": ckpts, "seed_index": seeds}, {}, []
-    for label, points in plan.grid.items():
-        for g, point in enumerate(points):
-            rounds = merged[f"{label}|{g}|rounds"]
-            for m in plan.names[label]:
-                key = f"{label}|{g}|{m}"
-                cum = merged[key]
-                curves[key] = cum
-                vals = final_values(cum, rounds, plan.reduce[label][m])
-                finals[key] = vals
-                records.append({
-                    "policy": label, "params": point["params"], "setting": point["setting"], "metric": m,
-                    "mean": float(np.mean(vals)), "std": float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0,
-                    "n": int(len(vals)),
-                })
-            for extra in ("rounds", "spent"):
-                curves[f"{label}|{g}|{extra}"] = merged[f"{label}|{g}|{extra}"]
-    write_npz(out / "curves.npz", curves)
-    write_npz(out / "finals.npz", finals)
-    write_json(out / "grid.json", plan.grid)
-    summary = {"records": records}
-    write_json(out / "summary.json", summary)
-    write_json(out / "timing.json", {"wall_seconds_this_invocation": round(wall, 3), "seeds": int(len(seeds))})
-    figures = plots.regret_figures(plan, curves, out)
-    report.write(plan, summary, figures, out)
-    return summary
+def merge_chunks(files) -> dict:
+    """Concatenate the given chunk files (identity entries left out) along the seed axis."""
+    chunks = []
+    for f in files:
+        with np.load(f, allow_pickle=False) as z:
+            chunks.append({k: z[k] for k in z.files if k != "identity"})
+    return concat_chunks(chunks)

@@ -29,11 +29,10 @@ def _targets(name: str, path: Path) -> set:
                 base = f"{base}.{node.module}" if node.module else base
             else:
                 base = node.module or ""
-            if base in MODULES:
+            submodules = {f"{base}.{alias.name}" for alias in node.names} & set(MODULES)
+            out.update(submodules)  # `from . import engine` names a submodule: an edge to it, not to the package
+            if base in MODULES and len(submodules) < len(node.names):
                 out.add(base)
-            for alias in node.names:  # `from . import engine` names a submodule
-                if f"{base}.{alias.name}" in MODULES:
-                    out.add(f"{base}.{alias.name}")
     out.discard(name)
     return out
 
@@ -65,6 +64,10 @@ def _find_cycle(graph: dict):
 
 def test_import_reader_sees_function_level_imports():
     assert "mobandit_jax.kernels.threefry" in _targets("mobandit_jax.runtime", MODULES["mobandit_jax.runtime"])
+    assert _targets("mobandit_jax.experiment", MODULES["mobandit_jax.experiment"]) >= {
+        "mobandit_jax.config", "mobandit_jax.engine"}
+    assert "mobandit_jax" not in _targets("mobandit_jax.experiment", MODULES["mobandit_jax.experiment"])
+    assert "mobandit_jax.policies.base" in _targets("mobandit_jax", MODULES["mobandit_jax"])
     assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _find_cycle({"a": {"b"}, "b": set()}) is None
 
