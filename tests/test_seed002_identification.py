@@ -278,3 +278,11 @@ def test_c_max_readings_change_lambda_not_the_token_budget():
     assert a.info["budget_tokens"] == pytest.approx(b.info["budget_tokens"]) == pytest.approx(100 * 14 * tok.mean())
     with pytest.raises(ValueError, match="env.c_max must be 'instance', or 'arm_mean' with costs = 'deterministic'"):
         L.build_instance("gsm8k", "identification14", 100, "random", c_max="arm_mean")
+
+
+@pytest.mark.parametrize("dataset, c_max", [("gsm8k", "instance"), ("piqa", "arm_mean"), ("piqa", "instance")])
+def test_uniform_alloc_affords_rho_rounds_despite_rounding(dataset, c_max):
+    """B / sum_i c_i = rho is 9.999999999999998 in float64 for the first two: still 10 complete rounds."""
+    inst = L.build_instance(dataset, "all", 10, "deterministic", c_max=c_max)
+    _, _, key = pbase.make("uniform_alloc", Context.of(inst, 1))
+    assert dict(key[1:])["jmax"] == 10
