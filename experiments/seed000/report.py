@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -344,7 +345,7 @@ def trend_figure(run: Run, scenarios, matrices: dict, path, names=None, window: 
     """Figure 4/6/7: ``window``-round moving average of the played arm's true reward, per group."""
     plt = _plt()
     groups = ("preferred", "moderate", "relaxable")
-    fig, axes = plt.subplots(len(scenarios), 3, figsize=(14, 3.0 * len(scenarios)), squeeze=False)
+    fig, axes = plt.subplots(len(scenarios), 3, figsize=(15, 3.4 * len(scenarios)), squeeze=False)
     x = run.checkpoints
     for row, sc in zip(axes, scenarios):
         groups_of = levels(matrices[sc])
@@ -360,7 +361,7 @@ def trend_figure(run: Run, scenarios, matrices: dict, path, names=None, window: 
                 ax.plot(x, m, color=COLORS[lab], label=lab, lw=1.2)
                 ax.fill_between(x, m - s, m + s, color=COLORS[lab], alpha=0.15)
             label = ", ".join(names[j] for j in objs) if names else str(objs)
-            ax.set_title(f"{sc} — {g}: {label}", fontsize=FONT)
+            ax.set_title(textwrap.fill(f"{sc} — {g}: {label}", 52), fontsize=FONT)
             ax.set_xlabel("round t", fontsize=FONT)
             mean_of = "mean of the " if len(objs) > 1 else ""
             ax.set_ylabel(f"{mean_of}true reward,\n{window}-round avg. (0-1)", fontsize=FONT)
