@@ -15,7 +15,8 @@
   plus ``rounds`` (rounds played) and ``spent`` (cumulative cost) at the same checkpoints.
 
 An :class:`~mobandit_jax.types.Identifier` runs as one call instead of a scan, and its
-metrics are recorded as a single checkpoint.
+metrics (given its :class:`~mobandit_jax.types.IdentifyResult` as the observation) are recorded as a
+single checkpoint.
 
 ``batch(run)`` maps ``run`` over a leading grid axis of ``params`` and a seed axis of keys, and
 :func:`seed_keys` derives each seed's key by ``fold_in(PRNGKey(base), seed_index)``, so a seed's
@@ -129,7 +130,7 @@ def _make_identify_run(env, policy, metrics):
         key_env, key_pol = _streams(seed_key)
         env_params, mparams = _prepare(env, metrics, params, seed_key)
         result = policy.identify(key_env, key_pol, env_params, params.policy)
-        values = metrics.step(mparams, result.recommended, None)
+        values = metrics.step(mparams, result.recommended, result)
         out = {name: jnp.reshape(jnp.asarray(v, jnp.float32), (1,)) for name, v in zip(metrics.names, values)}
         out["rounds"] = jnp.ones((1,), jnp.int32)
         out["spent"] = jnp.zeros((1,), jnp.float32)

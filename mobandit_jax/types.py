@@ -215,12 +215,12 @@ class Context:
 
 class MetricStepFn(Protocol):
     def __call__(self, mparams: Params, action: Array, obs: Optional[Observation]) -> tuple:
-        """One scalar per metric name for this round (``obs`` is None for an Identifier).
+        """One scalar per metric name for this round (``obs`` is the IdentifyResult for an Identifier).
 
         Args:
           mparams: the metric params (after ``prepare``).
           action: the arm, slate, or an Identifier's recommended (K,) mask.
-          obs: what the round observed.
+          obs: what the round observed (an Identifier's IdentifyResult).
         """
 
 

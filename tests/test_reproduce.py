@@ -135,5 +135,5 @@ def test_shipped_report_list_covers_the_paper_specs():
     assert [p.stem for p in alone] == ["quickstart"]
     assert {key: path.stem for key, path in grouped["seed001"].items()} == {
         key: f"seed001_{key}" for key in ("d2", "d3", "d4", "d5", "eta_grid", "eta_d3", "eta_d4", "eta_d5", "fixed_d2")}
-    assert set(grouped["seed000"]) == {"llm", "assets"}
+    assert set(grouped["seed000"]) == {"llm", "assets", "identity_ablation"}
     assert set(grouped["seed002"]) == {"online", "identification", "f1", "stochastic_costs"}

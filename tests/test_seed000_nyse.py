@@ -9,9 +9,12 @@ import pytest
 
 from mobandit_jax.problems import base as pbase
 from mobandit_jax.problems import nyse
+from mobandit_jax.reproduce import load_report
 
 # The seed paper lies in the shared/ folder beside the repository checkout.
 SEED_FILE = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_31c878f209362a70.txt"
+# Table 5 and Appendix B.3's weights are report data of experiments/seed000/report.py.
+rep = load_report("seed000", Path(__file__).resolve().parents[1] / "experiments")
 
 # a tiny 3-stock, 6-day price series (price levels, P[-1] = 1)
 PRICES = np.array([
@@ -231,35 +234,16 @@ def _paper_table5():
 @pytest.mark.skipif(not SEED_FILE.is_file(), reason="seed paper text not available")
 def test_table5_matrices_match_the_printed_paper():
     paper = _paper_table5()
-    ours = nyse.mandate_matrices()
-    assert list(paper) == list(ours) == list(nyse.MANDATES)
+    ours = rep.mandate_matrices()
+    assert list(paper) == list(ours)
     for k in ours:
         assert ours[k].shape == (3, 7)
         np.testing.assert_array_equal(ours[k], np.array(paper[k]), err_msg=k)
 
 
-def test_data_driven_W_on_synthetic_data():
-    rng = np.random.default_rng(3)
-    n = 20000
-    a = rng.normal(0, 2.0, n)  # variance 4
-    b = rng.normal(0, 1.0, n)  # variance 1
-    c = 0.05 * a + rng.normal(0, 1.0, n)  # weakly tied to a
-    d = 2.0 * a + rng.normal(0, 0.1, n)  # strongly tied to a
-    R = np.column_stack([a, b, c, d])
-    W = nyse.data_driven_W(R, np.array([[1, 1, -1, -1]]), cap=0.3)
-    var = R.var(0)
-    np.testing.assert_allclose(W[0, :2], var[:2] / var[:2].sum())
-    comp = R[:, :2] @ W[0, :2]
-    beta_c = np.cov(comp, c, bias=True)[0, 1] / c.var()
-    np.testing.assert_allclose(W[0, 2], -abs(beta_c))  # below the cap
-    assert W[0, 3] == -0.3  # capped
-    with pytest.raises(ValueError, match="pattern row 0 has no positive entry"):
-        nyse.data_driven_W(R, np.array([[0, 0, -1, 0]]))
-
-
 def test_data_driven_mandates_keep_the_sign_pattern():
-    dd = nyse.data_driven_mandates()
-    for k, W in nyse.mandate_matrices().items():
+    dd = rep.data_driven_mandates(nyse.reward_table())
+    for k, W in rep.mandate_matrices().items():
         pos = W > 0
         assert np.array_equal(dd[k] > 0, pos), k
         np.testing.assert_allclose(dd[k].clip(0).sum(1), 1.0)
@@ -286,12 +270,6 @@ def test_replay_env_returns_the_logged_day():
     assert int(fixed.env.reset(jax.random.PRNGKey(0), fixed.params).offset) == 0
     with pytest.raises(ValueError, match="env.start='sometimes'"):
         pbase.make({"kind": "nyse_replay", "start": "sometimes"}, {})
-
-
-def test_mandate_levels_by_hand():
-    # Aggressive Growth totals: CWG 1.633, SR 0, MDD -0.6, Sortino -0.3, Alpha 0.842, TO -0.6, CR 0.525
-    lv = nyse.mandate_levels(nyse.mandate_matrices()["Aggressive Growth"])
-    assert lv == {"preferred": [0, 4], "moderate": [6], "relaxable": [2, 3, 5]}
 
 
 def test_risk_parity_by_hand():

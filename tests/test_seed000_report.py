@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from PIL import Image
+
 from mobandit_jax import config as cfg
 from mobandit_jax.problems import llm_leaderboard as llm
 from mobandit_jax.reproduce import load_report
@@ -50,12 +52,12 @@ def test_ranks_share_ties():
     assert rep.ranks([0.672, 0.710, 0.7101, 0.767]).tolist() == [1, 2, 2, 4]
 
 
-def _fake_run(tmp_path, scenarios, dim, T=400, every=50, seeds=4):
+def _fake_run(tmp_path, scenarios, dim, T=400, every=50, seeds=4, labels=rep.POLICIES):
     """A run directory in the engine's format with known per-round regret and reward rates."""
     ck = np.arange(every, T + 1, every)
     curves, grid, records = {"checkpoints": ck}, {}, []
     rates = {}
-    for p, lab in enumerate(rep.POLICIES):
+    for p, lab in enumerate(labels):
         grid[lab] = []
         for g, sc in enumerate(scenarios):
             grid[lab].append({"setting": {"scenario": sc}, "params": {"name": lab}})
@@ -101,6 +103,8 @@ def test_tables_from_a_synthetic_run(tmp_path):
     for name in ("figure3_llm_regret.png", "figure4_llm_trends.png", "figure5_assets_regret.png",
                  "figure6_assets_trends.png", "figure7_assets_trends.png"):
         assert (out / name).stat().st_size > 1000
+        with Image.open(out / name) as im:  # print quality: the PNG records the dpi it was saved at
+            assert min(round(v) for v in im.info["dpi"]) >= 150, name
     recs = json.loads((out / "summary.json").read_text())["records"]
     derived = [r for r in recs if r["metric"] == "regret_gap_per_round" and r["setting"]["experiment"] == "assets"
                and r["policy"] == "ParetoUCB" and r["setting"]["scenario"] == "Low Volatility"]
@@ -158,3 +162,16 @@ def test_data_driven_W_on_synthetic_data():
     assert W[0, 3] == -0.3  # capped
     with pytest.raises(ValueError, match="pattern row 0 has no positive entry"):
         rep.data_driven_W(R, np.array([[0, 0, -1, 0]]))
+
+
+def test_identity_ablation_section_from_a_synthetic_run(tmp_path):
+    labels = [lab for lab, _, _ in rep.ABLATION]
+    rates = _fake_run(tmp_path, ["Standard"], 7, labels=labels)
+    final = {lab: 400 * rates[(lab, "Standard")].mean() for lab in labels}
+    text = rep._ablation_section(rep.load_run(tmp_path))
+    pk, ph, qh, qk = (final[lab] for lab in labels[:4])
+    assert f"The gap to explain is {qh - pk:.1f}" in text
+    assert f"moves ParetoUCB by {qk - qh:+.1f} and PrefUCB by {ph - pk:+.1f}" in text
+    # rates grow with the label's position: index effects |qk-qh| + |ph-pk| = 40 + 40, rule effects 40 + 120
+    assert "the selection rule accounts for more" in text
+    assert f"| ParetoUCB | Pareto UCB1 | uniform on optimistic front | {final['ParetoUCB']:.1f} ± " in text

@@ -14,7 +14,7 @@ from mobandit_jax.metrics import base as mbase
 from mobandit_jax.policies import base as pbase
 from mobandit_jax.policies import identification as I
 from mobandit_jax.problems import llm_configs as L
-from mobandit_jax.types import Context, Env
+from mobandit_jax.types import Context, Env, IdentifyResult
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
 
@@ -183,16 +183,22 @@ def test_uniform_alloc_spends_complete_rounds():
 
 def test_identification_metrics_hand_computed():
     means = HAND
-    ctx = Context(num_arms=3, dim=2, horizon=1, means=means)
-    mset, truth = mbase.make("identification", ctx)
+    ctx = Context(num_arms=3, dim=2, horizon=1, means=means, budget=8.0)
+    mset, (truth, budget) = mbase.make("identification", ctx)
     np.testing.assert_array_equal(np.asarray(truth), [True, False, True])
-    mis, f1 = mset.step(truth, jnp.array([True, False, True]), None)
-    assert float(mis) == 0.0 and float(f1) == 1.0
-    mis, f1 = mset.step(truth, jnp.array([True, True, False]), None)  # |P^ & P*| = 1, 2*1/(2+2)
-    assert float(mis) == 1.0 and float(f1) == pytest.approx(0.5)
-    mis, f1 = mset.step(truth, jnp.array([False, False, False]), None)
+    assert float(budget) == 8.0
+    mp = (truth, budget)
+    spent = lambda s: IdentifyResult(None, jnp.float32(s), None)
+    mis, f1, use = mset.step(mp, jnp.array([True, False, True]), spent(6.0))
+    assert float(mis) == 0.0 and float(f1) == 1.0 and float(use) == pytest.approx(0.75)
+    mis, f1, use = mset.step(mp, jnp.array([True, True, False]), spent(8.0))  # |P^ & P*| = 1, 2*1/(2+2)
+    assert float(mis) == 1.0 and float(f1) == pytest.approx(0.5) and float(use) == 1.0
+    mis, f1, _ = mset.step(mp, jnp.array([False, False, False]), spent(0.0))
     assert float(f1) == 0.0
-    assert mset.reduce == ("mean", "mean")
+    assert mset.names == ("misidentification", "f1", "budget_spent")
+    assert mset.reduce == ("mean", "mean", "mean")
+    with pytest.raises(ValueError, match="positive budget B, got None"):
+        mbase.make("identification", Context(num_arms=3, dim=2, horizon=1, means=means))
 
 
 def test_identification_rejects_bad_floor_and_budget():
@@ -239,3 +245,44 @@ def test_psi_sr_equal_costs_schedule_matches_numpy_loop():
     assert float(spent) == pytest.approx(ref_spent, rel=1e-4)
     with pytest.raises(ValueError, match="schedule must be 'sr' or 'equal_costs', got 'fast'"):
         pbase.make("psi_sr", ctx, schedule="fast")
+
+
+def test_identifiers_share_budget_and_cost_units():
+    """Every identifier of the seed-002 spec gets the same B = rho K c_bar and is charged c_i per pull."""
+    inst = L.build_instance("piqa", "identification14", 50, "deterministic", c_max="arm_mean")
+    ctx = Context.of(inst, 1)
+    costs = np.asarray(inst.alloc_costs, np.float64)
+    K = len(costs)
+    B = 50 * K * costs.mean()
+    keys = jax.random.split(jax.random.PRNGKey(7), 6)
+    for name, opts in (("copsi", {}), ("psi_sr", {}), ("uniform_alloc", {}), ("psi_sr", {"schedule": "equal_costs"})):
+        ident, params, _ = pbase.make(name, ctx, **opts)
+        assert float(params.budget) == pytest.approx(B, rel=1e-6), name
+        np.testing.assert_allclose(np.asarray(params.costs), costs, rtol=1e-6, err_msg=name)
+        res = jax.jit(jax.vmap(lambda k: ident.identify(k, k, inst.params, params)))(keys)
+        pulls = np.asarray(res.pulls, np.float64)
+        np.testing.assert_allclose(np.asarray(res.spent), pulls @ costs, rtol=1e-4, err_msg=name)
+        assert np.all(np.asarray(res.spent) <= B * (1 + 1e-6)), name
+        assert np.all(pulls.sum(1) > K), name
+
+
+def test_c_max_readings_change_lambda_not_the_token_budget():
+    """``c_max = "arm_mean"``: max_i c_i = 1 and lambda = min/max arm mean tokens; B in tokens is unchanged."""
+    a = L.build_instance("gsm8k", "identification14", 100, "deterministic", c_max="instance")
+    b = L.build_instance("gsm8k", "identification14", 100, "deterministic", c_max="arm_mean")
+    tok = np.asarray(a.info["prof_tokens"], np.float64)
+    assert b.info["c_max"] == pytest.approx(tok.max())
+    np.testing.assert_allclose(b.alloc_costs, tok / tok.max())
+    assert b.cost_floor == pytest.approx(tok.min() / tok.max())
+    assert a.info["c_max"] > tok.max() and a.cost_floor == pytest.approx(tok.min() / a.info["c_max"])
+    assert a.info["budget_tokens"] == pytest.approx(b.info["budget_tokens"]) == pytest.approx(100 * 14 * tok.mean())
+    with pytest.raises(ValueError, match="env.c_max must be 'instance', or 'arm_mean' with costs = 'deterministic'"):
+        L.build_instance("gsm8k", "identification14", 100, "random", c_max="arm_mean")
+
+
+@pytest.mark.parametrize("dataset, c_max", [("gsm8k", "instance"), ("piqa", "arm_mean"), ("piqa", "instance")])
+def test_uniform_alloc_affords_rho_rounds_despite_rounding(dataset, c_max):
+    """B / sum_i c_i = rho is 9.999999999999998 in float64 for the first two: still 10 complete rounds."""
+    inst = L.build_instance(dataset, "all", 10, "deterministic", c_max=c_max)
+    _, _, key = pbase.make("uniform_alloc", Context.of(inst, 1))
+    assert dict(key[1:])["jmax"] == 10

@@ -6,9 +6,12 @@ from the environment's true means):
 
 - ``misidentification``: ``1{P_hat != P*}``; its mean over replays estimates
   ``Pr(P_hat_B != P*)``;
-- ``f1``: ``2 |P_hat & P*| / (|P_hat| + |P*|)`` (Appendix A, "Supplementary evaluation metrics").
+- ``f1``: ``2 |P_hat & P*| / (|P_hat| + |P*|)`` (Appendix A, "Supplementary evaluation metrics");
+- ``budget_spent``: the fraction of the budget the method spent, ``IdentifyResult.spent / B``
+  (Algorithm 2 guarantees at most 1; Lemma 4 of Appendix B).
 
-Both reduce by ``"mean"`` (the engine records one checkpoint for an Identifier).
+All reduce by ``"mean"`` (the engine records one checkpoint for an Identifier, whose
+:class:`~mobandit_jax.types.IdentifyResult` it passes as the observation).
 """
 from __future__ import annotations
 
@@ -18,8 +21,8 @@ import jax.numpy as jnp
 from ..kernels.gaps import strict_pareto_mask_np
 from .base import MetricSet, register
 
-NAMES = ("misidentification", "f1")
-REDUCE = ("mean", "mean")
+NAMES = ("misidentification", "f1", "budget_spent")
+REDUCE = ("mean", "mean", "mean")
 
 
 def true_pareto_mask(means) -> np.ndarray:
@@ -38,10 +41,17 @@ def set_scores(recommended, truth):
 
 @register("identification")
 def build(ctx):
-    """Metric set of the identification family; ``mparams`` is the true Pareto mask."""
-    truth = jnp.asarray(true_pareto_mask(ctx.means))
+    """Metric set of the identification family; ``mparams`` is (true Pareto mask, budget ``B``).
+
+    ``obs`` is the run's :class:`~mobandit_jax.types.IdentifyResult` (its ``spent``).
+    """
+    if ctx.budget is None or not float(ctx.budget) > 0:
+        raise ValueError(f"identification metrics need a positive budget B, got {ctx.budget}")
+    mparams = (jnp.asarray(true_pareto_mask(ctx.means)), jnp.asarray(float(ctx.budget), jnp.float32))
 
     def step(mp, recommended, obs):
-        return set_scores(recommended, mp)
+        truth, budget = mp
+        mis, f1 = set_scores(recommended, truth)
+        return mis, f1, jnp.asarray(obs.spent, jnp.float32) / budget
 
-    return MetricSet(NAMES, REDUCE, step), truth
+    return MetricSet(NAMES, REDUCE, step), mparams

@@ -207,6 +207,11 @@ def uniform_alloc(num_arms: int, jmax: int, prefix_table) -> Identifier:
 # Registry rows: the static pull bound jmax and the params from an experiment context
 # --------------------------------------------------------------------------------------------
 
+def _floor(x: float) -> int:
+    """``floor(x)`` of a ratio that is an integer up to float64 rounding (``B / sum_i c_i = rho``)."""
+    return int(math.floor(x * (1 + 1e-9)))
+
+
 def _checked(ctx, method):
     """``(lambda, c, B)`` of the context, validated; lambda = min_i c_i (the allocation floor)."""
     env = ctx.env
@@ -230,7 +235,7 @@ def _configure_copsi(ctx):
     lam, det, budget = _checked(ctx, "copsi")
     K = ctx.num_arms
     two = np.sort(det)[:2].sum() if K >= 2 else det.sum()
-    jmax = int(max(1, math.floor(budget / (l_k_lambda(K, lam, np) * two))))
+    jmax = max(1, _floor(budget / (l_k_lambda(K, lam, np) * two)))
     return dict(num_arms=K, jmax=jmax, prefix_table=ctx.env.prefix_table), ident_params(budget, det, lam)
 
 
@@ -243,14 +248,14 @@ def _configure_psi_sr(ctx, schedule="sr"):
     if schedule == "sr":
         jmax = int(math.ceil(max(math.floor(budget / c_bar) - K, 0) / (logbar(K) * 2)))
     else:
-        jmax = int(math.floor(budget / (l_k_lambda(K, lam, np) * 2 * c_bar)))
+        jmax = _floor(budget / (l_k_lambda(K, lam, np) * 2 * c_bar))
     kwargs = dict(num_arms=K, jmax=int(max(1, jmax)), prefix_table=ctx.env.prefix_table, schedule=schedule)
     return kwargs, ident_params(budget, det, lam)
 
 
 def _configure_uniform_alloc(ctx):
     lam, det, budget = _checked(ctx, "uniform_alloc")
-    jmax = int(max(1, math.floor(budget / float(np.sum(ctx.min_costs)))))
+    jmax = max(1, _floor(budget / float(np.sum(ctx.min_costs))))
     return dict(num_arms=ctx.num_arms, jmax=jmax, prefix_table=ctx.env.prefix_table), ident_params(budget, det, lam)
 
 

@@ -13,6 +13,12 @@
   (Drugan & Nowe's original keeps separate counts per scalarisation function).
 - ``gt_pf``: the oracle GT-PF of Appendix B.1: uniform choice over the true standard Pareto set.
 
+Index ablations (options; defaults are the algorithms above): ``prefucb(index="pareto_ucb1")``
+replaces the KL-UCB root by ``min_k S_k(r_hat(a)) + beta_a`` with Pareto UCB1's radius ``beta_a``;
+``pareto_ucb(index="klucb")`` builds the UCB vectors coordinatewise by KL-UCB with ``beta_t = log t``.
+They separate the index (KL-UCB vs Hoeffding radius) from the selection rule (max-min over
+directions vs uniform over the optimistic Pareto front) when ``W = I``.
+
 Ties in an argmax are broken uniformly at random. Rounds are 1-based in the formulas (``t``).
 """
 from __future__ import annotations
@@ -53,7 +59,16 @@ def _round_robin_first(state, K, chosen):
     return jnp.where(state.t < K, state.t, chosen).astype(jnp.int32)
 
 
-def prefucb(num_arms: int, dim: int) -> Policy:
+INDICES = {"prefucb": ("klucb", "pareto_ucb1"), "pareto_ucb": ("pareto_ucb1", "klucb")}
+
+
+def _pareto_ucb1_radius(mu, counts, t, dim):
+    """Pareto UCB1's ``beta_a = sqrt(2 log(t (d |F_hat|)^(1/4)) / n(a))`` (Drugan & Nowe 2013)."""
+    front = jnp.sum(pareto_front_mask(mu)).astype(mu.dtype)
+    return jnp.sqrt(2 * jnp.log(t * (dim * front) ** 0.25) / jnp.maximum(counts, 1.0))
+
+
+def prefucb(num_arms: int, dim: int, index: str = "klucb") -> Policy:
     """PrefUCB (seed 000, Algorithm 1) for ``num_arms`` arms with ``dim`` objectives."""
 
     def init(params):
@@ -65,7 +80,10 @@ def prefucb(num_arms: int, dim: int) -> Policy:
         level = jnp.log(t) / jnp.maximum(state.counts, 1.0)  # beta_t / n(a)
         # Eq. (3) and the min over directions: all directions of an arm share the level, and the
         # index is increasing in S, so min_k U_{a,k} = U(min_k S_k(a)) -- one KL-UCB root per arm.
-        U = klucb_upper(jnp.min(S, axis=1), level)
+        if index == "klucb":
+            U = klucb_upper(jnp.min(S, axis=1), level)
+        else:  # ablation: Pareto UCB1's radius on the worst direction
+            U = jnp.min(S, axis=1) + _pareto_ucb1_radius(empirical_means(state), state.counts, t, dim)
         return _round_robin_first(state, num_arms, argmax_random_tie(key, U))  # Eq. (4)
 
     def update(state, action, obs, params):
@@ -74,7 +92,7 @@ def prefucb(num_arms: int, dim: int) -> Policy:
     return Policy(init, select, update)
 
 
-def pareto_ucb(num_arms: int, dim: int) -> Policy:
+def pareto_ucb(num_arms: int, dim: int, index: str = "pareto_ucb1") -> Policy:
     """Pareto UCB1 (Drugan & Nowe 2013) for ``num_arms`` arms with ``dim`` objectives."""
 
     def init(params):
@@ -82,10 +100,11 @@ def pareto_ucb(num_arms: int, dim: int) -> Policy:
 
     def select(key, state, params):
         mu = empirical_means(state)
-        front = jnp.sum(pareto_front_mask(mu)).astype(mu.dtype)
         t = (state.t + 1).astype(mu.dtype)
-        beta = jnp.sqrt(2 * jnp.log(t * (dim * front) ** 0.25) / jnp.maximum(state.counts, 1.0))
-        ucb = mu + beta[:, None]
+        if index == "pareto_ucb1":
+            ucb = mu + _pareto_ucb1_radius(mu, state.counts, t, dim)[:, None]
+        else:  # ablation: coordinatewise KL-UCB with beta_t = log t, as PrefUCB's Eq. (3)
+            ucb = klucb_upper(mu, (jnp.log(t) / jnp.maximum(state.counts, 1.0))[:, None])
         return _round_robin_first(state, num_arms, uniform_from_mask(key, pareto_front_mask(ucb)))
 
     def update(state, action, obs, params):
@@ -145,11 +164,20 @@ def _cone(ctx):
     return cone_params(ctx.W)
 
 
-register("prefucb", "preference", prefucb, lambda ctx: (dict(num_arms=ctx.num_arms, dim=ctx.dim), _cone(ctx)),
-         "PrefUCB: KL-UCB per preference direction, min over directions (seed 000, Alg. 1)")
-register("pareto_ucb", "preference", pareto_ucb,
-         lambda ctx: (dict(num_arms=ctx.num_arms, dim=ctx.dim), _cone(ctx)),
-         "Pareto UCB1: uniform among non-dominated UCB vectors (Drugan & Nowe 2013)")
+def _with_index(name):
+    """``configure(ctx, index)`` of ``name``, checking ``index`` against :data:`INDICES`."""
+    def configure(ctx, index):
+        if index not in INDICES[name]:
+            raise ValueError(f"{name}: option index must be one of {list(INDICES[name])}, got {index!r}")
+        return dict(num_arms=ctx.num_arms, dim=ctx.dim, index=index), _cone(ctx)
+
+    return configure
+
+
+register("prefucb", "preference", prefucb, _with_index("prefucb"),
+         "PrefUCB: KL-UCB per preference direction, min over directions (seed 000, Alg. 1)", index="klucb")
+register("pareto_ucb", "preference", pareto_ucb, _with_index("pareto_ucb"),
+         "Pareto UCB1: uniform among non-dominated UCB vectors (Drugan & Nowe 2013)", index="pareto_ucb1")
 register("scalarized_ucb_rr", "preference", scalarized_ucb_rr,
          lambda ctx: (dict(num_arms=ctx.num_arms, dim=ctx.dim, num_directions=len(_cone(ctx).W)), _cone(ctx)),
          "scalarized UCB1 on a random row of W each round (Drugan & Nowe 2013)")

@@ -24,8 +24,12 @@ Data sources
 Choices where Appendix A is silent (documented here and in the report)
 --------------------------------------------------------------------------
 * ``tau5``, ``tau95`` are percentiles of all profiling latencies pooled over configurations.
-* ``c_max`` is the largest per-instance token count in the profiling split; a realized evaluation
-  cost ``tokens / c_max`` above 1 is clipped to 1 so that costs lie in ``[lambda, 1]``.
+* ``c_max`` ("the maximum token cost" of the profiling split) is, with ``c_max = "instance"``
+  (default), the largest per-instance token count in the profiling split; a realized evaluation
+  cost ``tokens / c_max`` above 1 is clipped to 1 so that costs lie in ``[lambda, 1]``. With
+  ``c_max = "arm_mean"`` it is the largest arm cost ``max_i c_i`` (profiling mean tokens), so the
+  normalized ``c_i`` span ``[min_i c_i / max_i c_i, 1]``; realized per-instance costs would exceed 1,
+  so this reading needs ``costs = "deterministic"``.
 * The cost floor ``lambda`` is the smallest cost a pull can be charged: the minimum normalized
   evaluation cost (``costs = "random"``, realized token charges) or ``min_i c_i / c_max``
   (``costs = "deterministic"``, the theorem-aligned fixed charge ``c_i / c_max`` on every pull).
@@ -215,8 +219,11 @@ class Prepared(NamedTuple):
     prof_tokens: np.ndarray  # (K,) profiling mean tokens (raw)
 
 
-def preprocess(logs: ConfigLogs, n_profile: int = 200, split_seed: int = 0) -> Prepared:
-    """Split, efficiency normalization and cost normalization of Appendix A."""
+C_MAX_READINGS = ("instance", "arm_mean")
+
+
+def preprocess(logs: ConfigLogs, n_profile: int = 200, split_seed: int = 0, c_max: str = "instance") -> Prepared:
+    """Split, efficiency normalization and cost normalization of Appendix A (``c_max``: a reading)."""
     N = len(logs.instance_ids)
     if not 0 < n_profile < N:
         raise ValueError(f"n_profile must be in [1, {N - 1}] for {N} instances, got {n_profile}")
@@ -228,8 +235,8 @@ def preprocess(logs: ConfigLogs, n_profile: int = 200, split_seed: int = 0) -> P
     lat = logs.latency[:, ev]
     eff = np.clip((1.0 / lat - 1.0 / tau95) / (1.0 / tau5 - 1.0 / tau95), 0.0, 1.0)
     acc = logs.correct[:, ev]
-    c_max = float(logs.tokens[:, prof].max())
     prof_tokens = logs.tokens[:, prof].mean(1)
+    c_max = float(logs.tokens[:, prof].max() if c_max == "instance" else prof_tokens.max())
     cost = np.minimum(logs.tokens[:, ev] / c_max, 1.0)
     means = np.stack([acc.mean(1), eff.mean(1)], 1)
     return Prepared(acc, eff, cost, prof_tokens / c_max, means, cost.mean(1), float(tau5), float(tau95), c_max,
@@ -247,19 +254,22 @@ def _logs_for(dataset: str, seed, split_seed: int, n_profile: int) -> ConfigLogs
 
 
 def build_instance(dataset="gsm8k", subset="all", rho=8.0, costs="random", seed=None, split_seed=0,
-                   n_profile=200) -> EnvInstance:
+                   n_profile=200, c_max="instance") -> EnvInstance:
     """Build the bootstrap-replay :class:`EnvInstance` (with its budget, horizon, costs and cost floor)."""
     if subset not in ("all", "identification14"):
         raise ValueError(f"env.subset must be 'all' or 'identification14', got {subset!r}")
     if costs not in ("random", "deterministic"):
         raise ValueError(f"env.costs must be 'random' or 'deterministic', got {costs!r}")
+    if c_max not in C_MAX_READINGS or (c_max == "arm_mean" and costs != "deterministic"):
+        raise ValueError(f"env.c_max must be 'instance', or 'arm_mean' with costs = 'deterministic'; "
+                         f"got c_max = {c_max!r} with costs = {costs!r}")
     rho = float(rho)
     if not (np.isfinite(rho) and rho > 0):
         raise ValueError(f"env.rho must be a positive number, got {rho}")
     logs = _logs_for(dataset, seed, int(split_seed), int(n_profile))
     if subset == "identification14":
         logs = logs.select(identification_subset(logs))
-    prep = preprocess(logs, n_profile=int(n_profile), split_seed=int(split_seed))
+    prep = preprocess(logs, n_profile=int(n_profile), split_seed=int(split_seed), c_max=c_max)
     K = logs.num_configs
     if costs == "random":
         cost_table = prep.cost
@@ -294,7 +304,7 @@ def build_instance(dataset="gsm8k", subset="all", rho=8.0, costs="random", seed=
     "llm_configs",
     "Bootstrap replays of per-instance LLM configuration logs (seed 002, Appendix A); "
     "dataset 'gsm8k'/'piqa' are SIMULATED stand-ins, or a CSV path of real logs.",
-    keys=("dataset", "subset", "rho", "costs", "seed", "split_seed", "n_profile"),
+    keys=("dataset", "subset", "rho", "costs", "seed", "split_seed", "n_profile", "c_max"),
 )
 def build(section: dict, config: dict) -> EnvInstance:
     """Registry builder for ``[env] kind = "llm_configs"``."""

@@ -32,10 +32,7 @@ Feedback (Section 4.1): ``y ~ Beta(c mu, c (1 - mu))`` per coordinate, ``c = 1``
 stochastic environment (``make_stochastic``, i.e. ``stochastic_sampler("beta")``), so the reward of arm ``i`` at
 its ``j``-th pull is a pure function of ``(key, i, j)``.
 
-:func:`scenario_matrices` returns the seven W of Table 3 as printed; :data:`SCENARIO_ROLES` names
-the main (prioritised) and relaxable objective of the four real-world scenarios, read from Table 3's
-descriptions and Section 4.1 ("Legal Document Review prioritizes reasoning while trading off
-multitasking", ...).
+The paper's Table 3 matrices and scenario roles are report data: ``experiments/seed000/report.py``.
 """
 from __future__ import annotations
 
@@ -71,63 +68,6 @@ BENCHMARKS = (
     "leaderboard_musr",
 )
 NUM_MODELS = 42
-
-# Table 3 scenario names, in the order of the paper's table.
-SCENARIOS = (
-    "Standard",
-    "Scalarization",
-    "Single-objective",
-    "Customer Service",
-    "Legal Document Review",
-    "High-frequency Trade",
-    "Scientific Discovery",
-)
-
-# Main (prioritised) and relaxable objective per real-world scenario (Table 3 descriptions).
-SCENARIO_ROLES = {
-    "Customer Service": {"main": "multitasking", "relaxable": "advanced problem-solving"},
-    "Legal Document Review": {"main": "reasoning", "relaxable": "multitasking"},
-    "High-frequency Trade": {"main": "processing speed", "relaxable": "advanced problem-solving"},
-    "Scientific Discovery": {"main": "advanced problem-solving", "relaxable": "processing speed"},
-}
-
-
-def scenario_matrices() -> dict:
-    """The seven preference matrices W of Table 3, exactly as printed (rows over the 7 capabilities)."""
-    return {
-        "Standard": np.eye(7),
-        "Scalarization": np.array([[0.2, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1]]),
-        "Single-objective": np.array([[1.0, 0, 0, 0, 0, 0, 0]]),
-        "Customer Service": np.array([[1.0, 0, 1, 0, 0, 2, 1], [0, -1, 0, 0, 0, 1, 0]]),
-        "Legal Document Review": np.array([[0.0, 1, 2, 1, 0, 0, 0], [0, 0, 1, 0, 0, -1, 0]]),
-        "High-frequency Trade": np.array([[0.0, 0, 0, 1, 0, 0, 2], [0, -1, 0, 0, 0, 0, 1]]),
-        "Scientific Discovery": np.array([[0.0, 2, 1, 1, 1, 0, 0], [0, 1, 0, 0, 0, 0, -1]]),
-    }
-
-
-def preference_levels(W) -> dict:
-    """Group objectives into preferred / moderate / relaxable by their weights in ``W`` (Fig. 4).
-
-    Relaxable: some row gives a negative weight. Preferred: not relaxable and holding the largest
-    positive weight of some row (or the positive weight of a row that also relaxes something).
-    Moderate: every other objective with a positive weight. Objectives with zero weight everywhere
-    are left out.
-    """
-    W = np.asarray(W, float)
-    relax = set(np.flatnonzero((W < 0).any(0)).tolist())
-    pref = set()
-    for row in W:
-        pos = row > 0
-        if not pos.any():
-            continue
-        if (row < 0).any():
-            pref |= set(np.flatnonzero(pos).tolist())
-        else:
-            pref |= set(np.flatnonzero(row == row.max()).tolist())
-    pref -= relax
-    used = set(np.flatnonzero((W != 0).any(0)).tolist())
-    moderate = used - pref - relax
-    return {k: sorted(v) for k, v in (("preferred", pref), ("moderate", moderate), ("relaxable", relax))}
 
 
 def _read_csv(path: Path) -> list:

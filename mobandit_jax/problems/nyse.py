@@ -36,10 +36,8 @@ in a different cyclic order); a pure replay (``start = "fixed"``, ``s = 0``) wou
 deterministic index policies identical across seeds. The regret reference ``means`` is the
 average of ``R`` over all ``T`` days (exact for ``horizon = T``).
 
-Mandates: :func:`mandate_matrices` holds the eight ``W in R^{3x7}`` of Table 5 as printed.
-:func:`data_driven_W` implements Appendix B.3 steps 2-3 (variance-proportional positive weights,
-regression-capped penalties) on the training partition, with the sign pattern of each row taken
-from Table 5 (the paper does not publish which objectives each row treats as primary).
+The mandates of Table 5 and Appendix B.3's data-driven weights are report data:
+``experiments/seed000/report.py``.
 """
 from __future__ import annotations
 
@@ -367,109 +365,6 @@ def reward_table(path: str = str(DATA_FILE), window: int = WINDOW) -> RewardTabl
     train = x.shape[0] // 2
     z, lo, hi = normalise(raw, train)
     return RewardTable(z, raw, lo, hi, train, tuple(STRATEGIES))
-
-
-# ------------------------------------------------------------------------------------ mandates
-
-MANDATES = (
-    "Aggressive Growth",
-    "Market Neutral Hedge",
-    "High Frequency Trading",
-    "Income Focused",
-    "Low Volatility",
-    "Momentum Concentrated",
-    "Risk Parity Enhanced",
-    "Balanced Growth",
-)
-
-
-def mandate_matrices() -> dict:
-    """The eight mandates' ``W in R^{3x7}`` of Table 5, exactly as printed (columns: CWG SR MDD Sortino Alpha TO CR)."""
-    t = {
-        "Aggressive Growth": [
-            [0.633, 0.000, -0.300, 0.000, 0.367, 0.000, 0.000],
-            [1.000, 0.000, 0.000, -0.300, 0.000, -0.300, 0.000],
-            [0.000, 0.000, -0.300, 0.000, 0.475, -0.300, 0.525]],
-        "Market Neutral Hedge": [
-            [0.000, 0.000, 0.000, 0.000, 1.000, 0.000, 0.000],
-            [-0.300, 0.000, 0.000, 0.000, 0.475, 0.000, 0.525],
-            [0.000, 0.000, 0.716, 0.284, 0.000, -0.300, 0.000]],
-        "High Frequency Trading": [
-            [0.000, 0.505, 0.000, 0.495, 0.000, 0.000, 0.000],
-            [0.000, 1.000, -0.300, 0.000, -0.300, 0.000, 0.000],
-            [0.000, 0.000, 0.000, 0.510, 0.000, -0.300, 0.490]],
-        "Income Focused": [
-            [0.595, 0.405, -0.300, 0.000, 0.000, 0.000, 0.000],
-            [0.000, 0.000, 0.000, 1.000, -0.300, -0.300, 0.000],
-            [0.000, 0.515, 0.000, 0.000, 0.000, -0.300, 0.485]],
-        "Low Volatility": [
-            [0.000, 0.000, 0.716, 0.284, 0.000, 0.000, 0.000],
-            [-0.300, 0.000, 0.000, 1.000, -0.300, -0.300, 0.000],
-            [0.000, 0.287, 0.713, 0.000, 0.000, 0.000, -0.300]],
-        "Momentum Concentrated": [
-            [0.633, 0.000, 0.000, 0.000, 0.367, 0.000, 0.000],
-            [0.000, 0.000, -0.300, -0.300, 1.000, -0.300, 0.000],
-            [0.609, -0.300, 0.000, 0.000, 0.000, -0.300, 0.391]],
-        "Risk Parity Enhanced": [
-            [0.000, 0.287, 0.713, 0.000, 0.000, 0.000, 0.000],
-            [0.000, 1.000, 0.000, 0.000, 0.000, -0.300, 0.000],
-            [-0.300, 0.000, 0.716, 0.284, -0.300, 0.000, 0.000]],
-        "Balanced Growth": [
-            [0.426, 0.290, 0.000, 0.284, 0.000, 0.000, 0.000],
-            [0.000, 0.515, -0.300, 0.000, 0.000, -0.300, 0.485],
-            [0.000, 0.000, 0.000, 0.536, 0.464, -0.300, 0.000]],
-    }
-    return {k: np.array(t[k], float) for k in MANDATES}
-
-
-def mandate_levels(W) -> dict:
-    """Group objectives for Figures 6-7 by their total weight ``s_j = sum_k W[k, j]`` over the rows.
-
-    Relaxable: ``s_j < 0``; preferred: ``s_j >= max(s) / 2``; moderate: ``0 < s_j < max(s) / 2``;
-    objectives with ``s_j = 0`` are left out. (The paper does not state its grouping.)
-    """
-    total = np.asarray(W, float).sum(0)
-    top = total.max()
-    return {
-        "preferred": np.flatnonzero(total >= top / 2).tolist() if top > 0 else [],
-        "moderate": np.flatnonzero((total > 0) & (total < top / 2)).tolist(),
-        "relaxable": np.flatnonzero(total < 0).tolist(),
-    }
-
-
-def data_driven_W(rewards, pattern, cap: float = 0.3) -> np.ndarray:
-    """Appendix B.3 steps 2-3: build ``W`` from training rewards ``(N, 7)`` and a sign ``pattern (M, 7)``.
-
-    Step 2: the positive entries of row ``k`` are proportional to the training variance of those
-    objectives and sum to 1. Step 3: each negative entry ``j`` is ``-min(cap, |beta_j|)``, with
-    ``beta_j`` the least-squares slope of the row's positive composite ``sum_i w_i r_i`` on ``r_j``
-    (how strongly the mandate's primary score co-moves with the penalised objective).
-    """
-    R = np.asarray(rewards, float)
-    pattern = np.sign(np.asarray(pattern, float))
-    if R.ndim != 2 or R.shape[1] != pattern.shape[1]:
-        raise ValueError(f"rewards shape {R.shape} does not match pattern shape {pattern.shape}")
-    var = R.var(0)
-    W = np.zeros_like(pattern)
-    for k, row in enumerate(pattern):
-        pos = row > 0
-        if not pos.any():
-            raise ValueError(f"pattern row {k} has no positive entry: {row.tolist()}")
-        tot = var[pos].sum()
-        W[k, pos] = var[pos] / tot if tot > 0 else 1.0 / pos.sum()
-        composite = R[:, pos] @ W[k, pos]
-        for j in np.flatnonzero(row < 0):
-            vj = R[:, j].var()
-            beta = np.mean((R[:, j] - R[:, j].mean()) * (composite - composite.mean())) / vj if vj > 0 else 0.0
-            W[k, j] = -min(cap, abs(beta))
-    return W
-
-
-def data_driven_mandates(table: RewardTable | None = None, cap: float = 0.3) -> dict:
-    """Appendix B.3 applied to every mandate on the training partition (sign patterns from Table 5)."""
-    table = table or reward_table()
-    R = table.rewards[: table.train_days].reshape(-1, 7)
-    return {k: data_driven_W(R, W, cap) for k, W in mandate_matrices().items()}
 
 
 # ------------------------------------------------------------------------------ environment
