@@ -97,7 +97,7 @@ def instance(dataset, subset="all", rho=1.0, costs="random", c_max="instance") -
 
 def config_logs(dataset):
     """The simulated per-instance logs of ``dataset`` (``correct``, ``latency``, ``tokens``: ``(K, N)``)."""
-    return L.simulated_logs(dataset)
+    return L.bundled_logs(dataset)
 
 
 def classification_gaps(means) -> np.ndarray:
@@ -600,8 +600,9 @@ def build(run_dirs: dict, out_dir) -> Path:
 
     md = ["# Seed 002 reproduction: cost-aware multi-objective bandits (CoHV-UCB, CoPSI)", "",
           "**All our numbers come from SIMULATED stand-ins of the paper's GSM8K and PIQA configuration logs** "
-          "(the per-instance logs are not public; `mobandit_jax/problems/llm_configs.py` builds seeded logs of "
-          "the same shape and Table 1 ranges, and loads real logs from a long CSV when available). The paper's "
+          "(the per-instance logs are not public; `experiments/seed002/simulated_logs.py` writes seeded logs of "
+          "the same shape and Table 1 ranges, bundled with the package; the `llm_configs` env loads real logs from a "
+          "long CSV when available). The paper's "
           "numbers are quoted from its text. Agreement can only be qualitative: orderings and trends, not values.",
           "", "## Data (Table 1 / Figure 1)", ""] + table1_lines() + ["", "![](" + fig_landscape(out) + ")", ""]
 
