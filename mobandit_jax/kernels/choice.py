@@ -12,7 +12,10 @@ import jax.numpy as jnp
 
 def uniform_from_mask(key, mask):
     """Index drawn uniformly among the ``True`` entries of ``mask (K,)`` (index 0 if none)."""
-    running = jnp.cumsum(mask.astype(jnp.int32))
+    # running count of candidates as one small matmul with a triangle of ones (exact: counts < 2^24);
+    # XLA's CPU cumsum is a reduce-window of K^2 scalar steps
+    K = mask.shape[-1]
+    running = (mask.astype(jnp.float32) @ jnp.triu(jnp.ones((K, K), jnp.float32))).astype(jnp.int32)
     count = running[-1]
     j = jnp.minimum(jnp.floor(jax.random.uniform(key) * count).astype(jnp.int32), count - 1)
     return jnp.argmax(running > j).astype(jnp.int32)

@@ -71,23 +71,26 @@ def _pareto_ucb1_radius(mu, counts, t, dim):
 def prefucb(num_arms: int, dim: int, index: str = "klucb") -> Policy:
     """PrefUCB (seed 000, Algorithm 1) for ``num_arms`` arms with ``dim`` objectives."""
 
-    def init(params):
-        return init_counts(num_arms, dim, params.W.dtype)
+    def init(params):  # counts and sums, and min_k S_k of each arm's empirical mean (Eq. 2)
+        return init_counts(num_arms, dim, params.W.dtype), jnp.zeros((num_arms,), params.W.dtype)
 
     def select(key, state, params):
-        t = (state.t + 1).astype(params.W.dtype)  # the round being played, 1-based
-        S = normalized_projections(empirical_means(state), params.W)  # (K, M), Eq. (2)
-        level = jnp.log(t) / jnp.maximum(state.counts, 1.0)  # beta_t / n(a)
+        counts, low = state
+        t = (counts.t + 1).astype(params.W.dtype)  # the round being played, 1-based
+        level = jnp.log(t) / jnp.maximum(counts.counts, 1.0)  # beta_t / n(a)
         # Eq. (3) and the min over directions: all directions of an arm share the level, and the
         # index is increasing in S, so min_k U_{a,k} = U(min_k S_k(a)) -- one KL-UCB root per arm.
         if index == "klucb":
-            U = klucb_upper(jnp.min(S, axis=1), level)
+            U = klucb_upper(low, level)
         else:  # ablation: Pareto UCB1's radius on the worst direction
-            U = jnp.min(S, axis=1) + _pareto_ucb1_radius(empirical_means(state), state.counts, t, dim)
-        return _round_robin_first(state, num_arms, argmax_random_tie(key, U))  # Eq. (4)
+            U = low + _pareto_ucb1_radius(empirical_means(counts), counts.counts, t, dim)
+        return _round_robin_first(counts, num_arms, argmax_random_tie(key, U))  # Eq. (4)
 
     def update(state, action, obs, params):
-        return record(state, action, obs.reward)  # Algorithm 1, line 13
+        counts = record(state[0], action, obs.reward)  # Algorithm 1, line 13
+        # only the pulled arm's mean moved: its projection is refreshed, the others are kept
+        mean = counts.sums[action] / jnp.maximum(counts.counts[action], 1.0)
+        return counts, state[1].at[action].set(jnp.min(normalized_projections(mean, params.W)))
 
     return Policy(init, select, update)
 

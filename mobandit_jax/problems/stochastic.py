@@ -48,7 +48,9 @@ def beta_johnk(key, a, b, tries: int = JOHNK_TRIES):
     def block(i):
         u = jax.random.uniform(jax.random.fold_in(key, i), (tries, 2) + a.shape, a.dtype,
                                minval=jnp.finfo(a.dtype).tiny)
-        log_x, log_y = jnp.log(u[:, 0]) / a, jnp.log(u[:, 1]) / b
+        # one kernel for the bits: without the barrier XLA copies the hash into both halves' kernels
+        log_u = jnp.log(jax.lax.optimization_barrier(u))
+        log_x, log_y = log_u[:, 0] / a, log_u[:, 1] / b
         log_s = jnp.logaddexp(log_x, log_y)
         accepted = log_s <= 0
         first = jnp.argmax(accepted, axis=0)
