@@ -6,6 +6,7 @@ import pytest
 import jax
 import jax.numpy as jnp
 
+from mobandit_jax.kernels import normalized_projections
 from mobandit_jax.kernels.counts import CountState
 from mobandit_jax.policies import base as pbase
 from mobandit_jax.types import Context
@@ -17,8 +18,12 @@ COUNTS = np.array([50.0, 40.0, 400.0, 30.0])
 T = 493  # rounds played
 
 
-def _state():
-    return CountState(jnp.int32(T), jnp.asarray(COUNTS, jnp.float32), jnp.asarray(MEANS * COUNTS[:, None], jnp.float32))
+def _state(name, params):
+    counts = CountState(jnp.int32(T), jnp.asarray(COUNTS, jnp.float32), jnp.asarray(MEANS * COUNTS[:, None], jnp.float32))
+    if name != "prefucb":
+        return counts
+    # PrefUCB also keeps min_k S_k of each arm's empirical mean
+    return counts, jnp.min(normalized_projections(jnp.asarray(MEANS, jnp.float32), params.W), axis=1)
 
 
 def _kl(p, q):
@@ -47,7 +52,7 @@ def _picks(name, index):
     ctx = Context(num_arms=4, dim=2, horizon=1000, means=MEANS, W=np.eye(2))
     pol, params, _ = pbase.make(name, ctx, index=index)
     keys = jax.random.split(jax.random.PRNGKey(0), 400)
-    return set(np.asarray(jax.vmap(lambda k: pol.select(k, _state(), params))(keys)).tolist())
+    return set(np.asarray(jax.vmap(lambda k: pol.select(k, _state(name, params), params))(keys)).tolist())
 
 
 def test_prefucb_with_pareto_ucb1_radius_plays_the_best_min_plus_radius():
