@@ -181,3 +181,22 @@ def build(run_dirs, out_dir):
     assert len(diffs) == 1
     assert diffs[0].startswith(f"paper | {first['policy']} ") and f"{first['metric']}.mean" in diffs[0]
     assert diffs[0].endswith(f"committed {expected + 0.001} | reproduced {expected}")
+
+
+def test_check_passes_on_the_committed_reference(tmp_path):
+    """`mobandit reproduce --check` on tests/data/check: a small slate spec whose summary is committed; a change
+    of the engine or the policies that moves any of its numbers fails here (exit 1 and the differing records)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    ref = root / "tests" / "data" / "check"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    cmd = [sys.executable, "-m", "mobandit_jax.cli", "reproduce", "--check", "--jobs", "1", "--configs",
+           str(ref / "configs"), "--experiments", str(ref / "experiments"), "--runs", str(tmp_path / "runs")]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "check: every committed number reproduced" in done.stdout
+    assert not (tmp_path / "runs").exists()  # the re-run went to a temporary folder
