@@ -234,10 +234,12 @@ def _main_table(d, run, title=None):
         common = [a for a in ALGOS if a in means[f]]
         if len(common) > 2:
             r = st.spearmanr([means[f][a] for a in common], [PAPER_TABLES[d][a][0][i] for a in common]).statistic
-            rho.append(f"{f} {r:.2f}")
-    lines += ["", "Spearman rank correlation of HV_last100 (ours vs paper, over the algorithms in the table): "
-              + ", ".join(rho), ""]
-    return lines, means
+            rho.append((f, f"{r:.2f}"))
+    if rho:
+        lines += ["", "| Spearman rank correlation of HV_last100, ours vs paper (algorithms in the table) | "
+                  + " | ".join(f for f, _ in rho) + " |", "|---|" + "---|" * len(rho),
+                  "| | " + " | ".join(r for _, r in rho) + " |"]
+    return lines + [""], means
 
 
 def _benchmark_table(tables):
