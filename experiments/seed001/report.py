@@ -480,6 +480,8 @@ def _protocols(tables, fixed):
     """Markdown: per d, each algorithm's HV_last100 in the paper, with per-seed instances and on one fixed
     instance, with ranks; and the Spearman correlation of each protocol with the paper."""
     fixed = {d: run for d, _, run in fixed}
+    if not any(d in fixed for d, _, _ in tables):
+        return [], []
     lines = ["## Both protocols beside the paper", "",
              "HV_last100 (rank among the 14 methods): the paper / ours with a new instance per seed (main runs) / "
              "ours on one fixed instance (`env.instance_seed = 0`, `configs/seed001_fixed_d*.toml`).", ""]
