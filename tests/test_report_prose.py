@@ -66,9 +66,8 @@ def test_unmatched_finds_a_typed_number_and_accepts_table_values():
 
 
 # The seed-000 and seed-002 builders still write some prose numbers outside their tables (run wall times,
-# values typed in their difference notes); their builders are being changed to generate them. The committed
-# seed-001 report predates its builder's generated prose until `mobandit reproduce --only seed001` rebuilds it.
-PENDING = {"seed000", "seed001", "seed002"}
+# values typed in their difference notes); their builders are being changed to generate them.
+PENDING = {"seed000", "seed002"}
 
 
 @pytest.mark.parametrize("paper", [pytest.param(p, marks=pytest.mark.xfail(reason="prose numbers not yet generated",

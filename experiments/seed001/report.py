@@ -576,9 +576,11 @@ def _alt_readings(runs, tables):
 
 def _runs_section(run_dirs, runs):
     lines = ["## Runs", "", "Each run directory is the output of `mobandit run configs/<spec>.toml --out <dir>` "
-             "(`mobandit reproduce --only seed001` runs them all into `runs/<spec>` and builds this report); engine "
-             "wall time as recorded in the run's `timing.json` (2 shared CPU cores).", "",
-             "| key | spec | run directory | seeds | horizon | engine wall (s) |", "|---|---|---|---|---|---|"]
+             "(`mobandit reproduce --only seed001` runs them all into `runs/<spec>` and builds this report). Wall time: "
+             "the run's `timing.json`, i.e. of its last invocation, near 0 when that one resumed from chunks "
+             "already on disk (2 shared CPU cores).", "",
+             "| key | spec | run directory | seeds | horizon | wall of the last invocation (s) |",
+             "|---|---|---|---|---|---|"]
     for key in sorted(run_dirs):
         run = runs[key]
         exp = run.spec.get("experiment", {})
