@@ -106,6 +106,11 @@ def _cmd_compare(args):
 def _cmd_reproduce(args):
     from . import reproduce
 
+    if args.check:
+        diffs = reproduce.check(args.configs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
+                                x64=args.x64, runs_dir=args.runs)
+        print(f"check: {len(diffs)} committed number(s) differ" if diffs else "check: every committed number reproduced")
+        return 1 if diffs else 0
     reproduce.main(args.configs, args.runs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
                    x64=args.x64)
     return 0
@@ -161,6 +166,8 @@ def main(argv=None) -> int:
     _global_options(p, default=argparse.SUPPRESS)
     p.add_argument("--quick", action="store_true", help="2 seeds, short horizons, outputs under runs/quick/")
     p.add_argument("--only", nargs="*", help="prefixes to run, e.g. seed000 seed002")
+    p.add_argument("--check", action="store_true", help="re-run into a temporary folder and exit 1 if any committed "
+                   "number in experiments/*/summary.json differs")
     p.add_argument("--configs", default="configs")
     p.add_argument("--runs", default="runs")
     p.add_argument("--experiments", default="experiments")

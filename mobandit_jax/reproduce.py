@@ -8,6 +8,10 @@ paper's report with ``build({key: runs/<stem>, ...}, experiments/seed000)``. A s
 directory.
 ``--quick`` is a smoke version (2 seeds, horizons capped at 200 rounds) whose runs and reports go
 under ``runs/quick/`` and never overwrite ``experiments/``.
+``--check`` re-runs the listed specs (``--only``, ``--quick`` apply) into a temporary runs folder, builds their
+reports there and compares every record of each rebuilt ``summary.json`` with the committed one
+(``experiments/<paper>/summary.json``; with ``--quick``, ``runs/quick/experiments/<paper>/summary.json``); any
+number that differs is listed and the command exits 1.
 
 A run of one spec is single-threaded on CPU for most of its time, so ``--jobs N`` runs N specs at
 once in separate processes (largest first: rounds x seeds x runs per spec), then builds the reports.
@@ -18,6 +22,7 @@ import importlib.util
 import json
 import multiprocessing
 import sys
+import tempfile
 import time
 import tomllib
 from concurrent.futures import ProcessPoolExecutor
@@ -154,15 +159,22 @@ def cost(path: Path, quick: bool) -> int:
 
 
 def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", quick: bool = False,
-         only: list | None = None, log=print, jobs: int = 1, x64: bool = False) -> dict:
-    """Run the specs (``jobs`` at a time) and build the reports; return ``{spec stem: wall seconds}``."""
+         only: list | None = None, log=print, jobs: int = 1, x64: bool = False, reports_dir=None,
+         listed_only: bool = False) -> dict:
+    """Run the specs (``jobs`` at a time) and build the reports; return ``{spec stem: wall seconds}``.
+
+    ``reports_dir`` overrides where the reports go; ``listed_only`` skips the specs no builder lists.
+    """
     if not (isinstance(jobs, int) and jobs >= 1):
         raise ValueError(f"--jobs {jobs!r}: the number of specs run at once must be an integer >= 1")
     runs = Path(runs_dir) / ("quick" if quick else "")
-    reports_root = runs / "experiments" if quick else Path(experiments_dir)
+    reports_root = Path(reports_dir) if reports_dir is not None else (
+        runs / "experiments" if quick else Path(experiments_dir))
     paths = _selected(discover(config_dir), only, config_dir)
     builders = report_builders(experiments_dir)
     groups, alone = group(paths, builders)
+    if listed_only:
+        paths, alone = [p for p in paths if p not in alone], []
     modules = {paper: load_builder(builders[paper].path, paper) for paper in groups}
     paths = sorted(paths, key=lambda path: -cost(path, quick))
     timing = {}
@@ -193,3 +205,66 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
     log(f"engine time {timing['total']:.1f} s summed over specs; wall {timing['wall']:.1f} s with {jobs} job(s), "
         f"{timing['wall_with_reports']:.1f} s with the reports; timings in {runs / 'reproduce_timing.json'}")
     return timing
+
+
+def _record_key(record: dict) -> tuple:
+    """What names a summary record: policy, params, setting, metric (the rest are its numbers)."""
+    return (record.get("policy"), json.dumps(record.get("params"), sort_keys=True),
+            json.dumps(record.get("setting"), sort_keys=True), record.get("metric"))
+
+
+def compare_records(paper: str, committed: list, reproduced: list, complete: bool) -> list:
+    """One line per differing number: ``paper | policy params | setting | metric.field | committed | reproduced``.
+
+    Every reproduced record must be committed with the same numbers; with ``complete`` (every spec of the
+    paper was re-run) every committed record must also be reproduced.
+    """
+    old = {_record_key(r): r for r in committed}
+    new = {_record_key(r): r for r in reproduced}
+    lines = []
+    for key in sorted(set(old) | set(new)):
+        if key not in new and not complete:
+            continue
+        a, b = old.get(key, {}), new.get(key, {})
+        policy, params, setting, metric = key
+        fields = sorted((set(a) | set(b)) - {"policy", "params", "setting", "metric"})
+        if not a or not b:
+            fields = ["(record)"]
+        for field in fields:
+            ca = a.get(field, "missing") if a else "missing"
+            cb = b.get(field, "missing") if b else "missing"
+            if field == "(record)" or ca != cb:
+                lines.append(f"{paper} | {policy} {params} | {setting} | {metric}.{field} | committed {ca} | "
+                             f"reproduced {cb}")
+    return lines
+
+
+def check(config_dir="configs", experiments_dir="experiments", quick: bool = False, only: list | None = None,
+          log=print, jobs: int = 1, x64: bool = False, runs_dir="runs") -> list:
+    """Re-run the specs the report builders list into a temporary folder and compare the rebuilt
+    ``summary.json`` of each report with the committed one; return the differing lines (empty: all agree).
+
+    The committed reference is ``experiments_dir/<paper>/summary.json`` (with ``quick``,
+    ``runs_dir/quick/experiments/<paper>/summary.json``, written by ``mobandit reproduce --quick``).
+    """
+    paths = _selected(discover(config_dir), only, config_dir)
+    builders = report_builders(experiments_dir)
+    groups, _ = group(paths, builders)
+    reference = Path(runs_dir) / "quick" / "experiments" if quick else Path(experiments_dir)
+    for paper in groups:
+        if not (reference / paper / "summary.json").is_file():
+            raise FileNotFoundError(f"--check: no committed {reference / paper / 'summary.json'} to compare with")
+    diffs = []
+    with tempfile.TemporaryDirectory(prefix="mobandit_check_") as tmp:
+        main(config_dir, Path(tmp) / "runs", experiments_dir, quick=quick, only=only, log=log, jobs=jobs, x64=x64,
+             reports_dir=Path(tmp) / "experiments", listed_only=True)
+        for paper, specs in groups.items():
+            committed = json.loads((reference / paper / "summary.json").read_text())["records"]
+            reproduced = json.loads((Path(tmp) / "experiments" / paper / "summary.json").read_text())["records"]
+            complete = set(specs) == set(builders[paper].runs)
+            found = compare_records(paper, committed, reproduced, complete)
+            log(f"  check {paper}: {len(reproduced)} records reproduced, {len(found)} differing number(s)")
+            diffs += found
+    for line in diffs:
+        log(line)
+    return diffs

@@ -134,6 +134,69 @@ def test_shipped_report_list_covers_the_paper_specs():
     grouped, alone = reproduce.group(reproduce.discover(root / "configs"), builders)
     assert [p.stem for p in alone] == ["quickstart"]
     assert {key: path.stem for key, path in grouped["seed001"].items()} == {
-        key: f"seed001_{key}" for key in ("d2", "d3", "d4", "d5", "eta_grid", "eta_d3", "eta_d4", "eta_d5", "fixed_d2")}
+        **{key: f"seed001_{key}" for key in ("d2", "d3", "d4", "d5", "eta_grid", "eta_d3", "eta_d4", "eta_d5",
+                                             "fixed_d2", "fixed_d3", "fixed_d4", "fixed_d5")},
+        "alt_d2": "seed001_alt_baselines_d2"}
     assert set(grouped["seed000"]) == {"llm", "assets", "identity_ablation"}
     assert set(grouped["seed002"]) == {"online", "identification", "f1", "stochastic_costs"}
+
+
+def test_compare_records_lists_each_differing_number_and_missing_records():
+    rec = {"policy": "P", "params": {"name": "p"}, "setting": {"d": 2}, "metric": "hv", "mean": 0.5305, "n": 10}
+    other = {**rec, "metric": "regret", "mean": 4.0}
+    assert reproduce.compare_records("paper", [rec, other], [rec, other], complete=True) == []
+    lines = reproduce.compare_records("paper", [rec, other], [{**rec, "mean": 0.532}], complete=False)
+    assert lines == ['paper | P {"name": "p"} | {"d": 2} | hv.mean | committed 0.5305 | reproduced 0.532']
+    lines = reproduce.compare_records("paper", [rec, other], [rec], complete=True)
+    assert lines == ['paper | P {"name": "p"} | {"d": 2} | regret.(record) | committed missing | reproduced missing']
+
+
+def test_check_reruns_into_a_temporary_folder_and_flags_a_changed_committed_number(tmp_path):
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "paper_a.toml").write_text(SPEC.format(horizon=40))
+    (configs / "alone.toml").write_text(SPEC.format(horizon=40))
+    builder = '''
+import shutil
+from pathlib import Path
+
+
+def build(run_dirs, out_dir):
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    shutil.copy(Path(run_dirs["a"]) / "summary.json", Path(out_dir) / "summary.json")
+'''
+    exp = _experiments(tmp_path, '[paper]\nbuilder = "paper/report.py"\nruns = {a = "paper_a"}\n', builder)
+    quiet = dict(log=lambda *a: None, runs_dir=tmp_path / "runs")
+    with pytest.raises(FileNotFoundError, match="no committed"):
+        reproduce.check(configs, exp, **quiet)
+    reproduce.main(configs, tmp_path / "runs", exp, only=["paper"], log=lambda *a: None)
+    assert reproduce.check(configs, exp, **quiet) == []
+    assert not (tmp_path / "runs" / "alone").exists()  # a spec no builder lists is not re-run by --check
+    summary = json.loads((exp / "paper" / "summary.json").read_text())
+    first = summary["records"][0]
+    expected = first["mean"]
+    first["mean"] = expected + 0.001
+    (exp / "paper" / "summary.json").write_text(json.dumps(summary))
+    diffs = reproduce.check(configs, exp, **quiet)
+    assert len(diffs) == 1
+    assert diffs[0].startswith(f"paper | {first['policy']} ") and f"{first['metric']}.mean" in diffs[0]
+    assert diffs[0].endswith(f"committed {expected + 0.001} | reproduced {expected}")
+
+
+def test_check_passes_on_the_committed_reference(tmp_path):
+    """`mobandit reproduce --check` on tests/data/check: a small slate spec whose summary is committed; a change
+    of the engine or the policies that moves any of its numbers fails here (exit 1 and the differing records)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    ref = root / "tests" / "data" / "check"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    cmd = [sys.executable, "-m", "mobandit_jax.cli", "reproduce", "--check", "--jobs", "1", "--configs",
+           str(ref / "configs"), "--experiments", str(ref / "experiments"), "--runs", str(tmp_path / "runs")]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "check: every committed number reproduced" in done.stdout
+    assert not (tmp_path / "runs").exists()  # the re-run went to a temporary folder

@@ -170,8 +170,9 @@ def test_invalid_slate_size():
         pol_base.make("slate/random_k", _ctx(means, 6, 100))
 
 
-def _crowding_numpy(x, layer):
-    """The within-layer NSGA-II crowding distance as a plain float32 loop (equal values: later index above)."""
+def _crowding_numpy(x, layer, boundary="inf"):
+    """The within-layer NSGA-II crowding distance as a plain float32 loop (equal values: later index above);
+    a boundary arm's term: inf, the gap to its one neighbour over the span, or 0."""
     n, d = x.shape
     out = np.zeros(n, np.float32)
     for i in range(n):
@@ -180,27 +181,72 @@ def _crowding_numpy(x, layer):
         for j in range(d):
             above = [x[m, j] for m in same if x[m, j] > x[i, j] or (x[m, j] == x[i, j] and m > i)]
             below = [x[m, j] for m in same if x[m, j] < x[i, j] or (x[m, j] == x[i, j] and m < i)]
-            if not above or not below:
+            values = [x[m, j] for m in same]
+            span = np.maximum(np.float32(max(values) - min(values)), np.float32(1e-12))
+            if (not above or not below) and boundary == "inf":
                 part = np.float32(np.inf)
+            elif (not above or not below) and boundary == "zero":
+                part = np.float32(0.0)
+            elif not above or not below:
+                gap = np.float32(min(above) - x[i, j]) if above else np.float32(x[i, j] - max(below)) if below else 0
+                part = np.float32(np.float32(gap) / span)
             else:
-                values = [x[m, j] for m in same]
-                span = np.maximum(np.float32(max(values) - min(values)), np.float32(1e-12))
                 part = np.float32(np.float32(min(above) - max(below)) / span)
             total = np.float32(total + part)
         out[i] = total
     return out
 
 
+@pytest.mark.parametrize("boundary", slate.CROWD_BOUNDARY)
 @pytest.mark.parametrize("seed", range(3))
-def test_crowding_distance_matches_numpy_loop(seed):
+def test_crowding_distance_matches_numpy_loop(seed, boundary):
     rng = np.random.default_rng(30 + seed)
     x = np.round(rng.uniform(0, 1, (40, 4)), 1).astype(np.float32)  # many equal values within layers
     x[7] = x[2]
     layer = rng.integers(0, 7, 40).astype(np.int32)  # up to k = 6 layers plus the rest (rank 6)
     layer[:3] = 9  # a layer of size 3 beyond the others
     layer[3], layer[4:6] = 10, 11  # layers of size 1 and 2
-    np.testing.assert_array_equal(np.asarray(slate.crowding_distance(jnp.asarray(x), jnp.asarray(layer))),
-                                  _crowding_numpy(x, layer))
+    np.testing.assert_allclose(np.asarray(slate.crowding_distance(jnp.asarray(x), jnp.asarray(layer), boundary)),
+                               _crowding_numpy(x, layer, boundary), rtol=1e-6, atol=0)
+
+
+def test_crowding_boundary_readings_hand_computed():
+    x = jnp.array([[0.0, 3.0], [1.0, 2.0], [2.0, 1.0], [3.0, 0.0]])
+    layer = jnp.zeros(4, jnp.int32)
+    # Span 3 per objective; an interior arm: 2/3 + 2/3; an end arm's one neighbour is 1 away: 1/3 + 1/3.
+    np.testing.assert_allclose(np.asarray(slate.crowding_distance(x, layer, "neighbour")), [2 / 3, 4 / 3, 4 / 3, 2 / 3],
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(slate.crowding_distance(x, layer, "zero")), [0, 4 / 3, 4 / 3, 0], rtol=1e-6)
+    with pytest.raises(ValueError, match="boundary must be one of"):
+        slate.pareto_ucb_crowd(4, 2, 2, boundary="edge")
+
+
+@pytest.mark.parametrize("eta", [0.095, 0.11])  # arm 1 wins iff beta_0 < 0.7: (ucb1, pareto, standard) differ
+@pytest.mark.parametrize("bonus", slate.CHEBYSHEV_BONUS)
+def test_chebyshev_bonus_readings_hand_computed(bonus, eta):
+    """The first round after the forced phase: the one-arm slate is the arm with the largest
+    min_l w_l (U_il - z_l), U = mu + beta, beta written out for each reading."""
+    n, d, horizon = 3, 2, 100
+    policy = slate.chebyshev_ucb(n, d, 1, num_weights=1, bonus=bonus)
+    params = slate.eta_params(horizon, eta, m0=1)
+    state = policy.init(params)
+    # arm 0: 1 pull of (0.9, 0.1); arm 1: 4 pulls of (0.45, 0.45); arm 2: 1 pull of (0.1, 0.9)
+    obs = {0: [(0.9, 0.1)], 1: [(0.45, 0.45)] * 4, 2: [(0.1, 0.9)]}
+    for arm, rewards in obs.items():
+        for r in rewards:
+            state = policy.update(state, jnp.array([arm]), Observation(jnp.array([r], jnp.float32), jnp.zeros(1)),
+                                  params)
+    counts, t = np.array([1.0, 4.0, 1.0]), 7.0
+    if bonus == "ucb1":
+        beta = np.sqrt(2 * eta * np.log(t) / counts)
+    elif bonus == "standard":
+        beta = np.sqrt(eta * np.log(n * d * horizon ** 2) / (2 * counts))
+    else:
+        beta = np.sqrt(2 * eta * np.log(t * (d * 3) ** 0.25) / counts)  # all three means are non-dominated
+    mu = np.array([[0.9, 0.1], [0.45, 0.45], [0.1, 0.9]])
+    score = np.min(0.5 * (mu + beta[:, None] - mu.min(0)), axis=1)  # w = (1/2, 1/2), z = nadir of the front
+    slate_ = policy.select(jax.random.PRNGKey(0), state, params)
+    assert int(np.asarray(slate_)[0]) == int(np.argmax(score))
 
 
 def test_layered_top_k_matches_lexsort():

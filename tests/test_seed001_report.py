@@ -30,12 +30,14 @@ def _fake_run(path, d=2, seeds=10, ckpt_every=10, horizon=200, labels=seed001.AL
     level = {a: 0.6 - 0.02 * i for i, a in enumerate(seed001.ALGOS)}
     for a in labels:
         grid[a] = []
+        base, _, option = a.partition(" [")  # "ParetoUCB-Crowd [boundary=inf]": a reading of ParetoUCB-Crowd
+        options = dict([option.rstrip("]").split("=")]) if option else {}
         for f in seed001.FRONTS:
             for e in etas or (None,):
                 g = len(grid[a])
-                params = {"name": NAMES[a]} if e is None else {"name": NAMES[a], "eta": e}
+                params = {"name": NAMES[base], **options} if e is None else {"name": NAMES[base], **options, "eta": e}
                 grid[a].append({"setting": {"d": d, "front": f}, "params": params})
-                per_round = level[a] + 0.01 * rng.standard_normal((seeds, 1)) * np.ones((1, horizon))
+                per_round = level[base] + 0.01 * rng.standard_normal((seeds, 1)) * np.ones((1, horizon))
                 cum = np.cumsum(per_round, axis=1)[:, checkpoints - 1]
                 curves[f"{a}|{g}|hv_last100"] = cum
                 finals[f"{a}|{g}|hv_last100"] = per_round[:, -1]
@@ -148,6 +150,7 @@ def test_run_keys():
     assert seed001._kind("eta_d2") == ("eta", 2)
     assert seed001._kind("eta_grid") == ("eta", 2)
     assert seed001._kind("fixed_d5") == ("fixed", 5)
+    assert seed001._kind("alt_d2") == ("alt", 2)
     assert seed001._kind("d7") is None and seed001._kind("other") is None
 
 
@@ -168,3 +171,43 @@ def test_eta_grid_specs_hold_every_table2_eta(d, stem):
     for entry in cfg.load(CONFIGS / f"{stem}.toml")["policies"]:
         etas = {point.get("eta") for point in cfg.policy_points(entry)}
         assert set(TABLE2_ETA[entry["name"]][d]) <= etas, entry["name"]
+
+
+def test_eta_agreement_alternative_readings_and_notes_fields(tmp_path):
+    _fake_run(tmp_path / "d2", seeds=3, labels=UNTUNED)
+    eta = _fake_run(tmp_path / "eta", seeds=3, labels=ETA_TUNED, etas=ETAS, rng=1)
+    alt_labels = ["ParetoUCB-Crowd [boundary=zero]", "ChebyshevUCB [bonus=standard]"]
+    alt = _fake_run(tmp_path / "alt", seeds=3, labels=alt_labels, etas=ETAS, rng=2)
+    _fake_run(tmp_path / "fixed", seeds=3, rng=3)
+    runs = {"d2": tmp_path / "d2", "eta_grid": tmp_path / "eta", "alt_d2": tmp_path / "alt",
+            "fixed_d2": tmp_path / "fixed"}
+    out = tmp_path / "out"
+    notes = "Crowd: {alt_rank_paretoucb_crowd_boundary_zero}; Table 2: {eta_agree_baselines}; {eta_agree_thv}."
+    derived = seed001.build(runs, out, notes=notes)
+    # eta*: argmax over the grid of the per-seed means, by hand from the finals
+    same = {a: 0 for a in ETA_TUNED}
+    for a in ETA_TUNED:
+        for i, f in enumerate(seed001.FRONTS):
+            means = [eta[f"{a}|{i * len(ETAS) + j}|hv_last100"].mean() for j in range(len(ETAS))]
+            same[a] += ETAS[int(np.argmax(means))] == table2_eta(NAMES[a], 2, f)
+    thv = f"{same['THV-UCB']} of 4"
+    baselines = f"{sum(v for a, v in same.items() if a != 'THV-UCB')} of {4 * (len(ETA_TUNED) - 1)}"
+    # the zero reading of ParetoUCB-Crowd at the paper's eta*, ranked among the other 13 methods of the table
+    [(_, _, table)] = seed001._tables({k: seed001.Run(v) for k, v in runs.items() if k in ("d2", "eta_grid")})
+    ranks = []
+    for i, f in enumerate(seed001.FRONTS):
+        mine = alt[f"{alt_labels[0]}|{i * len(ETAS) + ETAS.index(table2_eta('pareto_ucb_crowd', 2, f))}|hv_last100"].mean()
+        others = [table.final(a, table.index(a, f), "hv_last100").mean() for a in seed001.ALGOS if a != "ParetoUCB-Crowd"]
+        ranks.append(1 + sum(o > mine for o in others))
+    span = str(min(ranks)) if min(ranks) == max(ranks) else f"{min(ranks)}–{max(ranks)}"
+    text = (out / "report.md").read_text()
+    assert f"Crowd: {span}; Table 2: {baselines}; {thv}." in text
+    assert f"in {thv} cells for THV-UCB and in {baselines} cells for the baselines" in text
+    crowd = [r for r in derived["alt_readings"] if r["reading"] == "boundary = zero"]
+    assert [r["rank"] for r in crowd] == ranks and not any(r["chosen"] for r in crowd)
+    assert {r["reading"] for r in derived["alt_readings"] if r["chosen"]} == {"boundary = inf", "bonus = ucb1"}
+    assert "## Both protocols beside the paper" in text and "| fixed_d2 | — |" in text
+    sources = {r["setting"]["source"] for r in json.loads((out / "summary.json").read_text())["records"]}
+    assert sources == {"main", "eta_grid", "alt_readings", "fixed_instance"}
+    with pytest.raises(KeyError, match="notes.md asks for {nonsense}"):
+        seed001.build({"d2": runs["d2"]}, tmp_path / "out2", notes="{nonsense}")

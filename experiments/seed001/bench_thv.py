@@ -13,7 +13,7 @@ import numpy as np
 import jax
 
 from mobandit_jax import engine, metrics, policies, problems
-from mobandit_jax.problems.base import Context
+from mobandit_jax.types import Context
 from mobandit_jax.reference.thv_ucb_numpy import thv_ucb_numpy
 
 SETTINGS = {2: (36, 3, 0.05), 5: (150, 6, 0.02)}
@@ -22,8 +22,7 @@ SETTINGS = {2: (36, 3, 0.05), 5: (150, 6, 0.02)}
 def jax_rate(d, seeds, rounds):
     n, k, sigma = SETTINGS[d]
     inst = problems.base.make({"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave"})
-    ctx = Context(num_arms=n, dim=d, horizon=rounds, means=inst.means, config={}, ref=np.zeros(d), slate_size=k,
-                  info=dict(inst.info))
+    ctx = Context.of(inst, rounds)
     policy, pparams, _ = policies.base.make("slate/thv_ucb", ctx)
     mset, mparams = metrics.base.make("slate", ctx)
     run = engine.make_run(inst.env, policy, mset, rounds, 10)

@@ -3,16 +3,23 @@ Table 6 (paired statistics) and Figures 1-4 analogs (HV trajectories, moving ave
 
 ``build(run_dirs, out_dir)`` reads ``mobandit run`` output directories keyed ``"d2"`` ... ``"d5"``
 (the ``configs/seed001_d*.toml`` runs: the policies without an eta), ``"eta_d2"`` (or ``"eta_grid"``),
-``"eta_d3"`` ... (the ``configs/seed001_eta_*.toml`` runs) and optionally ``"fixed_d2"``
-(``configs/seed001_fixed_d2.toml``: all 14 methods on one fixed instance, ``env.instance_seed = 0``). The main tables of each d (Tables 1, 3-5, Table 6,
+``"eta_d3"`` ... (the ``configs/seed001_eta_*.toml`` runs), optionally ``"fixed_d2"`` ... ``"fixed_d5"``
+(``configs/seed001_fixed_d*.toml``: all 14 methods on one fixed instance, ``env.instance_seed = 0``) and
+``"alt_d2"`` (``configs/seed001_alt_baselines_d2.toml``: the readings of ParetoUCB-Crowd and ChebyshevUCB
+not chosen for the main tables). The main tables of each d (Tables 1, 3-5, Table 6,
 benchmark ratios, figures) read one ``TableRun``: the eta-tuned policies at their Table 2 eta* from the
 eta grid, the others from the main run. It writes ``report.md``, ``summary.json`` (the records of every
-run, ``setting`` holding ``front`` and ``d``; ``source`` is ``main``, ``eta_grid`` or ``fixed_instance``),
+run, ``setting`` holding ``front`` and ``d``; ``source`` is ``main``, ``eta_grid``, ``fixed_instance`` or
+``alt_readings``),
 ``derived.json`` (the Table 6 rows, the eta-grid means and THV-UCB's share of the benchmark) and PNG
 figures to ``out_dir``.
 
     python experiments/seed001/report.py --run d2=runs/seed001_d2 --run eta_d2=runs/seed001_eta_d2 \\
         --out experiments/seed001 [--notes notes.md]
+
+Every number in the report's prose is computed from the runs: the builder's own sentences format them, and
+``notes.md`` is a template whose ``{name}`` fields are filled from :func:`facts`. ``PROSE_CONSTANTS`` lists
+the numbers the prose may state that are fixed settings of the readings, not results.
 """
 from __future__ import annotations
 
@@ -25,7 +32,8 @@ import numpy as np
 from scipy import stats as st
 
 from mobandit_jax import stats
-from mobandit_jax.results import RunDir, trailing_mean, write_json
+from mobandit_jax.kernels.trailing import trailing_mean
+from mobandit_jax.results import RunDir, write_json
 
 ALGOS = ("THV-UCB", "ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd", "ParetoTS", "ParetoTS+",
          "ChebyshevUCB", "ChebyshevUCB+", "HVScalarUCB", "HVScalarUCB+", "ScalarUCB", "ScalarUCB-RandW", "RandomK")
@@ -36,6 +44,13 @@ FAMILIES = {
     "Linear/HV scalarisation": ("HVScalarUCB", "HVScalarUCB+", "ScalarUCB", "ScalarUCB-RandW"),
 }
 WINDOW = 50
+ETA_GRID = (0.01, 0.1, 0.3, 1.0)
+# Numbers the prose states that are settings of the readings (Readings section), not results.
+PROSE_CONSTANTS = (0.45, 2.5, 0.9, 0.3, 0.01, 0.1, 1.0, 0.5)
+# The baselines with alternative readings (configs/seed001_alt_baselines_d2.toml): label -> the option read.
+ALT_OPTIONS = {"ParetoUCB-Crowd": "boundary", "ChebyshevUCB": "bonus"}
+# The factories' defaults (pareto_ucb_crowd, chebyshev_ucb), used where a spec sets no option.
+READING_DEFAULTS = {"boundary": "inf", "bonus": "ucb1"}
 
 # The paper's numbers (settings, Tables 1-6 as printed) live in paper_tables.json next to this file.
 PAPER = json.loads((Path(__file__).resolve().parent / "paper_tables.json").read_text())
@@ -61,15 +76,16 @@ def table2_eta(name: str, d: int, front) -> float | None:
 
 
 def _kind(key: str):
-    """``("main" | "eta" | "fixed", d)`` from a run key ``d2``, ``eta_d2``, ``fixed_d2``; None otherwise.
+    """``("main" | "eta" | "fixed" | "alt", d)`` from a run key ``d2``, ``eta_d2``, ``fixed_d2``, ``alt_d2``;
+    None otherwise.
 
     ``eta_grid`` (the run of ``configs/seed001_eta_grid.toml``, written for d = 2) is ``eta_d2``.
     """
     key = "eta_d2" if key == "eta_grid" else key
-    m = re.fullmatch(r"(eta_|fixed_)?d([2-5])", key)
+    m = re.fullmatch(r"(eta_|fixed_|alt_)?d([2-5])", key)
     if m is None:
         return None
-    return {"eta_": "eta", "fixed_": "fixed", None: "main"}[m.group(1)], int(m.group(2))
+    return {"eta_": "eta", "fixed_": "fixed", "alt_": "alt", None: "main"}[m.group(1)], int(m.group(2))
 
 
 def _select(runs, kind):
@@ -218,10 +234,12 @@ def _main_table(d, run, title=None):
         common = [a for a in ALGOS if a in means[f]]
         if len(common) > 2:
             r = st.spearmanr([means[f][a] for a in common], [PAPER_TABLES[d][a][0][i] for a in common]).statistic
-            rho.append(f"{f} {r:.2f}")
-    lines += ["", "Spearman rank correlation of HV_last100 (ours vs paper, over the algorithms in the table): "
-              + ", ".join(rho), ""]
-    return lines, means
+            rho.append((f, f"{r:.2f}"))
+    if rho:
+        lines += ["", "| Spearman rank correlation of HV_last100, ours vs paper (algorithms in the table) | "
+                  + " | ".join(f for f, _ in rho) + " |", "|---|" + "---|" * len(rho),
+                  "| | " + " | ".join(r for _, r in rho) + " |"]
+    return lines + [""], means
 
 
 def _benchmark_table(tables):
@@ -280,8 +298,11 @@ def _table6(selected, kind="main", heading="## Paired statistics (Table 6 analog
 
 
 def _eta_tables(runs):
+    """Markdown of the eta grid per d, the grid means, and per (policy, d, front) whether our eta* is Table 2's
+    and how much HV_last100 our eta* gains over the paper's."""
     lines = []
     records = []
+    agreement = []
     for d, _, run in _select(runs, "eta"):
         lines += [f"## eta grid search, d = {d} (Table 2 analog)", "",
                   "eta* maximising mean HV_last100 over {0.01, 0.1, 0.3, 1.0}; cell: ours (paper), then our HV_last100 "
@@ -289,7 +310,7 @@ def _eta_tables(runs):
                   "| Algorithm | " + " | ".join(FRONTS) + " |", "|---|" + "---|" * len(FRONTS)]
         for a in [a for a in ALGOS if a in run.grid]:
             cells = []
-            for i, f in enumerate(FRONTS):
+            for f in FRONTS:
                 best = None
                 for g, s, p in run.points(a):
                     if s.get("front") != f:
@@ -305,9 +326,11 @@ def _eta_tables(runs):
                 gp = run.index(a, f, eta=paper_eta)
                 at_paper = run.final(a, gp, "hv_last100").mean() if gp is not None else float("nan")
                 cells.append(f"{best[0]} ({paper_eta}); {best[1]:.4f} / {at_paper:.4f}")
+                agreement.append({"policy": a, "d": d, "front": f, "same": best[0] == paper_eta,
+                                  "gain": best[1] - at_paper})
             lines.append(f"| {a} | " + " | ".join(cells) + " |")
         lines.append("")
-    return lines, records
+    return lines, records, agreement
 
 
 def _figures(selected, out_dir):
@@ -359,7 +382,8 @@ def _records(runs):
     out = []
     for key, run in sorted(runs.items()):
         kind = _kind(key)
-        source = {"eta": "eta_grid", "fixed": "fixed_instance", "main": "main"}[kind[0]] if kind else key
+        source = {"eta": "eta_grid", "fixed": "fixed_instance", "main": "main", "alt": "alt_readings"}[kind[0]] \
+            if kind else key
         for r in run.records:
             rec = dict(r)
             rec["setting"] = {**r["setting"], "source": source}
@@ -389,10 +413,10 @@ READINGS = """## Readings of what the paper leaves open
 - **Distractors** are uniform in [0, 0.3]^d without rejection; arms are randomly permuted so that index
   tie-breaks favour neither group.
 - **Benchmark for d >= 3**: the regret uses alpha·HV(G*) in place of alpha·V* (the paper reports HV(G*) as the
-  proxy); our THV-UCB regret at d >= 3 (1.2-4.7, paper 0.3-3.7) is of the paper's order only with this reading.
-- **Final Regret column = `alpha_regret_pos`** (the sum of max(0, alpha V* − HV(S_t))). The paper's THV-UCB values
-  (e.g. 6.2, d = 2 concave) are the regret of the forced-exploration rounds only; the plain sum (`alpha_regret`)
-  is strongly negative (about (alpha V* − HV) T ≈ −450 at d = 2) and is reported in `summary.json`.
+  proxy); our THV-UCB regret at d >= 3 is of the paper's order only with this reading (Tables 3-5 above).
+- **Final Regret column = `alpha_regret_pos`** (the sum of max(0, alpha V* − HV(S_t))). This is our inference,
+  not a definition the paper gives: the paper's THV-UCB values are of the size of the regret of the
+  forced-exploration rounds only, while the plain sum (`alpha_regret`, in `summary.json`) is strongly negative.
 - **THV-UCB**: delta = 1/T (Theorem 3), UCB clipped to [0, 1] for the greedy step and the pruning test, m0 = 2,
   greedy ties to the lowest index, gains below 1e-6 treated as zero (float32 round-off).
 - **Baselines**: formulas as stated; where the paper gives none we use the standard bonus
@@ -400,10 +424,206 @@ READINGS = """## Readings of what the paper leaves open
   sqrt(2 eta log t / N_i) for ChebyshevUCB, 32+ interior simplex-lattice weights for ChebyshevUCB, the nadir of
   the empirical Pareto front for z, sigma_prior = 0.5 for ParetoTS+, sigma_obs = the environment's sigma.
   ParetoUCB+ is not described in the text: we read it as the layered selection with the sum(U) tie-break and
-  the eta bonus (Table 2 tunes an eta for it).
-- **eta**: the main tables use each algorithm's Table 2 eta* for its (d, front) (the policies' default), read
-  from the eta grid run; the eta grid tables re-select eta* on our instances.
+  the eta bonus (Table 2 tunes an eta for it). ParetoUCB-Crowd ranks a layer's arms by their "normalized
+  inter-neighbor gap": a boundary arm by the gap to its one neighbour (`boundary = "neighbour"`), not first
+  as in NSGA-II; the section "Alternative readings of two baselines" shows what each reading gives.
+- **eta**: the main tables use each algorithm's Table 2 eta* for its (d, front), written in the specs
+  (`configs/seed001_eta_*.toml` are read at those values, `configs/seed001_fixed_d*.toml` set them per front);
+  the eta grid tables re-select eta* on our instances.
 """
+
+
+def _count(rows, test) -> str:
+    """``"x of n"``: how many of ``rows`` pass ``test``."""
+    return f"{sum(1 for r in rows if test(r))} of {len(rows)}"
+
+
+def eta_agreement(agreement) -> dict:
+    """Table 2 agreement counts: THV-UCB's cells, the baselines' cells, and the cells (all algorithms) where
+    HV_last100 at our eta* exceeds the value at the paper's eta* by less than 0.01."""
+    thv = [r for r in agreement if r["policy"] == "THV-UCB"]
+    base = [r for r in agreement if r["policy"] != "THV-UCB"]
+    return {"eta_agree_thv": _count(thv, lambda r: r["same"]),
+            "eta_agree_baselines": _count(base, lambda r: r["same"]),
+            "eta_gain_below_001": _count(agreement, lambda r: r["gain"] < 0.01)}
+
+
+def _ordinal(r: int) -> str:
+    return f"{r}{'th' if 10 <= r % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(r % 10, 'th')}"
+
+
+def _span(values, fmt) -> str:
+    lo, hi = min(values), max(values)
+    return fmt(lo) if lo == hi else f"{fmt(lo)}–{fmt(hi)}"
+
+
+def _ranks(means: dict) -> dict:
+    """Rank (1 = best) of each key of ``means`` by decreasing value."""
+    return {a: r + 1 for r, a in enumerate(sorted(means, key=lambda a: -means[a]))}
+
+
+def _hv_means(run, front) -> dict:
+    """``{algorithm: mean HV_last100}`` of ``run`` at ``front``."""
+    out = {}
+    for a in ALGOS:
+        g = run.index(a, front)
+        if g is not None:
+            out[a] = run.final(a, g, "hv_last100").mean()
+    return out
+
+
+def _paper_means(d, front) -> dict:
+    return {a: v[0][FRONTS.index(front)] for a, v in PAPER_TABLES[d].items()}
+
+
+def _protocols(tables, fixed):
+    """Markdown: per d, each algorithm's HV_last100 in the paper, with per-seed instances and on one fixed
+    instance, with ranks; and the Spearman correlation of each protocol with the paper."""
+    fixed = {d: run for d, _, run in fixed}
+    if not any(d in fixed for d, _, _ in tables):
+        return [], []
+    lines = ["## Both protocols beside the paper", "",
+             "HV_last100 (rank among the 14 methods): the paper / ours with a new instance per seed (main runs) / "
+             "ours on one fixed instance (`env.instance_seed = 0`, `configs/seed001_fixed_d*.toml`).", ""]
+    corr = []
+    for d, _, run in tables:
+        if d not in fixed:
+            continue
+        lines += [f"### d = {d} — paper Table {PAPER_TABLE_NO[d]}", "",
+                  "| Algorithm | " + " | ".join(FRONTS) + " |", "|---|" + "---|" * len(FRONTS)]
+        cols = []
+        for f in FRONTS:
+            paper, main, one = _paper_means(d, f), _hv_means(run, f), _hv_means(fixed[d], f)
+            cols.append((paper, _ranks(paper), main, _ranks(main), one, _ranks(one)))
+            for name, ours in (("per-seed instances", main), ("fixed instance", one)):
+                common = [a for a in ALGOS if a in ours]
+                if len(common) > 2:
+                    rho = st.spearmanr([ours[a] for a in common], [paper[a] for a in common]).statistic
+                    corr.append((d, f, name, rho))
+        for a in ALGOS:
+            cells = []
+            for paper, pr, main, mr, one, orank in cols:
+                m = f"{main[a]:.4f} ({mr[a]})" if a in main else "—"
+                o = f"{one[a]:.4f} ({orank[a]})" if a in one else "—"
+                cells.append(f"{paper[a]:.4f} ({pr[a]}) / {m} / {o}")
+            lines.append(f"| {a} | " + " | ".join(cells) + " |")
+        lines.append("")
+    if corr:
+        lines += ["Spearman rank correlation with the paper's HV_last100:", "",
+                  "| d | front | per-seed instances | fixed instance |", "|---|---|---|---|"]
+        by = {(d, f, name): r for d, f, name, r in corr}
+        for d, f in sorted({(d, f) for d, f, _, _ in corr}, key=lambda x: (x[0], FRONTS.index(x[1]))):
+            lines.append(f"| {d} | {f} | {by.get((d, f, 'per-seed instances'), float('nan')):.2f} | "
+                         f"{by.get((d, f, 'fixed instance'), float('nan')):.2f} |")
+        lines.append("")
+    return lines, corr
+
+
+def _reading(label, params) -> str:
+    """``"option = value"`` of a run's reading (the factory default where the spec sets none)."""
+    option = ALT_OPTIONS[label.split(" [")[0]]
+    return f"{option} = {params.get(option, READING_DEFAULTS[option])}"
+
+
+def _alt_readings(runs, tables):
+    """Markdown and rows: each reading of ParetoUCB-Crowd and ChebyshevUCB at d = 2 (the alt run, and the
+    eta-grid run holding the chosen reading), HV_last100 at the paper's eta* and at our eta*, its rank had it
+    replaced the chosen reading among the 14 methods of the main table, and the paper's value and rank."""
+    alt = {d: run for d, _, run in _select(runs, "alt")}
+    eta = {d: run for d, _, run in _select(runs, "eta")}
+    main = {d: run for d, _, run in tables}
+    lines, rows = [], []
+    for d in sorted(alt):
+        if d not in eta or d not in main:
+            continue
+        lines += [f"## Alternative readings of two baselines, d = {d}", "",
+                  "The paper does not say how ParetoUCB-Crowd ranks a layer's boundary arms, nor which bonus "
+                  "ChebyshevUCB uses. Each reading ran over the eta grid on the same seeds, instances and noise "
+                  f"(`configs/seed001_alt_baselines_d{d}.toml`; the chosen reading is the eta-grid run's). Cell: "
+                  "HV_last100 at the paper's eta* (rank among the 14 methods of the main table had this reading "
+                  "replaced the chosen one) / at our eta*; last column: mean |ours at eta* − paper| over the fronts.",
+                  "", "| Algorithm | reading | " + " | ".join(FRONTS) + " | mean abs. difference |",
+                  "|---|---|" + "---|" * len(FRONTS) + "---|"]
+        for base in ALT_OPTIONS:
+            paper_cells = []
+            for f in FRONTS:
+                pm = _paper_means(d, f)
+                paper_cells.append(f"{pm[base]:.4f} ({_ranks(pm)[base]})")
+            lines.append(f"| {base} | paper | " + " | ".join(paper_cells) + " | — |")
+            for run, label in [(eta[d], base)] + [(alt[d], lab) for lab in alt[d].grid if lab.startswith(base + " [")]:
+                if label not in run.grid:
+                    continue
+                cells, diffs = [], []
+                for f in FRONTS:
+                    points = [(p.get("eta"), run.final(label, g, "hv_last100").mean())
+                              for g, s_, p in run.points(label) if s_.get("front") == f]
+                    name = run.grid[label][0]["params"]["name"]
+                    at_paper = dict(points).get(table2_eta(name, d, f), float("nan"))
+                    best_eta, best = max(points, key=lambda x: x[1])
+                    others = {a: v for a, v in _hv_means(main[d], f).items() if a != base}
+                    rank = _ranks({**others, base: at_paper})[base]
+                    diffs.append(abs(at_paper - _paper_means(d, f)[base]))
+                    cells.append(f"{at_paper:.4f} ({rank}) / {best:.4f} (eta {best_eta})")
+                    rows.append({"policy": base, "reading": _reading(label, run.grid[label][0]["params"]), "d": d,
+                                 "front": f, "hv_at_paper_eta": at_paper, "rank": rank, "best_eta": best_eta,
+                                 "hv_at_best_eta": best, "chosen": run is eta[d]})
+                tag = " (chosen)" if run is eta[d] else ""
+                lines.append(f"| {base} | {_reading(label, run.grid[label][0]['params'])}{tag} | " + " | ".join(cells)
+                             + f" | {np.mean(diffs):.4f} |")
+        lines.append("")
+    return lines, rows
+
+
+def _runs_section(run_dirs, runs):
+    lines = ["## Runs", "", "Each run directory is the output of `mobandit run configs/<spec>.toml --out <dir>` "
+             "(`mobandit reproduce --only seed001` runs them all into `runs/<spec>` and builds this report). Wall time: "
+             "the run's `timing.json`, i.e. of its last invocation, near 0 when that one resumed from chunks "
+             "already on disk (2 shared CPU cores).", "",
+             "| key | spec | run directory | seeds | horizon | wall of the last invocation (s) |",
+             "|---|---|---|---|---|---|"]
+    for key in sorted(run_dirs):
+        run = runs[key]
+        exp = run.spec.get("experiment", {})
+        wall = run.timing.get("wall_seconds_this_invocation")
+        lines.append(f"| {key} | {exp.get('name', '—')} | `{Path(run_dirs[key])}` | {exp.get('seeds', '—')} | "
+                     f"{exp.get('horizon', '—')} | {'—' if wall is None else f'{wall:.0f}'} |")
+    return lines + [""]
+
+
+def facts(tables, fixed, agreement, alt_rows, corr) -> dict:
+    """The numbers ``notes.md`` states, computed from the runs (its ``{name}`` fields)."""
+    out = eta_agreement(agreement)
+    ranks = []
+    for d, _, run in tables:
+        for f in FRONTS:
+            means = _hv_means(run, f)
+            if d in (3, 4) and "ChebyshevUCB+" in means:
+                ranks.append(_ranks(means)["ChebyshevUCB+"])
+    if ranks:
+        out["chebyshev_plus_rank_d34"] = _span(ranks, _ordinal)
+    d2 = {d: run for d, _, run in tables}.get(2)
+    if d2 is not None:
+        crowd = [_ranks(_hv_means(d2, f))["ParetoUCB-Crowd"] for f in FRONTS if "ParetoUCB-Crowd" in _hv_means(d2, f)]
+        paper = [_ranks(_paper_means(2, f))["ParetoUCB-Crowd"] for f in FRONTS]
+        out["crowd_rank_d2"] = _span(crowd, str) if crowd else "—"
+        out["crowd_rank_d2_paper"] = _span(paper, str)
+    for reading in sorted({r["reading"] for r in alt_rows}):
+        rows = [r for r in alt_rows if r["reading"] == reading]
+        key = "alt_rank_" + re.sub(r"\W+", "_", f"{rows[0]['policy']}_{reading}").strip("_").lower()
+        out[key] = _span([r["rank"] for r in rows], str)
+    for name in ("per-seed instances", "fixed instance"):
+        vals = [r for d, f, n, r in corr if n == name]
+        if vals:
+            out["rho_" + name.split()[0].replace("-", "_")] = _span(vals, lambda x: f"{x:.2f}")
+    return out
+
+
+def _notes(template: str, values: dict) -> str:
+    try:
+        return template.format_map(values)
+    except KeyError as err:
+        raise KeyError(f"notes.md asks for {{{err.args[0]}}}, which the builder does not compute; "
+                       f"computed: {sorted(values)}") from None
 
 
 def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
@@ -446,8 +666,18 @@ def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
     if fixed_t6:
         lines += fixed_lines
         t6 = t6 + fixed_t6
-    eta_lines, eta_records = _eta_tables(runs)
+    fixed = _select(runs, "fixed")
+    protocol_lines, corr = _protocols(tables, fixed)
+    lines += protocol_lines
+    eta_lines, eta_records, agreement = _eta_tables(runs)
     lines += eta_lines
+    if agreement:
+        counts = eta_agreement(agreement)
+        lines += [f"Our eta* equals Table 2's in {counts['eta_agree_thv']} cells for THV-UCB and in "
+                  f"{counts['eta_agree_baselines']} cells for the baselines; in {counts['eta_gain_below_001']} cells "
+                  "(all algorithms) HV_last100 at our eta* exceeds the value at the paper's eta* by less than 0.01.", ""]
+    alt_lines, alt_rows = _alt_readings(runs, tables)
+    lines += alt_lines
     figs = _figures(tables + _select(runs, "fixed"), out_dir)
     lines += ["## Figures 1-4 analogs", "",
               "HV(S_t) of THV-UCB, the best member of each baseline family (by our HV_last100) and RandomK; moving "
@@ -456,10 +686,11 @@ def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
     lines += [f"![{f}]({f})" for f in figs] + [""]
     lines += [READINGS]
     if notes:
-        lines += [notes, ""]
+        lines += [_notes(notes, facts(tables, fixed, agreement, alt_rows, corr)), ""]
+    lines += _runs_section(run_dirs, runs)
     (out_dir / "report.md").write_text("\n".join(lines))
     summary = {"records": _records(runs)}
-    derived = {"table6": t6, "eta_grid": eta_records,
+    derived = {"table6": t6, "eta_grid": eta_records, "eta_agreement": agreement, "alt_readings": alt_rows,
                "benchmark_ratio": [{"d": d, "front": f, "thv_over_benchmark": r, "thv_vs_paper": p}
                                    for d, f, r, p in bench]}
     write_json(out_dir / "summary.json", summary)

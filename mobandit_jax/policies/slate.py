@@ -30,7 +30,9 @@ Baselines (formulas as stated in "Baselines"; ``U_i = mu_hat_i + beta_i 1``; all
   minimum ``l_inf`` distance (UCB space) to the arms already in the slate; the first slot, with
   nothing selected, and remaining ties use ``sum_j U_ij``.
 - ``pareto_ucb_crowd``: layers on ``U``, ranked within a layer by the NSGA-II crowding distance
-  (Deb et al. 2002) computed inside that layer (boundary arms infinite).
+  (Deb et al. 2002) computed inside that layer. The paper does not say how a layer's boundary arms
+  rank: ``boundary = "inf"`` (NSGA-II, the default) ranks them first, ``"neighbour"`` gives a boundary
+  arm the normalised gap to its one neighbour, ``"zero"`` ranks it last (per objective).
 - ``pareto_ts`` (faithful, Yahyaa & Manderick 2015): ``theta_i ~ N(mu_hat_i, sigma_obs^2/N_i I)``,
   layers on ``theta``, uniform random within a layer. ``sigma_obs`` defaults to the env's sigma.
 - ``pareto_ts_plus``: ``sigma_i^2 = (sigma_prior^2 + sigma_obs^2) / N_i`` (``sigma_prior = 0.5``,
@@ -39,7 +41,9 @@ Baselines (formulas as stated in "Baselines"; ``U_i = mu_hat_i + beta_i 1``; all
 - ``chebyshev_ucb`` (Mandow et al. 2023, Algorithm C2): weights on the interior of the simplex lattice
   (``num_weights`` = at least 32 of them, uniformly spread), one drawn uniformly per round, score
   ``min_l w_l (U_il - z_l)`` with ``z`` the nadir of the empirical Pareto front. Its bonus is not
-  given in the paper; we use UCB1's ``sqrt(2 eta log t / N_i)`` (eta scales it, Table 2 tunes it).
+  given in the paper; ``bonus = "ucb1"`` (the default) is UCB1's ``sqrt(2 eta log t / N_i)`` (eta scales
+  it, Table 2 tunes it), ``"standard"`` the standard bonus below, ``"pareto"`` ParetoUCB's
+  ``sqrt(2 eta log(t (d |F_hat|)^{1/4}) / N_i)``.
 - ``chebyshev_ucb_plus``: ``w = 1/d`` fixed, standard bonus.
 - ``scalar_ucb`` (Auer et al. 2002): scalar mean of ``w . X`` with ``w = 1/d`` plus
   ``sqrt(eta log(n T^2) / (2 N_i))``.
@@ -99,6 +103,14 @@ def forced_slate(counts, k: int):
 def standard_bonus(counts, eta, n: int, d: int, horizon):
     """The standard UCB bonus ``sqrt(eta log(n d T^2) / (2 N_i))`` (ChebyshevUCB+)."""
     return jnp.sqrt(eta * jnp.log(n * d * horizon**2) / (2.0 * jnp.maximum(counts, 1.0)))
+
+
+def drugan_nowe_bonus(mu, counts, t, d: int, eta=None):
+    """ParetoUCB's bonus ``sqrt(2 log(t (d |F_hat|)^{1/4}) / N_i)``, ``|F_hat|`` the empirical Pareto front
+    size (Drugan & Nowe 2013); ``eta`` (if given) scales the 2."""
+    front_size = jnp.sum(pareto_front_mask(mu)).astype(jnp.float32)
+    scale = 2.0 if eta is None else 2.0 * eta
+    return jnp.sqrt(scale * jnp.log(t * (d * front_size) ** 0.25) / jnp.maximum(counts, 1.0))
 
 
 def top_k(score, k: int):
@@ -175,14 +187,21 @@ def safe_prune(upper, lower, k: int):
     return jnp.where(jnp.sum(keep) < k, jnp.ones_like(keep), keep)
 
 
-def crowding_distance(x, layer):
-    """NSGA-II crowding distance of ``x (n, d)`` computed within each layer (boundary arms: +inf).
+CROWD_BOUNDARY = ("inf", "neighbour", "zero")
+
+
+def crowding_distance(x, layer, boundary: str = "inf"):
+    """NSGA-II crowding distance of ``x (n, d)`` computed within each layer.
 
     Per objective, arms are sorted by (layer, value, index): an arm's neighbours below and above are
     the adjacent arms of its layer in that order (equal values: the later index counts as above), and
     the layer's first and last arms give the span. An arm without a neighbour on either side is a
-    boundary arm. The per-objective terms are summed in objective order. ``x`` must be finite.
+    boundary arm; its term is +inf (``boundary = "inf"``, NSGA-II), the normalised gap to its one
+    neighbour (``"neighbour"``; 0 for an arm alone in its layer) or 0 (``"zero"``). The per-objective
+    terms are summed in objective order. ``x`` must be finite.
     """
+    if boundary not in CROWD_BOUNDARY:
+        raise ValueError(f"boundary must be one of {CROWD_BOUNDARY}, got {boundary!r}")
     n, d = x.shape
     pos = jnp.broadcast_to(jnp.arange(n), (d, n))
     layers, values, arm = jax.lax.sort((jnp.broadcast_to(layer, (d, n)), x.T, pos), dimension=1, num_keys=2,
@@ -194,7 +213,14 @@ def crowding_distance(x, layer):
     first = jax.lax.cummax(jnp.where(same_prev, 0, pos), axis=1)
     last = jax.lax.cummin(jnp.where(same_next, n - 1, pos), axis=1, reverse=True)
     span = jnp.take_along_axis(values, last, axis=1) - jnp.take_along_axis(values, first, axis=1)
-    part = jnp.where(same_next & same_prev, (up - down) / jnp.maximum(span, 1e-12), jnp.inf)  # sorted order
+    if boundary == "inf":
+        edge = jnp.inf
+    elif boundary == "zero":
+        edge = 0.0
+    else:
+        gap = jnp.where(same_next, up - values, 0.0) + jnp.where(same_prev, values - down, 0.0)
+        edge = gap / jnp.maximum(span, 1e-12)
+    part = jnp.where(same_next & same_prev, (up - down) / jnp.maximum(span, 1e-12), edge)  # sorted order
     part = jnp.zeros((d, n), x.dtype).at[jnp.arange(d)[:, None], arm].set(part)
     total = part[0]
     for j in range(1, d):
@@ -388,8 +414,7 @@ def pareto_ucb(num_arms: int, dim: int, k: int) -> Policy:
 
     def core(key, state, params, t):
         mu = empirical_means(state)
-        front_size = jnp.sum(pareto_front_mask(mu)).astype(jnp.float32)
-        beta = jnp.sqrt(2.0 * jnp.log(t * (d * front_size) ** 0.25) / jnp.maximum(state.counts, 1.0))
+        beta = drugan_nowe_bonus(mu, state.counts, t, d)
         layer = top_layers(mu + beta[:, None], k, fill=k)
         return layered_top_k(layer, jax.random.uniform(key, (n,)), k)
 
@@ -431,14 +456,17 @@ def pareto_ucb_div(num_arms: int, dim: int, k: int) -> Policy:
     return make_slate_policy(n, d, k, core)
 
 
-def pareto_ucb_crowd(num_arms: int, dim: int, k: int) -> Policy:
-    """ParetoUCB-Crowd: within each layer, largest crowding distance first. Params: :func:`eta_params`."""
+def pareto_ucb_crowd(num_arms: int, dim: int, k: int, boundary: str = "inf") -> Policy:
+    """ParetoUCB-Crowd: within each layer, largest crowding distance first (``boundary``: see
+    :func:`crowding_distance`). Params: :func:`eta_params`."""
     n, d = num_arms, dim
+    if boundary not in CROWD_BOUNDARY:
+        raise ValueError(f"pareto_ucb_crowd: boundary must be one of {CROWD_BOUNDARY}, got {boundary!r}")
 
     def core(key, state, params, t):
         U = ucb_vectors(state, params, n, d)
         layer = top_layers(U, k, fill=k)
-        return layered_top_k(layer, crowding_distance(U, layer), k)
+        return layered_top_k(layer, crowding_distance(U, layer, boundary), k)
 
     return make_slate_policy(n, d, k, core)
 
@@ -474,16 +502,28 @@ def pareto_ts_plus(num_arms: int, dim: int, k: int) -> Policy:
 # ----------------------------------------------------------------------------- Chebyshev
 
 
-def chebyshev_ucb(num_arms: int, dim: int, k: int, num_weights: int = 32) -> Policy:
-    """ChebyshevUCB: ``min_l w_l (U_il - z_l)`` with a uniformly drawn lattice weight. Params: :func:`eta_params`."""
+CHEBYSHEV_BONUS = ("ucb1", "standard", "pareto")
+
+
+def chebyshev_ucb(num_arms: int, dim: int, k: int, num_weights: int = 32, bonus: str = "ucb1") -> Policy:
+    """ChebyshevUCB: ``min_l w_l (U_il - z_l)`` with a uniformly drawn lattice weight; ``bonus`` is
+    ``"ucb1"``, ``"standard"`` or ``"pareto"`` (module docstring). Params: :func:`eta_params`."""
     n, d = num_arms, dim
     if not isinstance(num_weights, int) or num_weights < 1:
         raise ValueError(f"chebyshev_ucb: num_weights must be an integer >= 1, got {num_weights!r}")
+    if bonus not in CHEBYSHEV_BONUS:
+        raise ValueError(f"chebyshev_ucb: bonus must be one of {CHEBYSHEV_BONUS}, got {bonus!r}")
     weights = jnp.asarray(simplex_interior_lattice(d, num_weights), jnp.float32)
 
     def core(key, state, params, t):
         mu = empirical_means(state)
-        U = mu + jnp.sqrt(2.0 * params.eta * jnp.log(t) / jnp.maximum(state.counts, 1.0))[:, None]
+        if bonus == "standard":
+            beta = standard_bonus(state.counts, params.eta, n, d, params.horizon)
+        elif bonus == "pareto":
+            beta = drugan_nowe_bonus(mu, state.counts, t, d, params.eta)
+        else:
+            beta = jnp.sqrt(2.0 * params.eta * jnp.log(t) / jnp.maximum(state.counts, 1.0))
+        U = mu + beta[:, None]
         w = weights[jax.random.randint(key, (), 0, weights.shape[0])]
         return top_k(jnp.min(w * (U - empirical_nadir(mu)), axis=-1), k)
 
@@ -611,16 +651,19 @@ _ROWS = {
                            _sizes(ctx), ts_plus_params(ctx.horizon, _sigma(ctx, sigma_obs), sigma_prior, m0)),
                        dict(sigma_obs=None, sigma_prior=SIGMA_PRIOR)),
     "chebyshev_ucb": (chebyshev_ucb, "ChebyshevUCB (Mandow et al. 2023, Alg. C2): random simplex weight per round",
-                      lambda ctx, eta, num_weights, m0: ({**_sizes(ctx), "num_weights": num_weights},
+                      lambda ctx, eta, num_weights, bonus, m0: (
+                          {**_sizes(ctx), "num_weights": num_weights, "bonus": bonus}, eta_params(ctx.horizon, eta, m0)),
+                      dict(eta=ETA, num_weights=32, bonus="ucb1")),
+    "pareto_ucb_crowd": (pareto_ucb_crowd, "ParetoUCB-Crowd: Pareto layers, NSGA-II crowding-distance tie-break",
+                         lambda ctx, eta, boundary, m0: ({**_sizes(ctx), "boundary": boundary},
                                                          eta_params(ctx.horizon, eta, m0)),
-                      dict(eta=ETA, num_weights=32)),
+                         dict(eta=ETA, boundary="inf")),
     "random_k": (random_k, "RandomK: a uniformly random slate each round (after the shared forced init)",
                  lambda ctx, m0: (_sizes(ctx), base_params(ctx.horizon, m0)), {}),
 }
 for _name, _factory, _doc in (
     (("pareto_ucb_plus", pareto_ucb_plus, "ParetoUCB+ : Pareto layers on UCB with a sum(U) tie-break, eta bonus"),
      ("pareto_ucb_div", pareto_ucb_div, "ParetoUCB-Div: Pareto layers, farthest-point (maximin l_inf) tie-break"),
-     ("pareto_ucb_crowd", pareto_ucb_crowd, "ParetoUCB-Crowd: Pareto layers, NSGA-II crowding-distance tie-break"),
      ("chebyshev_ucb_plus", chebyshev_ucb_plus, "ChebyshevUCB+: fixed w = 1/d, standard eta bonus"),
      ("scalar_ucb", scalar_ucb, "ScalarUCB (Auer et al. 2002): UCB1 on the mean objective w = 1/d"),
      ("scalar_ucb_randw", scalar_ucb_randw, "ScalarUCB-RandW (Paria et al. 2020): Dirichlet(1) weight per round"))
