@@ -84,18 +84,6 @@ def test_table3_matrices_match_the_printed_paper():
     assert ours["Single-objective"].tolist() == [[1, 0, 0, 0, 0, 0, 0]]
 
 
-def test_main_and_relaxable_roles_agree_with_the_matrices():
-    Ws = rep.scenario_matrices()
-    for name, roles in rep.SCENARIO_ROLES.items():
-        levels = rep.preference_levels(Ws[name])
-        main = llm.CAPABILITIES.index(roles["main"])
-        relax = llm.CAPABILITIES.index(roles["relaxable"])
-        assert levels["preferred"] == [main], name
-        assert levels["relaxable"] == [relax], name
-        # the main objective carries the largest weight of the first row, the relaxable one a negative weight
-        assert np.argmax(Ws[name][0]) == main and Ws[name][1, relax] == -1
-
-
 def test_env_registry_build_and_beta_feedback_mean():
     inst = pbase.make({"kind": "llm_leaderboard"}, {})
     assert inst.env.num_arms == 42 and inst.env.dim == 7
