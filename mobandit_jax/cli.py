@@ -122,8 +122,8 @@ def _setup_runtime(args):
 
     if args.cmd == "run":
         devices.configure(args.devices)
-    elif args.cmd == "reproduce":  # the spec runs share the cores: jobs processes at once
-        devices.configure(max(1, devices.cpu_cores() // max(args.jobs, 1)))
+    elif args.cmd == "reproduce":  # the spec runs share the cores: jobs processes at once, each pinned to its own
+        devices.configure_workers(args.jobs)
     if args.cmd in ("run", "reproduce"):
         cache.configure(not args.no_cache)
 

@@ -5,6 +5,11 @@ XLA's CPU backend exposes a single device unless ``--xla_force_host_platform_dev
 host devices runs N-way parallel and every seed computes exactly what it computes on one device
 (see :mod:`mobandit_jax.sharding`). The CLI calls :func:`configure` before any JAX computation;
 importing the package changes nothing.
+
+XLA's CPU backend also splits large kernels over a thread pool sized by the process's CPU affinity
+mask, so a one-device run is not a one-core run. ``--devices N`` below the core count therefore also
+confines the process to N cores (:func:`pin`); ``mobandit reproduce --jobs J`` gives each of its J
+worker processes its own cores (:func:`core_slots`), so workers do not contend for the same cores.
 """
 from __future__ import annotations
 
@@ -21,6 +26,25 @@ def cpu_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:
         return max(1, os.cpu_count() or 1)
+
+
+def core_slots(jobs: int) -> list:
+    """This process's cores dealt into ``jobs`` disjoint, equal, sorted lists (leftover cores unused);
+    ``[]`` off the CPU platform, where the OS has no affinity masks, or with fewer cores than jobs."""
+    if not hasattr(os, "sched_getaffinity") or not _platform_is_cpu():
+        return []
+    cores = sorted(os.sched_getaffinity(0))
+    per = len(cores) // max(jobs, 1)
+    return [cores[i * per:(i + 1) * per] for i in range(jobs)] if per else []
+
+
+def pin(cores) -> None:
+    """Confine this process (and the thread pool XLA's CPU backend sizes from it) to ``cores``.
+
+    Call it before JAX starts its backend; a no-op where the OS has no affinity masks.
+    """
+    if cores and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, cores)
 
 
 def _platform_is_cpu() -> bool:
@@ -46,13 +70,28 @@ def configure(devices: int | None = None) -> int | None:
     Only on the CPU platform and only when ``XLA_FLAGS`` does not already set the count (a user's
     own value wins). Returns the count requested, or ``None`` when nothing was set. ``devices`` also
     bounds the mesh of :func:`mobandit_jax.sharding.local_mesh` on any platform (see :func:`limit`).
+    On CPU, ``devices`` below the core count also pins the process to its first ``devices`` cores.
     """
     global _LIMIT
     _LIMIT = check_count(devices)
-    flags = os.environ.get("XLA_FLAGS", "")
-    if HOST_COUNT_FLAG in flags or not _platform_is_cpu():
+    if not _platform_is_cpu():
         return None
-    count = _LIMIT or cpu_cores()
+    if _LIMIT is not None and _LIMIT < cpu_cores():
+        pin(sorted(os.sched_getaffinity(0))[:_LIMIT])
+    return _request_host_devices(_LIMIT or cpu_cores())
+
+
+def configure_workers(jobs: int) -> int | None:
+    """For ``jobs`` worker processes started after this call: ``cores // jobs`` host devices each
+    (inherited through ``XLA_FLAGS``; each worker pins itself to its share with :func:`pin`). Sets no
+    mesh bound, so a user's own device count in ``XLA_FLAGS`` is used as it is."""
+    return _request_host_devices(max(1, cpu_cores() // max(jobs, 1))) if _platform_is_cpu() else None
+
+
+def _request_host_devices(count: int) -> int | None:
+    flags = os.environ.get("XLA_FLAGS", "")
+    if HOST_COUNT_FLAG in flags:
+        return None
     os.environ["XLA_FLAGS"] = f"{flags} {HOST_COUNT_FLAG}={count}".strip()
     return count
 

@@ -13,8 +13,9 @@ reports there and compares every record of each rebuilt ``summary.json`` with th
 (``experiments/<paper>/summary.json``; with ``--quick``, ``runs/quick/experiments/<paper>/summary.json``); any
 number that differs is listed and the command exits 1.
 
-A run of one spec is single-threaded on CPU for most of its time, so ``--jobs N`` runs N specs at
-once in separate processes (largest first: rounds x seeds x runs per spec), then builds the reports.
+``--jobs N`` runs N specs at once in separate processes (largest first: rounds x seeds x runs per
+spec), each worker pinned to its own share of the cores (XLA's CPU thread pools of two workers on the
+same cores would contend), then builds the reports.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from types import ModuleType
 from typing import NamedTuple
 
 from . import config as cfg
+from . import devices
 from . import experiment
 
 QUICK_SEEDS = 2
@@ -149,6 +151,11 @@ def run_one(path: Path, out: Path, quick: bool, x64: bool = False) -> float:
     return time.time() - t0
 
 
+def _take_cores(slots) -> None:
+    """Worker start-up: pin this worker to the next free share of the cores (one share per worker)."""
+    devices.pin(slots.get(timeout=60))
+
+
 def cost(path: Path, quick: bool) -> int:
     """A size estimate of a spec, used to start the largest first: rounds x seeds x runs."""
     spec = cfg.load(path)
@@ -180,7 +187,13 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
     timing = {}
     t0 = time.time()
     if jobs > 1:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        context, pinning = multiprocessing.get_context("spawn"), {}
+        if devices.core_slots(jobs):
+            slots = context.Queue()
+            for cores in devices.core_slots(jobs):
+                slots.put(cores)
+            pinning = {"initializer": _take_cores, "initargs": (slots,)}
+        with ProcessPoolExecutor(jobs, mp_context=context, **pinning) as pool:
             futures = {path: pool.submit(run_one, path, runs / path.stem, quick, x64) for path in paths}
             for path, future in futures.items():
                 timing[path.stem] = round(future.result(), 2)

@@ -1,5 +1,6 @@
 """Every core by default: the CLI's device count and compilation cache, and results that do not
 depend on how many devices the seeds are split over (summary.json compared byte for byte)."""
+import json
 import os
 import subprocess
 import sys
@@ -138,3 +139,36 @@ def test_bench_refuses_a_bad_device_count_and_unknown_algorithms():
     p = _cli(["bench", "--algorithms", "prefucb,ucb9"])
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == ["error: --algorithms: unknown ucb9; choose from prefucb, thv_d2, thv_d5, cohv, user_envs"]
+
+
+def test_core_slots_deal_the_cores_into_disjoint_equal_shares(monkeypatch):
+    monkeypatch.setattr(devices, "_platform_is_cpu", lambda: True)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {5, 0, 3, 1, 4, 2, 7})
+    assert devices.core_slots(1) == [[0, 1, 2, 3, 4, 5, 7]]
+    assert devices.core_slots(2) == [[0, 1, 2], [3, 4, 5]]
+    assert devices.core_slots(7) == [[0], [1], [2], [3], [4], [5], [7]]
+    assert devices.core_slots(8) == []
+    monkeypatch.setattr(devices, "_platform_is_cpu", lambda: False)
+    assert devices.core_slots(2) == []
+
+
+@pytest.mark.skipif(devices.cpu_cores() < 2, reason="needs two cores")
+@pytest.mark.parametrize("call, cores", [("configure(1)", 1), ("configure(None)", None), ("configure_workers(2)", None)])
+def test_fewer_devices_than_cores_confine_the_process_to_that_many_cores(call, cores):
+    code = ("import os; from mobandit_jax import devices; devices._platform_is_cpu = lambda: True; "
+            f"devices.{call}; print(sorted(os.sched_getaffinity(0)), os.environ['XLA_FLAGS'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    mask, flags = out.split("] ")
+    first = sorted(os.sched_getaffinity(0))
+    assert json.loads(mask + "]") == first[:cores]
+    expected = {"configure(1)": 1, "configure(None)": len(first), "configure_workers(2)": len(first) // 2}[call]
+    assert flags.strip() == f"{devices.HOST_COUNT_FLAG}={expected}"
+
+
+def test_reproduce_workers_keep_a_users_own_device_count(monkeypatch):
+    monkeypatch.setattr(devices, "_platform_is_cpu", lambda: True)
+    monkeypatch.setenv("XLA_FLAGS", f"{devices.HOST_COUNT_FLAG}=1")
+    monkeypatch.setattr(devices, "_LIMIT", None)
+    assert devices.configure_workers(2) is None and devices.limit() is None
+    assert os.environ["XLA_FLAGS"] == f"{devices.HOST_COUNT_FLAG}=1"
