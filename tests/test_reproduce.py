@@ -1,5 +1,6 @@
 """``mobandit reproduce``: specs run in parallel worker processes give the same results as one by one."""
 import json
+import os
 
 import pytest
 
@@ -89,6 +90,7 @@ def test_listed_builders_get_their_runs_and_other_specs_keep_the_generic_report(
 def test_without_a_spec_folder_the_command_names_the_folder_it_looked_for(tmp_path, monkeypatch, capsys):
     from mobandit_jax import cli
 
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))  # the CLI sets it; restored after
     monkeypatch.chdir(tmp_path)
     assert cli.main(["reproduce"]) == 2
     err = capsys.readouterr().err.strip()
