@@ -65,14 +65,7 @@ def test_unmatched_finds_a_typed_number_and_accepts_table_values():
                                                             "the paper typed 0.5305."]
 
 
-# The seed-000 and seed-002 builders still write some prose numbers outside their tables (run wall times,
-# values typed in their difference notes); their builders are being changed to generate them.
-PENDING = {"seed000", "seed002"}
-
-
-@pytest.mark.parametrize("paper", [pytest.param(p, marks=pytest.mark.xfail(reason="prose numbers not yet generated",
-                                                                           strict=False)) if p in PENDING else p
-                                   for p in sorted(report_builders(EXPERIMENTS))])
+@pytest.mark.parametrize("paper", sorted(report_builders(EXPERIMENTS)))
 def test_prose_numbers_are_table_numbers(paper):
     report = EXPERIMENTS / paper / "report.md"
     if not report.is_file():

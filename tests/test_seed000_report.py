@@ -174,4 +174,6 @@ def test_identity_ablation_section_from_a_synthetic_run(tmp_path):
     assert f"moves ParetoUCB by {qk - qh:+.1f} and PrefUCB by {ph - pk:+.1f}" in text
     # rates grow with the label's position: index effects |qk-qh| + |ph-pk| = 40 + 40, rule effects 40 + 120
     assert "the selection rule accounts for more" in text
+    assert f"| index, summed | both rules (absolute changes) | | | {abs(qk - qh) + abs(ph - pk):.1f} |" in text
+    assert f"| both | — | PrefUCB | ParetoUCB | {qh - pk:+.1f} |" in text
     assert f"| ParetoUCB | Pareto UCB1 | uniform on optimistic front | {final['ParetoUCB']:.1f} ± " in text

@@ -1,4 +1,4 @@
-"""Seed 002 report helpers (experiments/seed002/report.py): Wilson intervals and L_{K,lambda}."""
+"""Seed 002 report helpers (experiments/seed002/report.py): Wilson intervals, L_{K,lambda}, the radii scale."""
 from pathlib import Path
 
 import pytest
@@ -20,3 +20,10 @@ def test_l_k_lambda_by_hand():
     assert rep.l_k_lambda(2, 0.5) == pytest.approx(1 + 1 / 1.5)
     assert rep.l_k_lambda(3, 0.25) == pytest.approx(1 + 1 / 1.25 + 1 / 1.5)
     assert rep.l_k_lambda(14, 1.0) == pytest.approx(1 + sum(1 / l for l in range(2, 15)))  # unit costs
+
+
+def test_radii_scale_in_the_prose_is_cohv_ucbs_default():
+    from mobandit_jax.policies import budgeted
+
+    assert rep.RADII_SCALE == budgeted.S_R == budgeted.S_C
+    assert rep.PROSE_CONSTANTS == (rep.RADII_SCALE,)

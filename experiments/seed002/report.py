@@ -59,6 +59,11 @@ STYLE = {"CoHV-UCB": dict(marker="o", ls="-"), "HV-UCB": dict(marker="s", ls="--
          IDENT_EXTRA: dict(marker="x", ls="-.", ms=9, zorder=4)}
 FONT = 10  # points; legends and ticks at least 9
 DPI = 150
+# CoHV-UCB's radii scale s_r = s_c selected in Appendix A (the policy's default, S_R = S_C in
+# mobandit_jax/policies/budgeted.py; tests/test_seed002_report.py checks the two agree).
+RADII_SCALE = 0.01
+# Numbers the prose may state that are settings of the readings, not results (tests/test_report_prose.py).
+PROSE_CONSTANTS = (RADII_SCALE,)
 
 # Table 1 and the values quoted in the paper's text (Section 5.2 and Appendix A).
 PAPER_TABLES = json.loads((Path(__file__).resolve().parent / "paper_tables.json").read_text())
@@ -229,9 +234,10 @@ def differences(runs):
              f"* **Online baselines on our data.** In the stand-ins the configuration with the best accuracy per "
              f"token ranks {ranks[0][0]} of {ranks[0][1]} (GSM8K) and {ranks[1][0]} of {ranks[1][1]} (PIQA) by "
              "hypervolume per cost, so Accuracy-Cost-UCB gains little hypervolume per cost over uniform play. "
-             "CoHV-UCB's spread across replays is large: with the selected radii scale ``s_r = s_c = 0.01`` the "
-             "index is nearly greedy and some replays settle on a near-optimal arm, so the moving-average "
-             "regret plateaus above zero (the paper also notes that its moving averages do not converge).",
+             "CoHV-UCB's spread across replays is large: with the selected radii scale "
+             f"``s_r = s_c = {RADII_SCALE}`` the index is nearly greedy and some replays settle on a near-optimal "
+             "arm, so the moving-average regret plateaus above zero (the paper also notes that its moving averages "
+             "do not converge).",
              f"* **Identification difficulty.** Our subsets' minimum classification gaps are "
              f"{gaps[0]:.4f} / {gaps[1]:.4f} (paper {paper_gaps[0]} / {paper_gaps[1]}), resolved by Bernoulli "
              "accuracies and bootstrapped latencies whose per-pull spread is ours, not the paper's; the "
@@ -421,14 +427,20 @@ def _cell(run, pol, metric, **setting):
     return None if v is None else v[0]
 
 
+def subset_constants(ds, name):
+    """``(K, lambda, L_{K,lambda})`` of CoPSI on the 14-arm subset of ``ds`` under reading ``name`` of ``c_max``."""
+    sub = instance(ds, "identification14", 1.0, "deterministic", name)
+    K, lam = len(sub.means), sub.cost_floor
+    return K, lam, l_k_lambda(K, lam)
+
+
 def reading_table(run, name):
     """Misidentification (Wilson 95%) and budget_spent per method and rho under reading ``name``."""
     labels = [p for p in IDENT + (IDENT_EXTRA,) if p in run.grid]
     sel = reading(run, name)
     lines = ["| data | rho | lambda | L_{K,lambda} | " + " | ".join(labels) + " |", "|---" * (4 + len(labels)) + "|"]
     for ds in DATASETS:
-        sub = instance(ds, "identification14", 1.0, "deterministic", name)
-        lam = sub.cost_floor
+        _, lam, L_k = subset_constants(ds, name)
         for rho in run.rhos(dataset=ds):
             cells = []
             for p in labels:
@@ -439,7 +451,7 @@ def reading_table(run, name):
                     continue
                 lo, hi = wilson(v[0], v[2])
                 cells.append(f"{v[0]:.3f} [{lo:.3f}, {hi:.3f}] / " + ("n/a" if use is None else f"{use:.3f}"))
-            md_lam = f"{lam:.3f} | {l_k_lambda(len(sub.means), lam):.3f}"
+            md_lam = f"{lam:.3f} | {L_k:.3f}"
             lines.append(f"| {ds} | {_rho_label(rho)} | {md_lam} | " + " | ".join(cells) + " |")
         lines.append(f"| {ds} paper | 5000 | — | — | " + " | ".join(
             _paper(PAPER["ident_large"], ds, p) + " / —" for p in labels) + " |")
@@ -449,7 +461,7 @@ def reading_table(run, name):
 def identification_section(run, out):
     """Figure 2(c)-(d): both c_max readings, misidentification and budget spent, paper beside ours."""
     md = ["## Pareto set identification, 14-arm subset (Figure 2(c)-(d))", "",
-          f"Run: `{run.path}` ({run.records[0]['n']} paired replays, wall {run.wall} s, deterministic costs). "
+          f"Run: `{run.path}` ({run.records[0]['n']} paired replays, deterministic costs). "
           "Each cell: misidentification probability [Wilson 95% interval] / `budget_spent`, the mean fraction "
           "of B the method spent (`IdentifyResult.spent / B`). Every method gets the same B = rho K c_bar "
           "in the same normalised cost units and is charged c_i per pull "
@@ -481,8 +493,21 @@ def choice_lines(run):
     """Why :data:`CHOSEN`, with the numbers of both readings at the largest budget."""
     if not reading(run):
         return []
-    K = len(instance(DATASETS[0], "identification14", 1.0, "deterministic", CHOSEN).means)
-    lines = [f"**Which reading.** Both readings keep Algorithm 2's budget guarantee with deterministic costs: "
+    K = subset_constants(DATASETS[0], CHOSEN)[0]
+    lines = [f"CoPSI's allocation constants on the {K}-arm subsets under each reading (lambda = min_i c_i / c_max; "
+             "L_{K,1} and the bound 1 - 1 / (2 L_{K,1}) on the fraction of B its targets spend are those of equal "
+             "costs, lambda = 1) and CoPSI's mean `budget_spent` at the largest budget:", "",
+             "| data | reading | lambda | L_{K,lambda} | L_{K,1} | 1 - 1 / (2 L_{K,1}) | rho | CoPSI budget_spent |",
+             "|---|---|---|---|---|---|---|---|"]
+    for ds in DATASETS:
+        rho = run.rhos(dataset=ds)[-1]
+        for name in READINGS:
+            k, lam, L_k = subset_constants(ds, name)
+            L_1 = l_k_lambda(k, 1.0)
+            use = _cell(run, "CoPSI", "budget_spent", dataset=ds, rho=_rho_label(rho), **reading(run, name))
+            lines.append(f"| {ds} | `{name}` | {lam:.3f} | {L_k:.3f} | {L_1:.3f} | {1 - 1 / (2 * L_1):.3f} | "
+                         f"{_rho_label(rho)} | " + ("n/a" if use is None else f"{use:.3f}") + " |")
+    lines += ["", f"**Which reading.** Both readings keep Algorithm 2's budget guarantee with deterministic costs: "
              "every c_i / c_max lies in [lambda, 1] with lambda = min_i c_i / c_max, which is all Lemma 4's "
              "proof uses (measured: no method's mean `budget_spent` exceeds 1 in any cell above, and the "
              "guarantee is tested replay by replay). They differ in lambda, hence in L_{K,lambda} and every n_r. "
@@ -494,8 +519,8 @@ def choice_lines(run):
              "The `instance` reading stays for the online and stochastic-cost runs, whose per-pull charges "
              "must lie in [lambda, 1]. CoPSI still spends less than PSI-SR by design: even with equal costs and "
              f"lambda = 1 its targets spend at most 1 - 1 / (2 L_{{K,1}}) = {1 - 1 / (2 * l_k_lambda(K, 1.0)):.3f} of B "
-             f"for K = {K} (the last two arms share the final phase), while PSI-SR converts B into unit pulls and "
-             "spends it almost entirely. At the largest budget:", ""]
+             f"for K = {K} (table above; the last two arms share the final phase), while PSI-SR converts B into "
+             "unit pulls and spends it almost entirely. At the largest budget:", ""]
     for ds in DATASETS:
         rho = run.rhos(dataset=ds)[-1]
         parts = []
@@ -514,7 +539,7 @@ def choice_lines(run):
 def f1_section(run, out):
     """Figure 5: F1 on the complete sets under both readings, paper beside ours; the rho = 10 PIQA check."""
     md = ["## Approximate recovery on the complete sets (Figure 5)", "",
-          f"Run: `{run.path}` ({run.records[0]['n']} replays, wall {run.wall} s). Pareto F1, mean ± std over replays.", ""]
+          f"Run: `{run.path}` ({run.records[0]['n']} replays). Pareto F1, mean ± std over replays.", ""]
     present = [r for r in READINGS if reading(run, r) or r == "instance"]
     for name in present:
         sel = reading(run, name)
@@ -537,8 +562,10 @@ def f1_section(run, out):
 
 
 def f1_check_lines(run, ds="piqa", rho=10):
-    """Whether CoPSI's F1 is below Uniform's at ``rho`` on ``ds``, per reading, from the records."""
-    lines = []
+    """Whether CoPSI's F1 is below Uniform's at ``rho`` on ``ds``, per reading, from the records: a table of
+    both F1 values, their difference and its standard error, then one line per reading."""
+    rows, lines = [], []
+    paper = PAPER["f1_10"][ds]
     for name in [r for r in READINGS if reading(run, r) or r == "instance"]:
         sel = reading(run, name)
         c = run.value("CoPSI", "f1", dataset=ds, rho=rho, **sel)
@@ -546,12 +573,19 @@ def f1_check_lines(run, ds="piqa", rho=10):
         if c is None or u is None:
             continue
         se = np.hypot(c[1] / np.sqrt(c[2]), u[1] / np.sqrt(u[2]))
-        paper = PAPER["f1_10"][ds]
+        rows.append(f"| `{name}` | {c[0]:.3f} | {u[0]:.3f} | {c[0] - u[0]:+.3f} | {se:.3f} | "
+                    f"{paper['CoPSI']} / {paper['Uniform']} |")
         lines.append(f"- At rho = {rho} on {ds.upper()} (reading `{name}`), CoPSI's F1 is "
                      f"{'below' if c[0] < u[0] else 'not below'} Uniform's: {c[0]:.3f} against {u[0]:.3f} "
                      f"(difference {c[0] - u[0]:+.3f}, standard error {se:.3f}); the paper has CoPSI above Uniform "
                      f"({paper['CoPSI']} against {paper['Uniform']}).")
-    return lines
+    if not rows:
+        return []
+    head = [f"CoPSI against Uniform at rho = {rho} on {ds.upper()} (mean F1 over the n replays; standard error of "
+            "the difference sqrt(s_CoPSI^2 / n + s_Uniform^2 / n) from the standard deviations over the replays):", "",
+            "| reading | CoPSI | Uniform | difference | standard error | paper (CoPSI / Uniform) |",
+            "|---|---|---|---|---|---|"]
+    return head + rows + [""] + lines
 
 
 def table1_lines():
@@ -572,8 +606,9 @@ def table1_lines():
                      f"{int(inst.pareto.sum())} | {int(sub.pareto.sum())} | "
                      f"{classification_gaps(sub.means).min():.4f} |")
     lines += ["", "Profiling token costs ``c_i`` and whether the hypervolume-maximizing configuration also "
-              "maximizes hypervolume per cost (Section 5.2):", "",
-              "| data | c_i range (paper) | c_i range (simulated) | argmax H = argmax H/c? (paper) | (simulated) |",
+              "maximizes hypervolume per cost:", "",
+              "| data | c_i range (paper, Section 5.2) | c_i range (simulated) | argmax H = argmax H/c? "
+              "(paper, Section 5.2) | (simulated) |",
               "|---|---|---|---|---|"]
     for ds in DATASETS:
         paper_cost = PAPER_TABLES["profiling_costs"][ds]
@@ -584,6 +619,20 @@ def table1_lines():
         lines.append(f"| {ds.upper()} | {paper_cost['range']} | {pt.min():.2f}–{pt.max():.2f} | "
                      f"{paper_cost['argmax_hv_is_argmax_hv_per_cost']} | "
                      f"{'yes' if same else 'no'} |")
+    return lines
+
+
+def run_lines(runs):
+    """The run table: directory, replays and engine wall seconds (last invocation) of each run, in report order."""
+    if not runs:
+        return []
+    lines = ["Runs (engine wall time of each run's last invocation):", "",
+             "| run | directory | replays | engine wall time (s) |", "|---|---|---|---|"]
+    for name in ("online", "identification", "f1", "stochastic_costs"):
+        if name in runs:
+            run = runs[name]
+            wall = "n/a" if run.wall is None else run.wall
+            lines.append(f"| `{name}` | `{run.path}` | {run.records[0]['n']} | {wall} |")
     return lines
 
 
@@ -604,12 +653,13 @@ def build(run_dirs: dict, out_dir) -> Path:
           "the same shape and Table 1 ranges, bundled with the package; the `llm_configs` env loads real logs from a "
           "long CSV when available). The paper's "
           "numbers are quoted from its text. Agreement can only be qualitative: orderings and trends, not values.",
-          "", "## Data (Table 1 / Figure 1)", ""] + table1_lines() + ["", "![](" + fig_landscape(out) + ")", ""]
+          ""] + run_lines(runs) + ["", "## Data (Table 1 / Figure 1)", ""]
+    md += table1_lines() + ["", "![](" + fig_landscape(out) + ")", ""]
 
     if "online" in runs:
         run = runs["online"]
         md += ["## Online selection (Figure 2(a)-(b), Figure 3, Figure 4)", "",
-               f"Run: `{run.path}` ({run.records[0]['n']} paired replays, wall {run.wall} s). "
+               f"Run: `{run.path}` ({run.records[0]['n']} paired replays). "
                "HV-efficiency regret `R_B^HV` and standard regret `R_B^std` (benchmark "
                "`R*_B = nu* sum_t mu^c_{i_t}`, see `metrics/budgeted.py`); mean ± std over replays.", ""]
         for metric, title in (("hv_efficiency_regret", "R_B^HV"), ("hv_regret", "R_B^std")):
@@ -645,7 +695,7 @@ def build(run_dirs: dict, out_dir) -> Path:
     if "stochastic_costs" in runs:
         run = runs["stochastic_costs"]
         md += ["## Robustness to stochastic token costs (Figure 6)", "",
-               f"Run: `{run.path}` ({run.records[0]['n']} paired replays, wall {run.wall} s, rho = 5000).", "",
+               f"Run: `{run.path}` ({run.records[0]['n']} paired replays, rho = 5000).", "",
                "| data | method | fixed c_i | realized cost | paper (fixed / realized) |", "|---|---|---|---|---|"]
         for ds in DATASETS:
             for p in IDENT:
