@@ -17,11 +17,21 @@ def setting_title(setting: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in setting.items()) or "default"
 
 
+LEGEND_INSIDE = 6  # legend entries that still fit inside the first panel
+
+
 def mean_std_band(ax, x, runs, label):
     """Plot the mean of ``runs (S, C)`` over seeds with a +-1 std band."""
     mu, sd = runs.mean(axis=0), runs.std(axis=0)
     line, = ax.plot(x, mu, label=label)
     ax.fill_between(x, mu - sd, mu + sd, alpha=0.2, color=line.get_color())
+
+
+def _varying(points) -> list:
+    """The keys whose values differ between the parameter dicts ``points`` (sorted)."""
+    points = list(points)
+    keys = sorted({k for p in points for k in p if k != "name"})
+    return [k for k in keys if len({repr(p.get(k)) for p in points}) > 1]
 
 
 def metric_figure(plan, curves: dict, m: str):
@@ -34,10 +44,11 @@ def metric_figure(plan, curves: dict, m: str):
     for s in settings:
         if s not in panels:
             panels.append(s)
+    swept = {label: _varying(p["params"] for p in plan.grid[label]) for label in labels}  # a policy sweep's keys
     panels = panels[:MAX_PANELS]
     cols = min(4, len(panels))
     rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False, layout="constrained")
     for ax, s in zip(axes.flat, panels):
         for label in labels:
             if m not in plan.names[label]:
@@ -45,16 +56,18 @@ def metric_figure(plan, curves: dict, m: str):
             for g, point in enumerate(plan.grid[label]):
                 if point["setting"] != s:
                     continue
-                extra = {k: v for k, v in point["params"].items() if k != "name"}
-                name = label + (f" {extra}" if len(plan.grid[label]) > len(settings) and extra else "")
+                name = " ".join([label] + [f"{k}={point['params'][k]}" for k in swept[label]])
                 mean_std_band(ax, x, curves[f"{label}|{g}|{m}"], name)
         ax.set_title(setting_title(s), fontsize=9)
         ax.set_xlabel("round")
         ax.set_ylabel(f"cumulative {m}")
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
+    handles, names = axes.flat[0].get_legend_handles_labels()
+    if len(handles) <= LEGEND_INSIDE:
+        axes.flat[0].legend(fontsize=7)
+    else:  # a policy sweep: one entry per point, below the panels where it cannot cover the curves
+        fig.legend(handles, names, fontsize=7, loc="outside lower center", ncols=min(3, len(handles)))
     return fig
 
 

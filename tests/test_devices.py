@@ -30,6 +30,12 @@ record_every = 30
 TEST_CACHE = os.path.join(tempfile.gettempdir(), "mobandit_jax_test_cache")
 
 
+@pytest.fixture(autouse=True)
+def _device_state_restored(monkeypatch):
+    """configure() sets the module's --devices bound and XLA_FLAGS: both are put back after each test."""
+    monkeypatch.setattr(devices, "_LIMIT", None)
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
+
 def _cli(args, env_extra=None):
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS", cache.DISABLE_ENV)}
     env.update({"JAX_COMPILATION_CACHE_DIR": TEST_CACHE, **(env_extra or {})})
@@ -83,14 +89,12 @@ def test_configure_sets_one_host_device_per_core_and_keeps_a_user_value(monkeypa
     assert devices.limit() == 3
     monkeypatch.delenv("XLA_FLAGS")
     assert devices.configure(4) == 4 and os.environ["XLA_FLAGS"] == f"{devices.HOST_COUNT_FLAG}=4"
-    monkeypatch.setattr(devices, "_LIMIT", None)
 
 
 def test_gpu_platform_gets_no_host_device_flag(monkeypatch):
     monkeypatch.setenv("JAX_PLATFORMS", "cuda")
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     assert devices.configure() is None and "XLA_FLAGS" not in os.environ
-    monkeypatch.setattr(devices, "_LIMIT", None)
 
 
 def test_importing_the_package_sets_no_device_count():
@@ -169,6 +173,5 @@ def test_fewer_devices_than_cores_confine_the_process_to_that_many_cores(call, c
 def test_reproduce_workers_keep_a_users_own_device_count(monkeypatch):
     monkeypatch.setattr(devices, "_platform_is_cpu", lambda: True)
     monkeypatch.setenv("XLA_FLAGS", f"{devices.HOST_COUNT_FLAG}=1")
-    monkeypatch.setattr(devices, "_LIMIT", None)
     assert devices.configure_workers(2) is None and devices.limit() is None
     assert os.environ["XLA_FLAGS"] == f"{devices.HOST_COUNT_FLAG}=1"
