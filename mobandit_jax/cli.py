@@ -148,7 +148,8 @@ def main(argv=None) -> int:
     p.add_argument("--coordinator", help="multi-host: coordinator address host:port (with --num-processes, --process-id)")
     p.add_argument("--num-processes", type=int)
     p.add_argument("--process-id", type=int)
-    p.add_argument("--devices", type=int, help="devices to split the seeds over (default: one per CPU core, or every GPU)")
+    p.add_argument("--devices", type=int, help="devices to split the seeds over (default: one per CPU core, or every GPU); "
+                   "on CPU, N below the core count also pins the run to N cores")
     p.add_argument("--no-cache", action="store_true", help="no persistent compilation cache (also MOBANDIT_NO_CACHE=1)")
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("list", help="list registered policies, environments and metric families")
