@@ -76,8 +76,9 @@ def configure(devices: int | None = None) -> int | None:
     _LIMIT = check_count(devices)
     if not _platform_is_cpu():
         return None
-    if _LIMIT is not None and _LIMIT < cpu_cores():
-        pin(sorted(os.sched_getaffinity(0))[:_LIMIT])
+    cores = core_slots(1)  # [] where the OS has no affinity masks (macOS): nothing to pin
+    if _LIMIT is not None and cores and _LIMIT < len(cores[0]):
+        pin(cores[0][:_LIMIT])
     return _request_host_devices(_LIMIT or cpu_cores())
 
 

@@ -175,3 +175,13 @@ def test_reproduce_workers_keep_a_users_own_device_count(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", f"{devices.HOST_COUNT_FLAG}=1")
     assert devices.configure_workers(2) is None and devices.limit() is None
     assert os.environ["XLA_FLAGS"] == f"{devices.HOST_COUNT_FLAG}=1"
+
+
+def test_without_affinity_masks_nothing_is_pinned(monkeypatch):
+    monkeypatch.setattr(devices, "_platform_is_cpu", lambda: True)
+    monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.setattr(os, "sched_setaffinity", lambda *a: pytest.fail("pinned without affinity masks"))
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.delenv("XLA_FLAGS")
+    assert devices.configure(1) == 1 and os.environ["XLA_FLAGS"] == f"{devices.HOST_COUNT_FLAG}=1"
+    assert devices.core_slots(2) == []
