@@ -37,7 +37,13 @@ EXPERIMENT_DEFAULTS = {"horizon": 1000, "seeds": 10, "seed": 0, "record_every": 
 
 
 class ConfigError(ValueError):
-    """A malformed spec: the message names the offending key or value and what is allowed."""
+    """A malformed spec: the message names the offending key or value and what is allowed.
+
+    The message is one line: line breaks inside quoted keys or values are shown escaped (``\\n``).
+    """
+
+    def __init__(self, message: str):
+        super().__init__(str(message).replace("\r", "\\r").replace("\n", "\\n"))
 
 
 def _check_keys(table: dict, allowed, where: str):

@@ -96,3 +96,11 @@ def test_random_set_strings_give_a_plan_or_a_config_error(keys, raws, sep):
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_every_shipped_spec_validates_and_expands(path):
     assert cfg.grid_points(cfg.validate(_raw(path)))
+
+
+def test_a_line_break_in_a_spec_key_stays_escaped_in_the_one_line_error():
+    spec = _raw(CONFIGS[[c.stem for c in CONFIGS].index("quickstart")])
+    spec["policies"][0]["\n"] = {"front": {"x": 1.0}}
+    with pytest.raises(cfg.ConfigError) as err:
+        experiment.checked_build(spec)
+    assert "\n" not in str(err.value) and "\\n" in str(err.value)
