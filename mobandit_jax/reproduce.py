@@ -187,10 +187,10 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
     timing = {}
     t0 = time.time()
     if jobs > 1:
-        context, pinning = multiprocessing.get_context("spawn"), {}
-        if devices.core_slots(jobs):
+        context, pinning, shares = multiprocessing.get_context("spawn"), {}, devices.core_slots(jobs)
+        if shares:
             slots = context.Queue()
-            for cores in devices.core_slots(jobs):
+            for cores in shares:
                 slots.put(cores)
             pinning = {"initializer": _take_cores, "initargs": (slots,)}
         with ProcessPoolExecutor(jobs, mp_context=context, **pinning) as pool:
