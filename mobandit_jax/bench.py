@@ -1,7 +1,8 @@
-"""Throughput benchmarks, measured side by side in one process on this machine.
+"""Throughput benchmarks, measured side by side in one run on this machine.
 
-- Policies: seed-rounds per second of the engine run the way ``mobandit run`` runs it (jitted,
-  seed-vmapped, seeds sharded over every device: one per CPU core unless ``--devices N``) against
+- Policies: seed-rounds per second of the engine run the way ``mobandit run`` runs a long run (jitted,
+  seed-vmapped; on CPU the seeds split over one single-device worker process per core, timed together,
+  unless ``--devices N``; on GPU sharded over the devices) against
   two numpy peers of the same algorithm: the per-seed loop of ``mobandit_jax.reference`` and the
   seed-batched peer of ``mobandit_jax.numpy_peer`` at the same seed count; compile time apart.
 - User-data environments (``--algorithms user_envs``): PrefUCB's engine rate on the same means as
@@ -23,7 +24,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from . import devices, sharding
+from . import devices, local_workers, sharding
 from .engine import RunParams, batch, make_run, seed_keys, stack_params
 
 CUSTOMER_SERVICE_W = np.array([[1, 0, 1, 0, 0, 2, 1], [0, -1, 0, 0, 0, 1, 0]], np.float64)  # seed 000, Table 3
@@ -38,24 +39,76 @@ def _timed(fn, repeat: int = 1):
     return best
 
 
-def engine_rate(env, policy, metrics, params, horizon: int, seeds: int):
-    """(seed-rounds per second, compile+first-call seconds) of the engine at ``seeds`` seeds.
-
-    As ``mobandit run`` runs a group: the batched run compiled with the seeds sharded over the
-    local mesh, the seed axis padded to a multiple of the device count (padding lanes not counted).
-    """
+def _compiled(setup, horizon: int, seeds: int):
+    """``(run, compile seconds)``: the batched run of ``setup`` at ``seeds`` seeds, compiled and called once,
+    with the seeds sharded over the local mesh (padded to a multiple of the device count)."""
+    fn, args = setup
+    env, policy, metrics, params = fn(*args)
     run = make_run(env, policy, metrics, horizon, record_every=horizon,
                    budgeted=bool(np.isfinite(np.asarray(params.budget))))
     mesh = sharding.local_mesh()
     width = sharding.padded_size(seeds, mesh)
-    fn = sharding.compile_sharded(batch(run), mesh)
+    batched = sharding.compile_sharded(batch(run), mesh)
     stacked = stack_params([params])
     t0 = time.perf_counter()
-    jax.block_until_ready(fn(stacked, seed_keys(0, np.arange(width))))
+    jax.block_until_ready(batched(stacked, seed_keys(0, np.arange(width))))
     compile_s = time.perf_counter() - t0
     keys = seed_keys(1, np.arange(width))
-    elapsed = _timed(lambda: fn(stacked, keys))
-    return seeds * horizon / elapsed, compile_s
+    return (lambda: batched(stacked, keys)), compile_s
+
+
+def engine_rate(setup, horizon: int, seeds: int, workers: int = 1):
+    """(seed-rounds per second, compile+first-call seconds) of the engine at ``seeds`` seeds.
+
+    ``setup = (fn, args)``: ``fn(*args) -> (env, policy, metrics, params)``, module-level so that worker
+    processes can rebuild it. As ``mobandit run`` runs a group: with ``workers > 1``, the seeds split
+    over that many single-device worker processes, one core each, timed together
+    (:func:`_workers_rate`); otherwise in this process, the seeds sharded over the local mesh
+    (padding lanes not counted).
+    """
+    workers = min(workers, seeds)
+    if workers > 1:
+        return _workers_rate(setup, horizon, seeds, workers)
+    run, compile_s = _compiled(setup, horizon, seeds)
+    return seeds * horizon / _timed(run), compile_s
+
+
+def _worker_time(setup, horizon: int, width: int, cores, start, out):
+    """In a worker process: compile and warm the run at ``width`` seeds, wait at ``start`` for the other
+    workers, time one run; put ``(seconds, compile seconds)`` or ``("error", message)`` on ``out``."""
+    local_workers.start_worker(cores)
+    try:
+        from . import runtime
+
+        runtime.configure()
+        run, compile_s = _compiled(setup, horizon, width)
+        start.wait(timeout=3600)
+        out.put((_timed(run), compile_s))
+    except Exception as err:  # noqa: BLE001 -- reported by the parent in one line
+        start.abort()
+        out.put(("error", local_workers.one_line(err)))
+
+
+def _workers_rate(setup, horizon: int, seeds: int, workers: int):
+    """The engine's rate with ``ceil(seeds / workers)`` seeds in each of ``workers`` pinned processes,
+    all started together: ``seeds x horizon / the slowest worker's seconds``."""
+    import multiprocessing
+
+    width = -(-seeds // workers)
+    context = multiprocessing.get_context("spawn")
+    start, out = context.Barrier(workers), context.Queue()
+    slots = devices.core_slots(devices.cpu_cores())[:workers] or [None] * workers
+    procs = [context.Process(target=_worker_time, args=(setup, horizon, width, slots[w], start, out), daemon=True)
+             for w in range(workers)]
+    for p in procs:
+        p.start()
+    found = [out.get(timeout=3600) for _ in procs]
+    for p in procs:
+        p.join()
+    errors = [f[1] for f in found if f[0] == "error" and "BrokenBarrierError" not in f[1]]
+    if errors or any(f[0] == "error" for f in found):
+        raise RuntimeError(errors[0] if errors else "a benchmark worker failed")
+    return seeds * horizon / max(f[0] for f in found), max(f[1] for f in found)
 
 
 def _batched_rate(run_batched, seeds: int, rounds: int) -> float:
@@ -65,6 +118,7 @@ def _batched_rate(run_batched, seeds: int, rounds: int) -> float:
     return seeds * rounds / (time.perf_counter() - t0)
 
 
+WORKERS = 1  # worker processes the engine runs in (set by main: one per core on CPU, as `mobandit run`)
 OUT_OF_MEMORY = []  # "algorithm at N seeds: message" of the sweeps stopped by an allocation failure
 SWEEP = {"path": None, "info": None, "rows": []}  # --engine-only --json: rewritten after every row
 
@@ -82,8 +136,9 @@ def _is_out_of_memory(err: Exception) -> bool:
     return "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()
 
 
-def _rows(label: str, seed_counts, env, policy, metrics, params, horizon: int, numpy_rate, batched):
-    """One row per seed count: the engine's rate beside both numpy peers' (``batched(S)`` -> rate).
+def _rows(label: str, seed_counts, setup, horizon: int, numpy_rate, batched):
+    """One row per seed count: the engine's rate (:func:`engine_rate` of ``setup``, with :data:`WORKERS`)
+    beside both numpy peers' (``batched(S)`` -> rate).
 
     ``numpy_rate=None`` leaves the peers out. A seed count that runs out of device memory ends the
     sweep of this algorithm (noted in ``OUT_OF_MEMORY``).
@@ -91,7 +146,7 @@ def _rows(label: str, seed_counts, env, policy, metrics, params, horizon: int, n
     rows = []
     for s in seed_counts:
         try:
-            rate, comp = engine_rate(env, policy, metrics, params, horizon, s)
+            rate, comp = engine_rate(setup, horizon, s, WORKERS)
         except Exception as err:  # noqa: BLE001 -- only allocation failures are expected here
             if not _is_out_of_memory(err):
                 raise
@@ -108,18 +163,30 @@ def _rows(label: str, seed_counts, env, policy, metrics, params, horizon: int, n
     return rows
 
 
+def _prefucb_setup(section: dict | None = None):
+    """PrefUCB (K = 42, d = 7, the Customer Service cone, M = 2) on :func:`_bench_means` with Beta feedback,
+    or on the environment of ``section``: ``(env, policy, metrics, params)``."""
+    from .metrics.preference import preference_metrics, preference_truth
+    from .policies.preference import ConeParams, prefucb
+    from .problems.base import make
+    from .problems.stochastic import make_stochastic
+
+    inst = make_stochastic(_bench_means()) if section is None else make(section)
+    W = CUSTOMER_SERVICE_W
+    params = RunParams(inst.params, ConeParams(jnp.asarray(W, jnp.float32)), preference_truth(inst.means, W), jnp.inf)
+    return inst.env, prefucb(42, 7), preference_metrics(7), params
+
+
+def _bench_means():
+    return np.random.default_rng(0).uniform(0.05, 0.95, size=(42, 7))
+
+
 def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
     """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers."""
     from .numpy_peer import prefucb_batched
-    from .metrics.preference import preference_metrics, preference_truth
-    from .policies.preference import ConeParams, prefucb
-    from .problems.stochastic import make_stochastic
     from .reference.prefucb_numpy import run_prefucb_numpy
 
-    means = np.random.default_rng(0).uniform(0.05, 0.95, size=(42, 7))
-    inst = make_stochastic(means)
-    W = CUSTOMER_SERVICE_W
-    params = RunParams(inst.params, ConeParams(jnp.asarray(W, jnp.float32)), preference_truth(means, W), jnp.inf)
+    means, W = _bench_means(), CUSTOMER_SERVICE_W
     np_rate = None
     if peers:
         t0 = time.perf_counter()
@@ -127,8 +194,7 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = Tr
         np_rate = numpy_rounds / (time.perf_counter() - t0)
     # the engine's horizon, forced first rounds included as in the engine's timed runs
     batched = lambda s: _batched_rate(lambda T, S: prefucb_batched(means, W, T, S), s, horizon)  # noqa: E731
-    return _rows("PrefUCB (K=42, d=7, M=2)", seed_counts, inst.env, prefucb(42, 7), preference_metrics(7), params,
-                 horizon, np_rate, batched)
+    return _rows("PrefUCB (K=42, d=7, M=2)", seed_counts, (_prefucb_setup, ()), horizon, np_rate, batched)
 
 
 def bench_user_envs(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
@@ -136,10 +202,6 @@ def bench_user_envs(seed_counts, horizon: int, numpy_rounds: int, peers: bool = 
     and ``"replay"`` (256 recorded Bernoulli instances per arm): the per-round cost of the user-data envs."""
     import csv
     import tempfile
-
-    from .metrics.preference import preference_metrics, preference_truth
-    from .policies.preference import ConeParams, prefucb
-    from .problems.base import make
 
     rng = np.random.default_rng(0)
     means = rng.uniform(0.05, 0.95, size=(42, 7))
@@ -157,11 +219,7 @@ def bench_user_envs(seed_counts, horizon: int, numpy_rounds: int, peers: bool = 
                     "table": {"kind": "table", "path": f"{tmp}/table.csv", "noise": "bernoulli", **common},
                     "replay": {"kind": "replay", "path": f"{tmp}/replay.csv", "instance": "instance", **common}}
         for kind, section in sections.items():
-            inst = make(section)
-            params = RunParams(inst.params, ConeParams(jnp.asarray(CUSTOMER_SERVICE_W, jnp.float32)),
-                               preference_truth(inst.means, CUSTOMER_SERVICE_W), jnp.inf)
-            rows += _rows(f"PrefUCB on kind={kind}", seed_counts, inst.env, prefucb(42, 7), preference_metrics(7),
-                          params, horizon, None, None)
+            rows += _rows(f"PrefUCB on kind={kind}", seed_counts, (_prefucb_setup, (section,)), horizon, None, None)
     return rows
 
 
@@ -175,6 +233,12 @@ def _registry_run(env_section: dict, policy_key: str):
     policy, pparams, _ = policies.base.make(policy_key, ctx)
     mset, mparams = metrics.base.make(policies.base.POLICIES[policy_key].family, ctx)
     return inst, ctx, policy, mset, RunParams(inst.params, pparams, mparams, jnp.inf)
+
+
+def _registry_setup(env_section: dict, policy_key: str):
+    """:func:`_registry_run` as the ``(env, policy, metrics, params)`` of :func:`engine_rate`."""
+    inst, _, policy, mset, params = _registry_run(env_section, policy_key)
+    return inst.env, policy, mset, params
 
 
 def _numpy_rate(run_rounds, warm: int, rounds: int) -> float:
@@ -194,7 +258,7 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
     from .reference.thv_ucb_numpy import thv_ucb_numpy
 
     section = {"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave", "instance_seed": 0}
-    inst, ctx, policy, mset, params = _registry_run(section, "slate/thv_ucb")
+    inst = _registry_run(section, "slate/thv_ucb")[0]
     warm = -(-2 * n // k)  # the forced round-robin initialisation (m0 = 2 pulls per arm)
     np_rate = _numpy_rate(lambda T: thv_ucb_numpy(inst.means, k, T, eta=0.01, delta=1 / 5000, sigma=sigma),
                           warm, numpy_rounds) if peers else None
@@ -204,8 +268,8 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
         return s * _numpy_rate(lambda T: thv_ucb_batched(inst.means, k, T, s, eta=0.01, delta=1 / 5000, sigma=sigma),
                                warm, rounds)
 
-    return _rows(f"THV-UCB (d={d}, n={n}, k={k})", seed_counts, inst.env, policy, mset, params, horizon, np_rate,
-                 batched)
+    return _rows(f"THV-UCB (d={d}, n={n}, k={k})", seed_counts, (_registry_setup, (section, "slate/thv_ucb")), horizon,
+                 np_rate, batched)
 
 
 def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
@@ -215,7 +279,7 @@ def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = T
     from .reference.cohv_ucb_numpy import run_cohv_ucb
 
     section = {"kind": "llm_configs", "dataset": "piqa", "rho": 32.0}
-    inst, ctx, policy, mset, params = _registry_run(section, "cohv_ucb")
+    inst, ctx = _registry_run(section, "cohv_ucb")[:2]
     K = inst.env.num_arms
     vals = np.asarray(llm_configs.pull_values(jax.random.PRNGKey(0), inst.params, 64), np.float64)
 
@@ -236,7 +300,8 @@ def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = T
                                                           inst.alloc_costs, T, s), K,
                                max(20, min(numpy_rounds, 2**18 // s)))
 
-    return _rows(f"CoHV-UCB (K={K}, D=2)", seed_counts, inst.env, policy, mset, params, horizon, np_rate, batched)
+    return _rows(f"CoHV-UCB (K={K}, D=2)", seed_counts, (_registry_setup, (section, "cohv_ucb")), horizon, np_rate,
+                 batched)
 
 
 def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
@@ -303,8 +368,9 @@ def main(argv=None) -> int:
     if unknown:
         print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}", file=sys.stderr)
         return 2
+    global WORKERS
     try:
-        devices.configure(args.devices)
+        WORKERS = devices.configure_run(args.devices)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -314,8 +380,9 @@ def main(argv=None) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     horizon = 100 if args.quick else args.rounds
     info = {"backend": jax.default_backend(), "devices": [str(d) for d in sharding.local_mesh().devices.flat],
+            "worker_processes": WORKERS,
             "machine": platform.processor() or platform.machine(), "jax": jax.__version__}
-    print(f"backend {info['backend']}, devices {info['devices']}, jax {info['jax']}")
+    print(f"backend {info['backend']}, devices {info['devices']}, worker processes {WORKERS}, jax {info['jax']}")
     np_rounds = 200 if args.quick else 1000
     peers = not args.engine_only
     if args.engine_only:

@@ -29,16 +29,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_run(args):
-    from . import config as cfg
     from . import experiment, results
 
     out = Path(args.out) if args.out else Path("runs") / Path(args.config).stem
     max_bytes = experiment.parse_bytes(args.max_memory) if args.max_memory else None
-    spec = cfg.load(args.config)
-    overrides = list(args.set or [])
-    if args.seeds is not None:
-        overrides.append(f"experiment.seeds={args.seeds}")
-    spec = cfg.apply_overrides(spec, overrides)
+    spec = args.spec
     if not (args.distributed or args.coordinator):
         results.run_marker(out)  # a file or a foreign folder is refused before anything is built
     else:
@@ -49,10 +44,12 @@ def _cmd_run(args):
     plan = None
     try:
         plan = experiment.checked_build(spec)
+        workers = args.workers
         if max_bytes:
-            experiment.fit_chunk(plan, max_bytes)
+            experiment.fit_chunk(plan, max_bytes, workers)
+            workers = min(workers, plan.chunk)  # a chunk's seeds are all that run at once
             print(f"{plan.chunk} seeds per chunk under --max-memory {args.max_memory}")
-        res = experiment.execute(plan, out, progress=not args.quiet)
+        res = experiment.execute(plan, out, progress=not args.quiet, workers=workers)
     except _Stopped as stop:
         kept = "{}/{} chunks kept".format(*experiment.chunks_kept(plan, out)) if plan else "no chunk ran"
         print(("" if args.quiet else "\n") + f"interrupted: {kept}; run the same command to resume", file=sys.stderr)
@@ -121,7 +118,12 @@ def _setup_runtime(args):
     from . import cache, devices
 
     if args.cmd == "run":
-        devices.configure(args.devices)
+        from . import config as cfg, local_workers
+
+        overrides = list(args.set or []) + ([f"experiment.seeds={args.seeds}"] if args.seeds is not None else [])
+        args.spec = cfg.apply_overrides(cfg.load(args.config), overrides)
+        processes = local_workers.worth_it(args.spec) if args.workers == "auto" else args.workers == "on"
+        args.workers = devices.configure_run(args.devices, bool(args.distributed or args.coordinator), processes)
     elif args.cmd == "reproduce":  # the spec runs share the cores: jobs processes at once, each pinned to its own
         devices.configure_workers(args.jobs)
     if args.cmd in ("run", "reproduce"):
@@ -148,8 +150,11 @@ def main(argv=None) -> int:
     p.add_argument("--coordinator", help="multi-host: coordinator address host:port (with --num-processes, --process-id)")
     p.add_argument("--num-processes", type=int)
     p.add_argument("--process-id", type=int)
-    p.add_argument("--devices", type=int, help="devices to split the seeds over (default: one per CPU core, or every GPU); "
-                   "on CPU, N below the core count also pins the run to N cores")
+    p.add_argument("--devices", type=int, help="devices to split the seeds over (default: every CPU core, or every GPU); "
+                   "on CPU, N below the core count also confines the run to N cores")
+    p.add_argument("--workers", choices=("auto", "on", "off"), default="auto",
+                   help="on CPU, run the seeds in one worker process per core (on), in this process over one device "
+                   "per core (off), or on when the run has at least 2^23 seed-rounds (auto, the default)")
     p.add_argument("--no-cache", action="store_true", help="no persistent compilation cache (also MOBANDIT_NO_CACHE=1)")
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("list", help="list registered policies, environments and metric families")
@@ -185,8 +190,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         _setup_runtime(args)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
+    except (ValueError, OSError) as err:
+        print("error: " + " ".join(str(err).split()), file=sys.stderr)
         return 2
     if args.x64:
         import jax

@@ -323,3 +323,9 @@ def policy_points(entry: dict, setting: dict | None = None):
         point = {**options, **dict(zip(keys, combo))}
         out.append({k: _by_setting(entry["name"], k, v, setting) for k, v in point.items()})
     return out
+
+
+def seed_rounds(spec: dict) -> int:
+    """The size of a spec's work: rounds x seeds x runs (grid points x policy points)."""
+    runs = sum(len(policy_points(entry)) for entry in spec["policies"]) * len(grid_points(spec))
+    return spec["experiment"]["horizon"] * spec["experiment"]["seeds"] * runs

@@ -82,6 +82,33 @@ def configure(devices: int | None = None) -> int | None:
     return _request_host_devices(_LIMIT or cpu_cores())
 
 
+def configure_run(devices: int | None = None, distributed: bool = False, processes: bool = True) -> int:
+    """Devices of a ``mobandit run``; returns the number of worker processes to run it in (1: this one).
+
+    On CPU, with ``processes``, a single-host run over ``devices`` cores (default: every core) above one
+    runs in that many single-device worker processes, one per core (:mod:`mobandit_jax.local_workers`),
+    unless the user's ``XLA_FLAGS`` sets a host device count: this process then asks for one host
+    device and pins nothing. Otherwise it is :func:`configure` (one process, seeds sharded over its
+    devices).
+    """
+    count = check_count(devices)
+    workers = count or cpu_cores()
+    if (not processes or distributed or workers == 1 or not _platform_is_cpu()
+            or HOST_COUNT_FLAG in os.environ.get("XLA_FLAGS", "")):
+        configure(count)
+        return 1
+    global _LIMIT
+    _LIMIT = 1
+    _request_host_devices(1)
+    return workers
+
+
+def single_host_device() -> None:
+    """Set the host device count in ``XLA_FLAGS`` to one, replacing any count (a worker process)."""
+    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(HOST_COUNT_FLAG)]
+    os.environ["XLA_FLAGS"] = " ".join(flags + [f"{HOST_COUNT_FLAG}=1"])
+
+
 def configure_workers(jobs: int) -> int | None:
     """For ``jobs`` worker processes started after this call: ``cores // jobs`` host devices each
     (inherited through ``XLA_FLAGS``; each worker pins itself to its share with :func:`pin`). Sets no

@@ -10,6 +10,8 @@ chunks stay in memory and nothing is written. Either way the merged chunks becom
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -236,6 +238,11 @@ def _note(text: str):
     tqdm.write(text, file=sys.stderr)
 
 
+def lower_group(group: Group, params, mesh, keys):
+    """``group``'s batched run lowered with the seed axis of ``keys`` sharded over ``mesh`` (``.compile()`` it)."""
+    return sharding.compile_sharded(engine.batch(group.run), mesh).lower(params, keys)
+
+
 def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool) -> list:
     """Every group's sharded program compiled ahead of the first chunk (groups side by side on the
     cores), with a line on stderr."""
@@ -244,13 +251,24 @@ def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool)
     if progress:
         _note(f"compiling {len(plan.groups)} program(s) for {n} device(s)...")
     t0 = time.time()
-    lowered = [sharding.compile_sharded(engine.batch(g.run), mesh).lower(params, keys)
-               for g, params in zip(plan.groups, stacked)]
+    lowered = [lower_group(g, params, mesh, keys) for g, params in zip(plan.groups, stacked)]
     with ThreadPoolExecutor(min(len(lowered), cpu_cores()) or 1) as pool:  # XLA compiles release the GIL
         compiled = list(pool.map(lambda low: low.compile(), lowered))
     if progress:
         _note(f"compiled in {time.time() - t0:.1f} s")
     return compiled
+
+
+def run_seeds(plan: Plan, compiled: list, stacked: list, start: int, width: int, n: int) -> dict:
+    """Every group's arrays for the seeds ``[start, start + n)``, computed on ``width >= n`` lanes."""
+    keys = engine.seed_keys(plan.base_seed, np.arange(start, start + width))
+    arrays = {}
+    for g, fn, params in zip(plan.groups, compiled, stacked):
+        res = jax.device_get(fn(params, keys))
+        for m, value in res.items():
+            for row, gi in enumerate(g.members):
+                arrays[f"{g.label}|{gi}|{m}"] = np.asarray(value[row, :n])
+    return arrays
 
 
 def bytes_per_seed(plan: Plan, probe: int = 8) -> float:
@@ -280,11 +298,13 @@ def parse_bytes(text: str) -> int:
     return int(size)
 
 
-def fit_chunk(plan: Plan, max_bytes: int) -> Plan:
-    """Set ``plan.chunk`` to the most seeds whose estimated memory fits in ``max_bytes``."""
+def fit_chunk(plan: Plan, max_bytes: int, workers: int = 1) -> Plan:
+    """Set ``plan.chunk`` to the most seeds whose estimated memory fits in ``max_bytes`` (a chunk's seeds are
+    split over the devices, or over ``workers`` processes, so all of them together hold one chunk)."""
     per_seed = bytes_per_seed(plan)
     chunk = int(max(1, min(plan.seeds, max_bytes // max(per_seed, 1.0))))
-    n = sharding.local_mesh().devices.size  # a chunk is padded to a multiple of the devices it is split over
+    # a chunk is padded to a multiple of the devices (or workers) it is split over
+    n = workers if workers > 1 else sharding.local_mesh().devices.size
     plan.chunk = max(1, chunk // n * n) if chunk < plan.seeds else chunk
     return plan
 
@@ -328,55 +348,84 @@ def _own_chunk(plan: Plan, out: Path, c: int) -> bool:
     return found == want
 
 
-def execute(plan: Plan, out_dir=None, progress: bool = True) -> Results | None:
+def _in_process(plan: Plan, chunks: list, progress: bool):
+    """``(c, arrays)`` of each chunk in ``chunks``, computed in this process on the local mesh."""
+    mesh = sharding.local_mesh()
+    width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
+    stacked = [engine.stack_params(g.params) for g in plan.groups]
+    compiled = _compile_groups(plan, mesh, width, stacked, progress) if chunks else []
+    for c in chunks:
+        lo, hi = chunk_identity(plan, c)["seeds"]
+        yield c, run_seeds(plan, compiled, stacked, lo, width, hi - lo)
+
+
+def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, parts: list):
+    """A worker process's share of a run (:mod:`mobandit_jax.local_workers`): build the plan, compile
+    every group at ``width`` seeds on one device (worker ``index`` of ``workers`` starts at group
+    ``index G / workers``, so that workers with an empty compilation cache compile different programs
+    first), then yield ``(c, start, arrays)`` for each part ``(c, start, n)``."""
+    if x64:
+        jax.config.update("jax_enable_x64", True)
+    plan = build(spec)
+    mesh = sharding.local_mesh(1)
+    stacked = [engine.stack_params(g.params) for g in plan.groups]
+    keys = engine.seed_keys(plan.base_seed, np.arange(width))
+    n_groups, first = len(plan.groups), index * len(plan.groups) // workers
+    compiled = [None] * n_groups
+    for g in [(first + i) % n_groups for i in range(n_groups)]:
+        compiled[g] = lower_group(plan.groups[g], stacked[g], mesh, keys).compile()
+    for c, start, n in parts:
+        yield c, start, run_seeds(plan, compiled, stacked, start, width, n)
+
+
+def execute(plan: Plan, out_dir=None, progress: bool = True, workers: int = 1) -> Results | None:
     """Run the chunks that are not on disk yet; process 0 then merges them into :class:`Results`.
 
     With ``out_dir`` the chunks and the result files are written there (process 0 writes the
     results; other processes return None); with ``out_dir=None`` every chunk runs in this process,
-    stays in memory, and nothing is written. Applies :func:`mobandit_jax.runtime.configure` first
-    (the CPU settings the specs were timed with).
+    stays in memory, and nothing is written. ``workers > 1`` computes the chunks in that many
+    single-device worker processes, one per core (:mod:`mobandit_jax.local_workers`; CPU, single
+    host), with the same results. Applies :func:`mobandit_jax.runtime.configure` first (the CPU
+    settings the specs were timed with).
     """
     runtime.configure()
     out = None if out_dir is None else Path(out_dir)
     if out is not None:
         _check_fingerprint(plan, out)
-    mesh = sharding.local_mesh()
-    width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
-    stacked = [engine.stack_params(g.params) for g in plan.groups]
-    compiled = None  # compiled before the first chunk that is not on disk
     total = math.ceil(plan.seeds / plan.chunk)
     mine = sharding.process_share(total) if out is not None else range(total)
+    todo = [c for c in mine if out is None or not _own_chunk(plan, out, c)]
     kept = []  # the chunks' arrays, when they stay in memory
     bar = _progress_bar(len(mine)) if progress else None
+    if bar:
+        bar.update(len(mine) - len(todo))
     t0 = time.time()
-    for c in mine:
-        if out is not None and _own_chunk(plan, out, c):
+    if workers > 1 and todo:
+        from . import local_workers
+
+        if progress:
+            _note(f"compiling {len(plan.groups)} program(s) in each of {min(workers, len(todo) * plan.chunk)} "
+                  "worker process(es), one core each...")
+        task = functools.partial(work_on_parts, plan.spec, precision() == "float64", workers)
+        computed = local_workers.run_chunks(task, plan.chunk, plan.seeds, todo, workers)
+    else:
+        computed = _in_process(plan, todo, progress)
+    with contextlib.closing(computed):
+        for c, arrays in computed:
+            ident = chunk_identity(plan, c)
+            arrays["seed_index"] = np.arange(*ident["seeds"])
+            if out is None:
+                kept.append((c, arrays))
+            else:
+                results.write_chunk(results.chunk_path(out, c), arrays, ident)
             if bar:
                 bar.update()
-            continue
-        ident = chunk_identity(plan, c)
-        lo, hi = ident["seeds"]
-        if compiled is None:
-            compiled = _compile_groups(plan, mesh, width, stacked, progress)
-        keys = engine.seed_keys(plan.base_seed, np.arange(lo, lo + width))
-        arrays = {}
-        for g, fn, params in zip(plan.groups, compiled, stacked):
-            res = jax.device_get(fn(params, keys))
-            for m, value in res.items():
-                for row, gi in enumerate(g.members):
-                    arrays[f"{g.label}|{gi}|{m}"] = np.asarray(value[row, : hi - lo])
-        arrays["seed_index"] = np.arange(lo, hi)
-        if out is None:
-            kept.append(arrays)
-        else:
-            results.write_chunk(results.chunk_path(out, c), arrays, ident)
-        if bar:
-            bar.update()
     if bar:
         bar.close()
     wall = time.time() - t0
     if out is None:
-        return Results.merge(plan, results.concat_chunks(kept), wall, marker(plan))
+        return Results.merge(plan, results.concat_chunks([a for _, a in sorted(kept, key=lambda x: x[0])]), wall,
+                             marker(plan))
     sharding.barrier(f"chunks-done-{fingerprint(plan)}")
     if jax.process_index() != 0:
         return None

@@ -159,10 +159,7 @@ def _take_cores(slots) -> None:
 def cost(path: Path, quick: bool) -> int:
     """A size estimate of a spec, used to start the largest first: rounds x seeds x runs."""
     spec = cfg.load(path)
-    if quick:
-        spec = _quick_spec(spec)
-    runs = sum(len(cfg.policy_points(entry)) for entry in spec["policies"]) * len(cfg.grid_points(spec))
-    return spec["experiment"]["horizon"] * spec["experiment"]["seeds"] * runs
+    return cfg.seed_rounds(_quick_spec(spec) if quick else spec)
 
 
 def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", quick: bool = False,

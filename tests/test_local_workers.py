@@ -1,0 +1,163 @@
+"""Worker processes (one single-device JAX process per core): every seed dealt exactly once, the
+same summary as one process byte for byte, one-line errors, and interrupts that keep finished
+chunks and leave no worker behind."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from _tiny_spec import tiny_spec
+from mobandit_jax import config as cfg
+from mobandit_jax import devices, experiment, local_workers, results
+
+SPEC = """
+[experiment]
+horizon = 90
+seeds = 7
+chunk = 5
+record_every = 30
+[env]
+kind = "stochastic"
+means = [[0.2, 0.7, 0.5], [0.6, 0.4, 0.1], [0.55, 0.65, 0.45], [0.3, 0.3, 0.8]]
+[preference]
+W = [[1.0, 0.0, 1.0], [0.0, -1.0, 1.0]]
+[[policies]]
+name = "prefucb"
+[[policies]]
+name = "pareto_ucb"
+[[policies]]
+name = "gt_pf"
+"""
+
+
+@pytest.fixture(autouse=True)
+def _device_state_restored(monkeypatch):
+    monkeypatch.setattr(devices, "_LIMIT", None)
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("chunk, seeds", [(1, 4), (4, 4), (5, 7), (6, 20), (64, 130), (3, 1)])
+def test_every_seed_is_dealt_once_within_its_chunk(workers, chunk, seeds):
+    chunks = list(range(-(-seeds // chunk)))[1:] + [0]  # resumed runs skip chunks: any order and subset
+    width, units = local_workers.deal(chunk, seeds, chunks, workers)
+    assert len(units) == workers and width == -(-chunk // min(workers, chunk))
+    dealt = sorted(s for unit in units for c, start, n in unit for s in range(start, start + n))
+    assert dealt == list(range(seeds))  # brute force: each seed once, none invented
+    for unit in units:
+        for c, start, n in unit:
+            assert c * chunk <= start and start + n <= min((c + 1) * chunk, seeds) and 1 <= n <= width
+    if chunk >= workers:  # worker p holds part p of each chunk
+        for p, unit in enumerate(units):
+            assert [c for c, *_ in unit] == [c for c in chunks if p * width < min(chunk, seeds - c * chunk)]
+            assert all(start == c * chunk + p * width for c, start, _ in unit)
+    else:  # one seed per part, dealt in turn
+        sizes = [len(u) for u in units]
+        assert width == 1 and max(sizes) - min(sizes) <= 1
+
+
+def test_workers_give_the_in_process_summary_byte_for_byte(tmp_path):
+    (tmp_path / "spec.toml").write_text(SPEC)
+    spec = cfg.load(tmp_path / "spec.toml")
+    experiment.execute(experiment.build(spec), tmp_path / "one", progress=False)
+    experiment.execute(experiment.build(spec), tmp_path / "two", progress=False, workers=2)
+    assert len(list((tmp_path / "two" / "chunks").glob("chunk_*.npz"))) == 2  # 7 seeds in chunks of 5
+    for name in ("summary.json", "curves.npz", "finals.npz"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+
+
+class _Dead:
+    exitcode = -9
+
+
+class _Empty:
+    def get(self, timeout):
+        import queue
+
+        raise queue.Empty
+
+
+def test_a_worker_that_dies_is_reported_in_one_line():
+    with pytest.raises(RuntimeError, match=r"^worker process 1 stopped with exit code -9 \(out of memory\?"):
+        local_workers._next(_Empty(), [type("Alive", (), {"exitcode": None})(), _Dead()])
+
+
+def test_configure_run_asks_for_workers_only_on_a_cpu_without_a_user_device_count(monkeypatch):
+    monkeypatch.setattr(devices, "_platform_is_cpu", lambda: True)
+    monkeypatch.setattr(devices, "pin", lambda cores: pytest.fail("the parent of workers is not pinned"))
+    monkeypatch.setattr(devices, "cpu_cores", lambda: 4)
+    monkeypatch.delenv("XLA_FLAGS")
+    assert devices.configure_run() == 4 and devices.limit() == 1
+    assert os.environ["XLA_FLAGS"] == f"{devices.HOST_COUNT_FLAG}=1"
+    monkeypatch.delenv("XLA_FLAGS")
+    assert devices.configure_run(3) == 3
+    monkeypatch.setattr(devices, "configure", lambda count: None)  # the in-process path
+    for kwargs in ({"devices": 1}, {"processes": False}, {"distributed": True}):
+        monkeypatch.delenv("XLA_FLAGS", raising=False)
+        assert devices.configure_run(**kwargs) == 1, kwargs
+    monkeypatch.setenv("XLA_FLAGS", f"{devices.HOST_COUNT_FLAG}=2")  # a user's own count: one process
+    assert devices.configure_run() == 1
+    monkeypatch.setattr(devices, "_platform_is_cpu", lambda: False)
+    monkeypatch.delenv("XLA_FLAGS")
+    assert devices.configure_run() == 1
+
+
+def test_a_worker_sets_one_host_device_whatever_it_inherits(monkeypatch):
+    monkeypatch.setenv("XLA_FLAGS", f"--xla_dump_to=/tmp/x {devices.HOST_COUNT_FLAG}=8")
+    devices.single_host_device()
+    assert os.environ["XLA_FLAGS"] == f"--xla_dump_to=/tmp/x {devices.HOST_COUNT_FLAG}=1"
+
+
+def test_auto_uses_workers_from_the_size_threshold(tmp_path):
+    spec = cfg.load(tiny_spec(tmp_path / "tiny.toml", horizon=1000, seeds=8))
+    assert not local_workers.worth_it(spec)  # 8 x 1000 seed-rounds
+    spec["experiment"]["seeds"] = local_workers.MIN_SEED_ROUNDS // 1000
+    assert cfg.seed_rounds(spec) < local_workers.MIN_SEED_ROUNDS <= cfg.seed_rounds(spec) + 1000
+    assert not local_workers.worth_it(spec)
+    spec["experiment"]["seeds"] += 1
+    assert local_workers.worth_it(spec)
+
+
+def _children(pid: int) -> list:
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists() or devices.cpu_cores() < 2, reason="Linux, two cores")
+def test_interrupted_workers_keep_chunks_leave_no_process_and_resume_to_the_same_summary(tmp_path):
+    spec = tiny_spec(tmp_path / "tiny.toml", horizon=20000, seeds=16, chunk=2, record_every=1000)
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    cmd = [sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--quiet", "--workers"]
+    assert subprocess.run(cmd + ["off", "--out", str(tmp_path / "ref")], env=env, timeout=600).returncode == 0
+    out = tmp_path / "run"
+    for signum in (signal.SIGINT, signal.SIGKILL):
+        before = len(list(out.glob("chunks/chunk_*.npz")))
+        proc = subprocess.Popen(cmd + ["on", "--out", str(out)], env=env, stderr=subprocess.PIPE, text=True)
+        end = time.time() + 300
+        while proc.poll() is None and time.time() < end and len(list(out.glob("chunks/chunk_*.npz"))) <= before:
+            time.sleep(0.02)
+        kids = _children(proc.pid)  # the workers (and multiprocessing's resource tracker)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=120)
+        if signum == signal.SIGINT:
+            assert proc.returncode == 130 and "Traceback" not in err
+            assert err.strip().splitlines()[-1].startswith("interrupted: ") and err.strip().count("\n") == 0
+        time.sleep(2.0)
+        assert proc.returncode == 128 + signum if signum == signal.SIGINT else proc.returncode == -signum
+        assert len(kids) >= 2 and not [k for k in kids if Path(f"/proc/{k}").exists()
+                             and "Z" not in Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[0]]
+    kept = sum(results.chunk_identity(p) is not None for p in out.glob("chunks/chunk_*.npz"))
+    assert 2 <= kept < 8
+    assert subprocess.run(cmd + ["on", "--out", str(out)], env=env, timeout=600).returncode == 0
+    assert (out / "summary.json").read_bytes() == (tmp_path / "ref" / "summary.json").read_bytes()
