@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import json
 import signal
@@ -42,14 +43,17 @@ def _cmd_run(args):
         sharding.initialize(args.coordinator, args.num_processes, args.process_id)
     previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
     plan = None
+    workers = args.workers
     try:
-        plan = experiment.checked_build(spec)
-        workers = args.workers
-        if max_bytes:
-            experiment.fit_chunk(plan, max_bytes, workers)
-            workers = min(workers, plan.chunk)  # a chunk's seeds are all that run at once
-            print(f"{plan.chunk} seeds per chunk under --max-memory {args.max_memory}")
-        res = experiment.execute(plan, out, progress=not args.quiet, workers=workers)
+        with contextlib.ExitStack() as stack:
+            if workers > 1 and not max_bytes:  # started first: they start JAX and compile while the plan is built
+                workers = stack.enter_context(experiment.start_workers(spec, workers, experiment.chunk_size(spec)))
+            plan = experiment.checked_build(spec)
+            if max_bytes:
+                experiment.fit_chunk(plan, max_bytes, workers)
+                workers = min(workers, plan.chunk)  # a chunk's seeds are all that run at once
+                print(f"{plan.chunk} seeds per chunk under --max-memory {args.max_memory}")
+            res = experiment.execute(plan, out, progress=not args.quiet, workers=workers)
     except _Stopped as stop:
         kept = "{}/{} chunks kept".format(*experiment.chunks_kept(plan, out)) if plan else "no chunk ran"
         print(("" if args.quiet else "\n") + f"interrupted: {kept}; run the same command to resume", file=sys.stderr)
@@ -154,7 +158,7 @@ def main(argv=None) -> int:
                    "on CPU, N below the core count also confines the run to N cores")
     p.add_argument("--workers", choices=("auto", "on", "off"), default="auto",
                    help="on CPU, run the seeds in one worker process per core (on), in this process over one device "
-                   "per core (off), or on when the run has at least 2^23 seed-rounds (auto, the default)")
+                   "per core (off), or on when the run has at least 2^22 seed-rounds (auto, the default)")
     p.add_argument("--no-cache", action="store_true", help="no persistent compilation cache (also MOBANDIT_NO_CACHE=1)")
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("list", help="list registered policies, environments and metric families")

@@ -135,9 +135,14 @@ def build(spec: dict) -> Plan:
                 grid[label].append({"setting": setting, "params": {"name": entry["name"], **options}})
                 groups[gkey].params.append(params)
                 groups[gkey].members.append(g)
-    chunk = exp["chunk"] or min(exp["seeds"], DEFAULT_CHUNK)
-    return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"],
-                min(chunk, exp["seeds"]), names, reduce, grid)
+    return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"], chunk_size(spec),
+                names, reduce, grid)
+
+
+def chunk_size(spec: dict) -> int:
+    """Seeds per chunk of a validated spec: ``experiment.chunk``, or up to :data:`DEFAULT_CHUNK`."""
+    exp = spec["experiment"]
+    return min(exp["chunk"] or DEFAULT_CHUNK, exp["seeds"])
 
 
 def checked_build(spec: dict) -> Plan:
@@ -359,11 +364,11 @@ def _in_process(plan: Plan, chunks: list, progress: bool):
         yield c, run_seeds(plan, compiled, stacked, lo, width, hi - lo)
 
 
-def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, parts: list):
-    """A worker process's share of a run (:mod:`mobandit_jax.local_workers`): build the plan, compile
-    every group at ``width`` seeds on one device (worker ``index`` of ``workers`` starts at group
-    ``index G / workers``, so that workers with an empty compilation cache compile different programs
-    first), then yield ``(c, start, arrays)`` for each part ``(c, start, n)``."""
+def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, parts):
+    """A worker process's share of a run (:class:`mobandit_jax.local_workers.Workers`): build the plan,
+    compile every group at ``width`` seeds on one device (worker ``index`` of ``workers`` starts at
+    group ``index G / workers``, so that workers with an empty compilation cache compile different
+    programs first), then yield ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``."""
     if x64:
         jax.config.update("jax_enable_x64", True)
     plan = build(spec)
@@ -374,18 +379,28 @@ def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, p
     compiled = [None] * n_groups
     for g in [(first + i) % n_groups for i in range(n_groups)]:
         compiled[g] = lower_group(plan.groups[g], stacked[g], mesh, keys).compile()
-    for c, start, n in parts:
+    for c, start, n in parts():
         yield c, start, run_seeds(plan, compiled, stacked, start, width, n)
 
 
-def execute(plan: Plan, out_dir=None, progress: bool = True, workers: int = 1) -> Results | None:
+def start_workers(spec: dict, workers: int, chunk: int):
+    """``workers`` worker processes for chunks of ``chunk`` seeds of ``spec``, started now (they build
+    and compile while this process builds its plan); pass them to :func:`execute`, then close them."""
+    from .local_workers import Workers, part_width
+
+    task = functools.partial(work_on_parts, spec, precision() == "float64", workers)
+    return Workers(task, workers, part_width(chunk, workers))
+
+
+def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Results | None:
     """Run the chunks that are not on disk yet; process 0 then merges them into :class:`Results`.
 
     With ``out_dir`` the chunks and the result files are written there (process 0 writes the
     results; other processes return None); with ``out_dir=None`` every chunk runs in this process,
     stays in memory, and nothing is written. ``workers > 1`` computes the chunks in that many
     single-device worker processes, one per core (:mod:`mobandit_jax.local_workers`; CPU, single
-    host), with the same results. Applies :func:`mobandit_jax.runtime.configure` first (the CPU
+    host), with the same results; ``workers`` may also be the processes of :func:`start_workers`
+    (the caller closes them). Applies :func:`mobandit_jax.runtime.configure` first (the CPU
     settings the specs were timed with).
     """
     runtime.configure()
@@ -400,17 +415,16 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers: int = 1) -
     if bar:
         bar.update(len(mine) - len(todo))
     t0 = time.time()
-    if workers > 1 and todo:
-        from . import local_workers
-
+    started = not isinstance(workers, int)
+    pool = workers if started else start_workers(plan.spec, workers, plan.chunk) if workers > 1 and todo else None
+    if pool is not None and todo:
         if progress:
-            _note(f"compiling {len(plan.groups)} program(s) in each of {min(workers, len(todo) * plan.chunk)} "
-                  "worker process(es), one core each...")
-        task = functools.partial(work_on_parts, plan.spec, precision() == "float64", workers)
-        computed = local_workers.run_chunks(task, plan.chunk, plan.seeds, todo, workers)
+            _note(f"compiling {len(plan.groups)} program(s) in each of {len(pool.procs)} worker processes, "
+                  "one core each...")
+        computed = pool.run_chunks(plan.chunk, plan.seeds, todo)
     else:
         computed = _in_process(plan, todo, progress)
-    with contextlib.closing(computed):
+    with contextlib.closing(computed), (contextlib.nullcontext() if started or pool is None else pool):
         for c, arrays in computed:
             ident = chunk_identity(plan, c)
             arrays["seed_index"] = np.arange(*ident["seeds"])

@@ -3,10 +3,10 @@
 XLA's CPU runtime runs every device of a process on one shared thread pool, and the kernels of one
 device's round loop are handed to pool threads that are busy with another device's loop, so N host
 devices in one process keep well under N cores busy (PrefUCB, 256 seeds, 2 cores: 150-170% CPU).
-A process with one device, pinned to its own core, keeps that core busy. :func:`run_chunks` therefore
-spawns ``workers`` processes (each pinned to its own core where the OS has affinity masks, one host
-device), splits every chunk's seed range into equal parts (:func:`deal`), and yields a chunk's arrays
-as soon as all of its parts are back. A seed's key is ``fold_in(PRNGKey(seed), index)`` and seeds
+A process with one device, pinned to its own core, keeps that core busy. :func:`Workers.run_chunks` therefore
+spawns worker processes (:class:`Workers`: each pinned to its own core where the OS has affinity
+masks, one host device), splits every chunk's seed range into equal parts (:func:`deal`), and yields a
+chunk's arrays as soon as all of its parts are back. A seed's key is ``fold_in(PRNGKey(seed), index)`` and seeds
 never interact, so every seed computes exactly what it computes in one process.
 
 What a worker computes is the caller's task (the experiment's is
@@ -27,9 +27,9 @@ from . import devices
 
 POLL_S = 1.0  # how often the parent checks that its workers are alive while it waits
 # Starting the workers costs a few seconds (a process, JAX, the plan and its tracing, per worker), so
-# runs smaller than this many seed-rounds (rounds x seeds x runs, about 20 s on one core for PrefUCB
+# runs smaller than this many seed-rounds (rounds x seeds x runs, about 10 s on one core for PrefUCB
 # at K = 42) stay in one process, over its devices.
-MIN_SEED_ROUNDS = 2 ** 23
+MIN_SEED_ROUNDS = 2 ** 22
 
 
 def worth_it(spec: dict) -> bool:
@@ -79,12 +79,12 @@ def one_line(err: BaseException) -> str:
     return " ".join(f"{type(err).__name__}: {err}".split())
 
 
-def _work(index: int, task, cores, width: int, units: list, out: multiprocessing.Queue):
-    """Worker ``index``: put every ``(c, start, arrays)`` of ``task(index, width, units)`` on ``out``
+def _work(index: int, task, cores, width: int, inbox, out):
+    """Worker ``index``: put every ``(c, start, arrays)`` of ``task(index, width, inbox.get)`` on ``out``
     (``("error", index, message)`` on failure)."""
     start_worker(cores)
     try:
-        for item in task(index, width, units):
+        for item in task(index, width, inbox.get):
             out.put(item)
     except Exception as err:  # noqa: BLE001 -- reported to the parent in one line
         out.put(("error", index, one_line(err)))
@@ -98,33 +98,52 @@ def _next(results: multiprocessing.Queue, procs: list):
         except queue.Empty:
             for i, p in enumerate(procs):
                 if p.exitcode not in (None, 0):
-                    raise RuntimeError(f"worker process {i} stopped with exit code {p.exitcode} "
-                                       "(out of memory? try --max-memory or fewer --devices)") from None
+                    why = ("killed by signal {}: out of memory? try --max-memory or fewer --devices".format(-p.exitcode)
+                           if p.exitcode < 0 else "see its error output above")
+                    raise RuntimeError(f"worker process {i} stopped with exit code {p.exitcode} ({why})") from None
 
 
-def run_chunks(task, chunk: int, seeds: int, chunks: list, workers: int):
-    """``(c, arrays)`` for each chunk in ``chunks``, computed by ``workers`` pinned worker processes.
+def part_width(chunk: int, workers: int) -> int:
+    """Seeds per part when chunks of ``chunk`` seeds are split over ``workers`` processes."""
+    return math.ceil(chunk / max(1, min(workers, chunk)))
 
-    ``task(index, width, units)`` (picklable: it runs in the workers) yields ``(c, start, arrays)`` for
-    worker ``index``'s parts ``units`` (:func:`deal`), computed on ``width`` lanes. The workers are
-    stopped when the generator is closed (an interrupt, an error, or the end).
-    """
-    width, units = deal(chunk, seeds, chunks, workers)
-    slots = devices.core_slots(devices.cpu_cores())[:workers] or [None] * workers  # a core each, if enough
-    context = multiprocessing.get_context("spawn")
-    results = context.Queue()
-    procs = [context.Process(target=_work, args=(w, task, slots[w], width, units[w], results), daemon=True)
-             for w in range(workers) if units[w]]
-    expected = {}
-    for unit in units:
-        for c, *_ in unit:
-            expected[c] = expected.get(c, 0) + 1
-    parts: dict = {}
-    try:
-        for p in procs:
+
+class Workers:
+    """``count`` pinned worker processes, started at once (they import JAX, build and compile while
+    the caller prepares the run). Worker ``w`` runs ``task(w, width, parts)`` (picklable: it runs in
+    the worker), which yields ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``, a call
+    that waits until :meth:`run_chunks` deals the worker its parts. :meth:`close` (or leaving the
+    ``with`` block) stops them."""
+
+    def __init__(self, task, count: int, width: int):
+        context = multiprocessing.get_context("spawn")
+        slots = devices.core_slots(devices.cpu_cores())[:count] or [None] * count  # a core each, if enough
+        self.width, self.results = width, context.Queue()
+        self.inboxes = [context.Queue() for _ in range(count)]
+        self.procs = [context.Process(target=_work, args=(w, task, slots[w], width, self.inboxes[w], self.results),
+                                      daemon=True) for w in range(count)]
+        for p in self.procs:
             p.start()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def run_chunks(self, chunk: int, seeds: int, chunks: list):
+        """``(c, arrays)`` for each chunk in ``chunks`` (of ``chunk`` seeds), as soon as all its parts are back."""
+        width, units = deal(chunk, seeds, chunks, len(self.procs))
+        if width != self.width:
+            raise ValueError(f"workers started for parts of {self.width} seeds, asked for parts of {width}")
+        expected = {}
+        for inbox, unit in zip(self.inboxes, units):
+            inbox.put(unit)
+            for c, *_ in unit:
+                expected[c] = expected.get(c, 0) + 1
+        parts: dict = {}
         while expected:
-            message = _next(results, procs)
+            message = _next(self.results, self.procs)
             if message[0] == "error":
                 raise RuntimeError(f"worker process {message[1]}: {message[2]}")
             c, start, arrays = message
@@ -133,11 +152,14 @@ def run_chunks(task, chunk: int, seeds: int, chunks: list, workers: int):
                 ordered = [a for _, a in sorted(parts.pop(c), key=lambda x: x[0])]
                 del expected[c]
                 yield c, {k: np.concatenate([a[k] for a in ordered]) for k in ordered[0]}
-    finally:
-        for p in procs:
+
+    def close(self):
+        """Stop the workers that are still running and wait for them."""
+        for p in self.procs:
             if p.is_alive():
                 p.terminate()
-        for p in procs:
+        for p in self.procs:
             p.join()
-        results.close()
-        results.cancel_join_thread()
+        for q in [self.results, *self.inboxes]:
+            q.close()
+            q.cancel_join_thread()
