@@ -250,15 +250,16 @@ def lower_group(group: Group, params, mesh, keys):
 
 def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool) -> list:
     """Every group's sharded program compiled ahead of the first chunk (groups side by side on the
-    cores), with a line on stderr."""
+    cores, each while the next is traced), with a line on stderr."""
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     n = mesh.devices.size
     if progress:
         _note(f"compiling {len(plan.groups)} program(s) for {n} device(s)...")
     t0 = time.time()
-    lowered = [lower_group(g, params, mesh, keys) for g, params in zip(plan.groups, stacked)]
-    with ThreadPoolExecutor(min(len(lowered), cpu_cores()) or 1) as pool:  # XLA compiles release the GIL
-        compiled = list(pool.map(lambda low: low.compile(), lowered))
+    # each group compiles while the next is traced: XLA compiles release the GIL, tracing holds it
+    with ThreadPoolExecutor(min(len(plan.groups), cpu_cores()) or 1) as pool:
+        futures = [pool.submit(lower_group(g, params, mesh, keys).compile) for g, params in zip(plan.groups, stacked)]
+        compiled = [f.result() for f in futures]
     if progress:
         _note(f"compiled in {time.time() - t0:.1f} s")
     return compiled
