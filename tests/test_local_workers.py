@@ -14,19 +14,7 @@ from _tiny_spec import tiny_spec
 from mobandit_jax import config as cfg
 from mobandit_jax import devices, experiment, local_workers, results
 
-SPEC = """
-[experiment]
-horizon = 90
-seeds = 7
-chunk = 5
-record_every = 30
-[env]
-kind = "stochastic"
-means = [[0.2, 0.7, 0.5], [0.6, 0.4, 0.1], [0.55, 0.65, 0.45], [0.3, 0.3, 0.8]]
-[preference]
-W = [[1.0, 0.0, 1.0], [0.0, -1.0, 1.0]]
-[[policies]]
-name = "prefucb"
+MORE_POLICIES = """
 [[policies]]
 name = "pareto_ucb"
 [[policies]]
@@ -61,8 +49,9 @@ def test_every_seed_is_dealt_once_within_its_chunk(workers, chunk, seeds):
 
 
 def test_workers_give_the_in_process_summary_byte_for_byte(tmp_path):
-    (tmp_path / "spec.toml").write_text(SPEC)
-    spec = cfg.load(tmp_path / "spec.toml")
+    path = tiny_spec(tmp_path / "spec.toml", horizon=90, seeds=7, chunk=5, record_every=30)
+    path.write_text(path.read_text() + MORE_POLICIES)  # three policy groups
+    spec = cfg.load(path)
     experiment.execute(experiment.build(spec), tmp_path / "one", progress=False)
     experiment.execute(experiment.build(spec), tmp_path / "two", progress=False, workers=2)
     assert len(list((tmp_path / "two" / "chunks").glob("chunk_*.npz"))) == 2  # 7 seeds in chunks of 5
