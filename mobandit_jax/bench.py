@@ -357,8 +357,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=300, help="rounds per timed engine run")
     parser.add_argument("--prefucb-only", action="store_true", help="skip THV-UCB and CoHV-UCB")
     parser.add_argument("--algorithms", default="prefucb,thv_d2,thv_d5,cohv", help="comma-separated subset to run")
-    parser.add_argument("--devices", type=int, help="devices to split the seeds over (default: one per CPU core; "
-                        "N below the core count also pins the process to N cores)")
+    parser.add_argument("--devices", type=int, help="devices to split the seeds over (default: every core, on CPU "
+                        "one single-device worker process per core; 1: this process on one core)")
     parser.add_argument("--engine-only", action="store_true",
                         help="engine rates only (no numpy peers, no kernels); a seed count out of memory ends "
                              "that algorithm's sweep (for GPU sweeps up to 1,048,576 seeds)")

@@ -397,8 +397,8 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
     """Run the chunks that are not on disk yet; process 0 then merges them into :class:`Results`.
 
     With ``out_dir`` the chunks and the result files are written there (process 0 writes the
-    results; other processes return None); with ``out_dir=None`` every chunk runs in this process,
-    stays in memory, and nothing is written. ``workers > 1`` computes the chunks in that many
+    results; other processes return None); with ``out_dir=None`` every chunk runs (no chunk of this
+    host is left to another), stays in memory, and nothing is written. ``workers > 1`` computes the chunks in that many
     single-device worker processes, one per core (:mod:`mobandit_jax.local_workers`; CPU, single
     host), with the same results; ``workers`` may also be the processes of :func:`start_workers`
     (the caller closes them). Applies :func:`mobandit_jax.runtime.configure` first (the CPU
