@@ -16,6 +16,7 @@ the parent (``PR_SET_PDEATHSIG``).
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import queue
@@ -103,6 +104,21 @@ def _next(results: multiprocessing.Queue, procs: list):
                     raise RuntimeError(f"worker process {i} stopped with exit code {p.exitcode} ({why})") from None
 
 
+@contextlib.contextmanager
+def _sigint_ignored():
+    """Ignore SIGINT in this block (where this is the main thread); a process started meanwhile keeps
+    ignoring it from its first instruction."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: signal dispositions are left alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def part_width(chunk: int, workers: int) -> int:
     """Seeds per part when chunks of ``chunk`` seeds are split over ``workers`` processes."""
     return math.ceil(chunk / max(1, min(workers, chunk)))
@@ -122,8 +138,9 @@ class Workers:
         self.inboxes = [context.Queue() for _ in range(count)]
         self.procs = [context.Process(target=_work, args=(w, task, slots[w], width, self.inboxes[w], self.results),
                                       daemon=True) for w in range(count)]
-        for p in self.procs:
-            p.start()
+        with _sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
+            for p in self.procs:
+                p.start()
 
     def __enter__(self):
         return self

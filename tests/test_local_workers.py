@@ -168,3 +168,13 @@ def test_interrupted_workers_keep_chunks_leave_no_process_and_resume_to_the_same
     assert 2 <= kept < 8
     assert subprocess.run(cmd + ["on", "--out", str(out)], env=env, timeout=600).returncode == 0
     assert (out / "summary.json").read_bytes() == (tmp_path / "ref" / "summary.json").read_bytes()
+
+
+def test_workers_start_with_sigint_ignored():
+    """A Ctrl-C while a worker starts up (before it sets its own handlers) must not print a traceback there."""
+    code = [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"]
+    with local_workers._sigint_ignored():
+        inside = subprocess.run(code, capture_output=True, text=True, check=True).stdout.strip()
+    outside = subprocess.run(code, capture_output=True, text=True, check=True).stdout.strip()
+    assert (inside, outside) == ("True", "False")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
