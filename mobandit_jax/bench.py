@@ -73,7 +73,7 @@ def engine_rate(setup, horizon: int, seeds: int, workers: int = 1):
     return seeds * horizon / _timed(run), compile_s
 
 
-def _worker_time(setup, horizon: int, width: int, cores, start, out):
+def _worker_time(setup, horizon: int, width: int, start, out, cores):
     """In a worker process: compile and warm the run at ``width`` seeds, wait at ``start`` for the other
     workers, time one run; put ``(seconds, compile seconds)`` or ``("error", message)`` on ``out``."""
     local_workers.start_worker(cores)
@@ -97,17 +97,13 @@ def _workers_rate(setup, horizon: int, seeds: int, workers: int):
     width = -(-seeds // workers)
     context = multiprocessing.get_context("spawn")
     start, out = context.Barrier(workers), context.Queue()
-    slots = devices.core_slots(devices.cpu_cores())[:workers] or [None] * workers
-    procs = [context.Process(target=_worker_time, args=(setup, horizon, width, slots[w], start, out), daemon=True)
-             for w in range(workers)]
-    for p in procs:
-        p.start()
-    found = [out.get(timeout=3600) for _ in procs]
+    procs = local_workers.start_processes(_worker_time, [(setup, horizon, width, start, out)] * workers)
+    found = [local_workers.next_message(out, procs) for _ in procs]  # an error if a worker dies
     for p in procs:
         p.join()
-    errors = [f[1] for f in found if f[0] == "error" and "BrokenBarrierError" not in f[1]]
-    if errors or any(f[0] == "error" for f in found):
-        raise RuntimeError(errors[0] if errors else "a benchmark worker failed")
+    errors = [f[1] for f in found if f[0] == "error"]
+    if errors:  # the first cause, not the other workers' broken barrier
+        raise RuntimeError(next((e for e in errors if "BrokenBarrierError" not in e), errors[0]))
     return seeds * horizon / max(f[0] for f in found), max(f[1] for f in found)
 
 

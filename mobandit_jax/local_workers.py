@@ -45,8 +45,7 @@ def deal(chunk: int, seeds: int, chunks, workers: int) -> tuple:
     seeds; ``units[w]`` lists worker ``w``'s parts as ``(c, start, n)`` (seeds ``[start, start + n)``
     of chunk ``c``). With at least ``workers`` seeds per chunk, worker ``p`` takes part ``p`` of every
     chunk; with fewer seeds per chunk than workers, the parts (a seed each) are dealt in turn."""
-    parts = max(1, min(workers, chunk))
-    width = math.ceil(chunk / parts)
+    parts, width = max(1, min(workers, chunk)), part_width(chunk, workers)
     units = [[] for _ in range(workers)]
     k = 0
     for c in chunks:
@@ -80,7 +79,7 @@ def one_line(err: BaseException) -> str:
     return " ".join(f"{type(err).__name__}: {err}".split())
 
 
-def _work(index: int, task, cores, width: int, inbox, out):
+def _work(index: int, task, width: int, inbox, out, cores):
     """Worker ``index``: put every ``(c, start, arrays)`` of ``task(index, width, inbox.get)`` on ``out``
     (``("error", index, message)`` on failure)."""
     start_worker(cores)
@@ -91,7 +90,7 @@ def _work(index: int, task, cores, width: int, inbox, out):
         out.put(("error", index, one_line(err)))
 
 
-def _next(results: multiprocessing.Queue, procs: list):
+def next_message(results: multiprocessing.Queue, procs: list):
     """The next message from the workers; an error if a worker died without sending one."""
     while True:
         try:
@@ -124,6 +123,18 @@ def part_width(chunk: int, workers: int) -> int:
     return math.ceil(chunk / max(1, min(workers, chunk)))
 
 
+def start_processes(target, args: list) -> list:
+    """One spawned daemon process per entry of ``args``, running ``target(*args[w], cores)``, each on its
+    own core where there are enough (``cores=None`` otherwise), started with SIGINT ignored."""
+    context = multiprocessing.get_context("spawn")
+    slots = devices.core_slots(devices.cpu_cores())[:len(args)] or [None] * len(args)
+    procs = [context.Process(target=target, args=(*a, cores), daemon=True) for a, cores in zip(args, slots)]
+    with _sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
+        for p in procs:
+            p.start()
+    return procs
+
+
 class Workers:
     """``count`` pinned worker processes, started at once (they import JAX, build and compile while
     the caller prepares the run). Worker ``w`` runs ``task(w, width, parts)`` (picklable: it runs in
@@ -133,14 +144,9 @@ class Workers:
 
     def __init__(self, task, count: int, width: int):
         context = multiprocessing.get_context("spawn")
-        slots = devices.core_slots(devices.cpu_cores())[:count] or [None] * count  # a core each, if enough
         self.width, self.results = width, context.Queue()
         self.inboxes = [context.Queue() for _ in range(count)]
-        self.procs = [context.Process(target=_work, args=(w, task, slots[w], width, self.inboxes[w], self.results),
-                                      daemon=True) for w in range(count)]
-        with _sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
-            for p in self.procs:
-                p.start()
+        self.procs = start_processes(_work, [(w, task, width, self.inboxes[w], self.results) for w in range(count)])
 
     def __enter__(self):
         return self
@@ -160,7 +166,7 @@ class Workers:
                 expected[c] = expected.get(c, 0) + 1
         parts: dict = {}
         while expected:
-            message = _next(self.results, self.procs)
+            message = next_message(self.results, self.procs)
             if message[0] == "error":
                 raise RuntimeError(f"worker process {message[1]}: {message[2]}")
             c, start, arrays = message

@@ -73,9 +73,9 @@ class _Empty:
 def test_a_worker_that_dies_is_reported_in_one_line():
     alive = type("Alive", (), {"exitcode": None})()
     with pytest.raises(RuntimeError, match=r"^worker process 1 stopped with exit code -9 \(killed by signal 9: out of memory\?"):
-        local_workers._next(_Empty(), [alive, _Dead()])
+        local_workers.next_message(_Empty(), [alive, _Dead()])
     with pytest.raises(RuntimeError, match=r"^worker process 0 stopped with exit code 1 \(see its error output above\)$"):
-        local_workers._next(_Empty(), [type("Failed", (), {"exitcode": 1})(), alive])
+        local_workers.next_message(_Empty(), [type("Failed", (), {"exitcode": 1})(), alive])
 
 
 def test_configure_run_asks_for_workers_only_on_a_cpu_without_a_user_device_count(monkeypatch):
