@@ -73,10 +73,10 @@ def figure(runs: dict, metrics: list):
     """A Figure with one panel per metric: grouped bars of final means (±1 std), a bar per run."""
     import numpy as np
 
-    from .plots import plt
+    from .plots import Figure
 
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(max(6.0, 1.2 * max(len(cells(runs, m)) for m in metrics)),
-                                                        3.2 * len(metrics)), squeeze=False)
+    fig = Figure(figsize=(max(6.0, 1.2 * max(len(cells(runs, m)) for m in metrics)), 3.2 * len(metrics)))
+    axes = fig.subplots(len(metrics), 1, squeeze=False)
     width = 0.8 / len(runs)
     for ax, m in zip(axes[:, 0], metrics):
         table = cells(runs, m)
@@ -101,11 +101,7 @@ def main(dirs, metrics=None, out="compare.png") -> str:
     out = Path(out)
     if out.is_dir():
         raise ValueError(f"--out {out} is a folder; give a PNG file name, e.g. compare.png")
-    fig = figure(runs, chosen)
-    from .plots import plt
-
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    figure(runs, chosen).savefig(out, dpi=110)
     print(text)
     print(f"wrote {out}")
     return text

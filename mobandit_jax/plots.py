@@ -4,10 +4,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure
 
 MAX_PANELS = 16
 
@@ -48,7 +45,8 @@ def metric_figure(plan, curves: dict, m: str):
     panels = panels[:MAX_PANELS]
     cols = min(4, len(panels))
     rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False, layout="constrained")
+    fig = Figure(figsize=(4 * cols, 3 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax, s in zip(axes.flat, panels):
         for label in labels:
             if m not in plan.names[label]:
@@ -80,6 +78,5 @@ def regret_figures(plan, curves: dict, out: Path) -> list:
         fig = metric_figure(plan, curves, m)
         path = out / f"{m}.png"
         fig.savefig(path, dpi=110)
-        plt.close(fig)
         files.append(path.name)
     return files

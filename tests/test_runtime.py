@@ -87,3 +87,26 @@ def test_xla_flag_added_by_configure_without_overriding_the_user(tmp_path):
     mine = {**env, "XLA_FLAGS": f"{runtime.YNN_FLAG}=kDot --xla_force_host_platform_device_count=2"}
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=mine).stdout
     assert out.strip() == mine["XLA_FLAGS"]  # a user's own setting of the flag is kept as it is
+
+
+
+BACKEND_CHECK = """
+import sys
+import matplotlib
+matplotlib.use("svg")
+from mobandit_jax import compare, config, experiment
+spec, out = config.load(sys.argv[1]), sys.argv[2]
+experiment.execute(experiment.build(spec), out, progress=False)  # writes the run's figures
+compare.main([out], out=out + "/compare.png")
+print(matplotlib.get_backend())
+"""
+
+
+def test_writing_figures_keeps_the_users_matplotlib_backend(tmp_path):
+    from _tiny_spec import tiny_spec
+
+    spec = tiny_spec(tmp_path / "spec.toml", horizon=20, seeds=2)
+    out = subprocess.run([sys.executable, "-c", BACKEND_CHECK, str(spec), str(tmp_path / "run")],
+                         check=True, capture_output=True, text=True)
+    assert list((tmp_path / "run").glob("*.png")) and (tmp_path / "run" / "compare.png").exists()
+    assert out.stdout.strip().splitlines()[-1] == "svg"  # a module-level matplotlib.use("Agg") gave "agg"
