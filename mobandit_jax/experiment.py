@@ -108,6 +108,8 @@ def build(spec: dict) -> Plan:
     horizon = max(h for *_, h in built)
     record_every = exp["record_every"] or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))
 
+    contexts = [make_context(resolved, inst, horizon) for _, resolved, inst, _ in built]
+    family_metrics: dict = {}  # (grid point, family) -> (MetricSet, mparams), built once for all its policies
     groups: dict = {}
     names, reduce, grid = {}, {}, {}
     for entry in spec["policies"]:
@@ -117,9 +119,11 @@ def build(spec: dict) -> Plan:
         key = resolve_policy_name(entry["name"], entry.get("family"))
         family = POLICIES[key].family
         grid[label] = []
-        for setting, resolved, inst, _ in built:
-            ctx = make_context(resolved, inst, horizon)
-            mset, mparams = metrics.base.make(family, ctx)
+        for i, (setting, resolved, inst, _) in enumerate(built):
+            ctx = contexts[i]
+            if (i, family) not in family_metrics:
+                family_metrics[i, family] = metrics.base.make(family, ctx)
+            mset, mparams = family_metrics[i, family]
             names.setdefault(label, tuple(mset.names))
             reduce.setdefault(label, dict(zip(mset.names, mset.reduce)))
             for options in cfg.policy_points(entry, setting):
