@@ -369,14 +369,11 @@ def _in_process(plan: Plan, chunks: list, progress: bool):
         yield c, run_seeds(plan, compiled, stacked, lo, width, hi - lo)
 
 
-def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, parts):
-    """A worker process's share of a run (:class:`mobandit_jax.local_workers.Workers`): build the plan,
-    compile every group at ``width`` seeds on one device (worker ``index`` of ``workers`` starts at
-    group ``index G / workers``, so that workers with an empty compilation cache compile different
-    programs first), then yield ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``."""
-    if x64:
-        jax.config.update("jax_enable_x64", True)
-    plan = build(spec)
+def run_parts(plan: Plan, index: int, workers: int, width: int, parts):
+    """Worker ``index`` of ``workers``'s share of a run (:class:`mobandit_jax.local_workers.Workers`):
+    compile every group at ``width`` seeds on one device, starting at group ``index G / workers`` (so
+    that workers with an empty compilation cache compile different programs first), then yield
+    ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``."""
     mesh = sharding.local_mesh(1)
     stacked = [engine.stack_params(g.params) for g in plan.groups]
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
@@ -388,9 +385,17 @@ def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, p
         yield c, start, run_seeds(plan, compiled, stacked, start, width, n)
 
 
+def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, parts):
+    """A worker process's task: build the plan of ``spec`` and run its share (:func:`run_parts`)."""
+    if x64:
+        jax.config.update("jax_enable_x64", True)
+    yield from run_parts(build(spec), index, workers, width, parts)
+
+
 def start_workers(spec: dict, workers: int, chunk: int):
-    """``workers`` worker processes for chunks of ``chunk`` seeds of ``spec``, started now (they build
-    and compile while this process builds its plan); pass them to :func:`execute`, then close them."""
+    """The ``workers - 1`` worker processes of a run of ``spec`` in chunks of ``chunk`` seeds, started
+    now (they build and compile while this process, worker 0, builds its plan); pass them to
+    :func:`execute`, then close them."""
     from .local_workers import Workers, part_width
 
     task = functools.partial(work_on_parts, spec, precision() == "float64", workers)
@@ -402,11 +407,12 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
 
     With ``out_dir`` the chunks and the result files are written there (process 0 writes the
     results; other processes return None); with ``out_dir=None`` every chunk runs (no chunk of this
-    host is left to another), stays in memory, and nothing is written. ``workers > 1`` computes the chunks in that many
-    single-device worker processes, one per core (:mod:`mobandit_jax.local_workers`; CPU, single
-    host), with the same results; ``workers`` may also be the processes of :func:`start_workers`
-    (the caller closes them). Applies :func:`mobandit_jax.runtime.configure` first (the CPU
-    settings the specs were timed with).
+    host is left to another), stays in memory, and nothing is written. ``workers > 1`` computes the
+    chunks on that many single-device workers, one per core: this process and ``workers - 1`` worker
+    processes (:mod:`mobandit_jax.local_workers`; CPU, single host), with the same results; ``workers``
+    may also be the processes of :func:`start_workers` (the caller closes them). Chunk files are
+    written on a thread while the next chunk computes. Applies :func:`mobandit_jax.runtime.configure`
+    first (the CPU settings the specs were timed with).
     """
     runtime.configure()
     out = None if out_dir is None else Path(out_dir)
@@ -424,21 +430,28 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
     pool = workers if started else start_workers(plan.spec, workers, plan.chunk) if workers > 1 and todo else None
     if pool is not None and todo:
         if progress:
-            _note(f"compiling {len(plan.groups)} program(s) in each of {len(pool.procs)} worker processes, "
-                  "one core each...")
-        computed = pool.run_chunks(plan.chunk, plan.seeds, todo)
+            _note(f"compiling {len(plan.groups)} program(s) in this process and in each of {len(pool.procs)} "
+                  "worker process(es), one core each...")
+        computed = pool.run_chunks(plan.chunk, plan.seeds, todo, functools.partial(run_parts, plan, 0, pool.count))
     else:
         computed = _in_process(plan, todo, progress)
-    with contextlib.closing(computed), (contextlib.nullcontext() if started or pool is None else pool):
+    # leaving the block, an interrupt included, waits for the chunks already computed to be written
+    with (contextlib.closing(computed), (contextlib.nullcontext() if started or pool is None else pool),
+          ThreadPoolExecutor(1) as writer):
+        writes = []
         for c, arrays in computed:
             ident = chunk_identity(plan, c)
             arrays["seed_index"] = np.arange(*ident["seeds"])
             if out is None:
                 kept.append((c, arrays))
             else:
-                results.write_chunk(results.chunk_path(out, c), arrays, ident)
+                writes.append(writer.submit(results.write_chunk, results.chunk_path(out, c), arrays, ident))
+            for w in [w for w in writes if w.done()]:
+                w.result()  # a failed write stops the run
             if bar:
                 bar.update()
+        for w in writes:
+            w.result()
     if bar:
         bar.close()
     wall = time.time() - t0

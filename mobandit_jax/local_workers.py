@@ -1,18 +1,20 @@
-"""Local worker processes: a CPU run's seeds split over one single-device JAX process per core.
+"""Local workers: a CPU run's seeds split over one single-device JAX process per core.
 
 XLA's CPU runtime runs every device of a process on one shared thread pool, and the kernels of one
 device's round loop are handed to pool threads that are busy with another device's loop, so N host
 devices in one process keep well under N cores busy (PrefUCB, 256 seeds, 2 cores: 150-170% CPU).
-A process with one device, pinned to its own core, keeps that core busy. :func:`Workers.run_chunks` therefore
-spawns worker processes (:class:`Workers`: each pinned to its own core where the OS has affinity
-masks, one host device), splits every chunk's seed range into equal parts (:func:`deal`), and yields a
-chunk's arrays as soon as all of its parts are back. A seed's key is ``fold_in(PRNGKey(seed), index)`` and seeds
-never interact, so every seed computes exactly what it computes in one process.
+A process with one device, pinned to its own core, keeps that core busy. A run over N cores
+therefore has N workers (:class:`Workers`): this process, worker 0, and N - 1 spawned worker
+processes, each pinned to its own core where the OS has affinity masks and given one host device.
+:meth:`Workers.run_chunks` splits every chunk's seed range into equal parts (:func:`deal`), computes
+worker 0's parts here, takes the others' as they arrive, and yields a chunk's arrays as soon as all
+of its parts are back. A seed's key is ``fold_in(PRNGKey(seed), index)`` and seeds never interact,
+so every seed computes exactly what it computes in one process.
 
 What a worker computes is the caller's task (the experiment's is
-:func:`mobandit_jax.experiment.work_on_parts`). A worker that fails reports its error in one line.
-Workers ignore SIGINT (the parent stops them and keeps the finished chunks) and, on Linux, die with
-the parent (``PR_SET_PDEATHSIG``).
+:func:`mobandit_jax.experiment.run_parts`). A worker process that fails reports its error in one
+line. Worker processes ignore SIGINT (this process stops them and keeps the finished chunks) and, on
+Linux, die with it (``PR_SET_PDEATHSIG``).
 """
 from __future__ import annotations
 
@@ -90,17 +92,24 @@ def _work(index: int, task, width: int, inbox, out, cores):
         out.put(("error", index, one_line(err)))
 
 
-def next_message(results: multiprocessing.Queue, procs: list):
-    """The next message from the workers; an error if a worker died without sending one."""
+def next_message(results: multiprocessing.Queue, procs: list, first: int = 0, wait: bool = True):
+    """The next message from the workers (``procs[i]`` is worker ``first + i``): an error if a worker sent
+    one, or died without sending one. ``wait=False``: ``None`` when no message is waiting."""
     while True:
         try:
-            return results.get(timeout=POLL_S)
+            message = results.get(timeout=POLL_S) if wait else results.get_nowait()
         except queue.Empty:
             for i, p in enumerate(procs):
                 if p.exitcode not in (None, 0):
                     why = ("killed by signal {}: out of memory? try --max-memory or fewer --devices".format(-p.exitcode)
                            if p.exitcode < 0 else "see its error output above")
-                    raise RuntimeError(f"worker process {i} stopped with exit code {p.exitcode} ({why})") from None
+                    raise RuntimeError(f"worker process {first + i} stopped with exit code {p.exitcode} ({why})") from None
+            if not wait:
+                return None
+            continue
+        if message[0] == "error":
+            raise RuntimeError(f"worker process {message[1]}: {message[2]}")
+        return message
 
 
 @contextlib.contextmanager
@@ -123,11 +132,14 @@ def part_width(chunk: int, workers: int) -> int:
     return math.ceil(chunk / max(1, min(workers, chunk)))
 
 
-def start_processes(target, args: list) -> list:
+def start_processes(target, args: list, first_slot: int = 0) -> list:
     """One spawned daemon process per entry of ``args``, running ``target(*args[w], cores)``, each on its
-    own core where there are enough (``cores=None`` otherwise), started with SIGINT ignored."""
+    own core (slot ``first_slot + w`` of :func:`mobandit_jax.devices.core_slots`) where there are enough
+    (``cores=None`` otherwise), started with SIGINT ignored."""
     context = multiprocessing.get_context("spawn")
-    slots = devices.core_slots(devices.cpu_cores())[:len(args)] or [None] * len(args)
+    slots = devices.core_slots(devices.cpu_cores())[first_slot:first_slot + len(args)]
+    if len(slots) < len(args):
+        slots = [None] * len(args)
     procs = [context.Process(target=target, args=(*a, cores), daemon=True) for a, cores in zip(args, slots)]
     with _sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
         for p in procs:
@@ -136,17 +148,20 @@ def start_processes(target, args: list) -> list:
 
 
 class Workers:
-    """``count`` pinned worker processes, started at once (they import JAX, build and compile while
-    the caller prepares the run). Worker ``w`` runs ``task(w, width, parts)`` (picklable: it runs in
-    the worker), which yields ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``, a call
-    that waits until :meth:`run_chunks` deals the worker its parts. :meth:`close` (or leaving the
-    ``with`` block) stops them."""
+    """A run's ``count`` workers: this process is worker 0 and ``count - 1`` pinned worker processes,
+    started at once (they import JAX, build and compile while this process prepares the run), are
+    workers ``1 .. count - 1``. Process worker ``w`` runs ``task(w, width, parts)`` (picklable: it runs
+    in the worker), which yields ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``, a
+    call that waits until :meth:`run_chunks` deals the worker its parts; this process computes its own
+    parts with the ``own`` of :meth:`run_chunks`. :meth:`close` (or leaving the ``with`` block) stops
+    the processes."""
 
     def __init__(self, task, count: int, width: int):
         context = multiprocessing.get_context("spawn")
-        self.width, self.results = width, context.Queue()
-        self.inboxes = [context.Queue() for _ in range(count)]
-        self.procs = start_processes(_work, [(w, task, width, self.inboxes[w], self.results) for w in range(count)])
+        self.count, self.width, self.results = count, width, context.Queue()
+        self.inboxes = [context.Queue() for _ in range(count - 1)]
+        args = [(w + 1, task, width, inbox, self.results) for w, inbox in enumerate(self.inboxes)]
+        self.procs = start_processes(_work, args, first_slot=1)
 
     def __enter__(self):
         return self
@@ -154,27 +169,39 @@ class Workers:
     def __exit__(self, *exc):
         self.close()
 
-    def run_chunks(self, chunk: int, seeds: int, chunks: list):
-        """``(c, arrays)`` for each chunk in ``chunks`` (of ``chunk`` seeds), as soon as all its parts are back."""
-        width, units = deal(chunk, seeds, chunks, len(self.procs))
+    def run_chunks(self, chunk: int, seeds: int, chunks: list, own):
+        """``(c, arrays)`` for each chunk in ``chunks`` (of ``chunk`` seeds), as soon as all its parts are
+        back. This process computes worker 0's parts with ``own(width, parts)``, a generator like the
+        task's, and takes the processes' parts as they arrive in between."""
+        width, units = deal(chunk, seeds, chunks, self.count)
         if width != self.width:
             raise ValueError(f"workers started for parts of {self.width} seeds, asked for parts of {width}")
         expected = {}
-        for inbox, unit in zip(self.inboxes, units):
-            inbox.put(unit)
+        for unit in units:
             for c, *_ in unit:
                 expected[c] = expected.get(c, 0) + 1
+        for inbox, unit in zip(self.inboxes, units[1:]):
+            inbox.put(unit)
+        mine = own(width, lambda: units[0])
         parts: dict = {}
         while expected:
-            message = next_message(self.results, self.procs)
-            if message[0] == "error":
-                raise RuntimeError(f"worker process {message[1]}: {message[2]}")
-            c, start, arrays = message
-            parts.setdefault(c, []).append((start, arrays))
-            if len(parts[c]) == expected[c]:
-                ordered = [a for _, a in sorted(parts.pop(c), key=lambda x: x[0])]
-                del expected[c]
-                yield c, {k: np.concatenate([a[k] for a in ordered]) for k in ordered[0]}
+            message = next(mine, None) if mine is not None else None
+            if message is None:
+                mine = None
+                message = next_message(self.results, self.procs, first=1)
+            for c, start, arrays in [message, *self._arrived()]:
+                parts.setdefault(c, []).append((start, arrays))
+                if len(parts[c]) == expected[c]:
+                    ordered = [a for _, a in sorted(parts.pop(c), key=lambda x: x[0])]
+                    del expected[c]
+                    yield c, {k: np.concatenate([a[k] for a in ordered]) for k in ordered[0]}
+
+    def _arrived(self) -> list:
+        """The processes' messages already waiting."""
+        arrived = []
+        while (message := next_message(self.results, self.procs, first=1, wait=False)) is not None:
+            arrived.append(message)
+        return arrived
 
     def close(self):
         """Stop the workers that are still running and wait for them."""

@@ -138,3 +138,37 @@ def test_precision_is_part_of_the_run(tmp_path, capsys, monkeypatch, done):
     monkeypatch.setattr(experiment, "precision", lambda: "float64")  # as under --x64, without changing JAX
     code, err = _run(capsys, done[0], "--out", done[1])
     assert code == 2 and len(err) == 1 and "holds a float32 run" in err[0] and "with --x64" not in err[0]
+
+
+def test_chunk_writes_on_their_thread_are_waited_for_and_their_errors_stop_the_run(tmp_path, monkeypatch):
+    from mobandit_jax import config
+
+    plan = experiment.build(config.load(tiny_spec(tmp_path / "tiny.toml")))  # 3 chunks of 2 seeds
+    write, run_seeds, calls = results.write_chunk, experiment.run_seeds, []
+
+    def slow_write(path, arrays, ident):  # still writing when the next chunk fails
+        import time
+
+        time.sleep(0.5)
+        write(path, arrays, ident)
+
+    def failing_second_chunk(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return run_seeds(*args)
+
+    monkeypatch.setattr(results, "write_chunk", slow_write)
+    monkeypatch.setattr(experiment, "run_seeds", failing_second_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        experiment.execute(plan, tmp_path / "run", progress=False)
+    assert experiment.chunks_kept(plan, tmp_path / "run") == (1, 3)  # the first chunk was computed: it is kept
+
+    def full_disk(path, arrays, ident):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(results, "write_chunk", full_disk)
+    monkeypatch.setattr(experiment, "run_seeds", run_seeds)
+    with pytest.raises(OSError, match="No space left"):
+        experiment.execute(plan, tmp_path / "run", progress=False)
+    assert experiment.chunks_kept(plan, tmp_path / "run") == (1, 3)
