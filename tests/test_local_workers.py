@@ -48,12 +48,20 @@ def test_every_seed_is_dealt_once_within_its_chunk(workers, chunk, seeds):
         assert width == 1 and max(sizes) - min(sizes) <= 1
 
 
-def test_workers_give_the_in_process_summary_byte_for_byte(tmp_path):
+def test_workers_give_the_in_process_summary_byte_for_byte(tmp_path, monkeypatch):
     path = tiny_spec(tmp_path / "spec.toml", horizon=90, seeds=7, chunk=5, record_every=30)
     path.write_text(path.read_text() + MORE_POLICIES)  # three policy groups
     spec = cfg.load(path)
     experiment.execute(experiment.build(spec), tmp_path / "one", progress=False)
+    started, start = [], local_workers.start_processes
+
+    def counted(target, args, **kwargs):
+        started.append(len(args))
+        return start(target, args, **kwargs)
+
+    monkeypatch.setattr(local_workers, "start_processes", counted)
     experiment.execute(experiment.build(spec), tmp_path / "two", progress=False, workers=2)
+    assert started == [1]  # this process is worker 0: one process is spawned
     assert len(list((tmp_path / "two" / "chunks").glob("chunk_*.npz"))) == 2  # 7 seeds in chunks of 5
     for name in ("summary.json", "curves.npz", "finals.npz"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
