@@ -126,8 +126,12 @@ def _setup_runtime(args):
 
         overrides = list(args.set or []) + ([f"experiment.seeds={args.seeds}"] if args.seeds is not None else [])
         args.spec = cfg.apply_overrides(cfg.load(args.config), overrides)
-        processes = local_workers.worth_it(args.spec) if args.workers == "auto" else args.workers == "on"
-        args.workers = devices.configure_run(args.devices, bool(args.distributed or args.coordinator), processes)
+        from .experiment import chunk_size
+
+        auto = args.workers == "auto"
+        processes = local_workers.worth_it(args.spec) if auto else args.workers == "on"
+        args.workers = devices.configure_run(args.devices, bool(args.distributed or args.coordinator), processes,
+                                             chunk_size(args.spec) if auto else None)
     elif args.cmd == "reproduce":  # the spec runs share the cores: jobs processes at once, each pinned to its own
         devices.configure_workers(args.jobs)
     if args.cmd in ("run", "reproduce"):

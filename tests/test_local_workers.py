@@ -101,9 +101,26 @@ def test_configure_run_asks_for_workers_only_on_a_cpu_without_a_user_device_coun
         assert devices.configure_run(**kwargs) == 1, kwargs
     monkeypatch.setenv("XLA_FLAGS", f"{devices.HOST_COUNT_FLAG}=2")  # a user's own count: one process
     assert devices.configure_run() == 1
+    assert devices.configure_run(processes=False, chunk=8) == 1
+    assert os.environ["XLA_FLAGS"] == f"{devices.HOST_COUNT_FLAG}=2"
     monkeypatch.setattr(devices, "_platform_is_cpu", lambda: False)
     monkeypatch.delenv("XLA_FLAGS")
     assert devices.configure_run() == 1
+
+
+def test_small_chunks_in_one_process_keep_one_unpinned_device_unless_devices_are_asked_for(monkeypatch):
+    monkeypatch.setattr(devices, "_platform_is_cpu", lambda: True)
+    monkeypatch.setattr(devices, "cpu_cores", lambda: 4)
+    pinned = []
+    monkeypatch.setattr(devices, "pin", pinned.append)
+    monkeypatch.setattr(devices, "core_slots", lambda jobs: [[0, 1, 2, 3]])
+    per_device = devices.MIN_SEEDS_PER_DEVICE
+    for chunk, count, want in [(4 * per_device - 1, None, 1), (4 * per_device, None, 4), (None, None, 4),
+                               (8, 2, 2), (8, 1, 1)]:
+        monkeypatch.delenv("XLA_FLAGS", raising=False)
+        assert devices.configure_run(count, processes=False, chunk=chunk) == 1
+        assert os.environ["XLA_FLAGS"] == f"{devices.HOST_COUNT_FLAG}={want}", (chunk, count)
+    assert pinned == [[0, 1], [0]]  # only an explicit --devices below the core count pins
 
 
 def test_a_worker_sets_one_host_device_whatever_it_inherits(monkeypatch):
