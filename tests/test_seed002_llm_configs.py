@@ -164,19 +164,28 @@ def test_cost_and_budget_validation_names_values():
 
 
 @pytest.mark.parametrize("dataset", ["gsm8k", "piqa"])
-def test_generator_script_reproduces_the_bundled_file_bitwise(dataset, generator):
+def test_generator_script_reproduces_the_bundled_file(dataset, generator):
+    """Outcomes and token counts exactly; latencies to a few units in the last place, because numpy's
+    ``exp`` takes another SIMD path on CPUs with AVX-512 (up to 3 ulp apart, measured)."""
     made, bundled = generator.simulated_logs(dataset), L.bundled_logs(dataset)
     assert made.configs == bundled.configs and made.instance_ids == bundled.instance_ids
-    for field in ("correct", "latency", "tokens"):
+    for field in ("correct", "tokens"):
         np.testing.assert_array_equal(getattr(made, field), getattr(bundled, field))
+    np.testing.assert_array_max_ulp(made.latency, bundled.latency, maxulp=8)
     assert generator.DEFAULT_SEEDS[dataset] == L.BUNDLED_SEEDS[dataset]
 
 
 def test_generator_writes_full_precision_gzip(tmp_path, generator):
-    assert generator.main(["--out", str(tmp_path)]) == 0
+    for out in ("a", "b"):
+        (tmp_path / out).mkdir()
+        assert generator.main(["--out", str(tmp_path / out)]) == 0
     for dataset in L.DATASETS:
-        path = tmp_path / f"{dataset}_simulated.csv.gz"
-        assert path.read_bytes() == (L.DATA_DIR / path.name).read_bytes()  # no timestamp: same bytes
+        path = tmp_path / "a" / f"{dataset}_simulated.csv.gz"
+        assert path.read_bytes() == (tmp_path / "b" / path.name).read_bytes()  # no timestamp: same bytes
+        assert path.read_bytes()[4:8] == b"\0\0\0\0"  # the gzip header's mtime
+        made, read = generator.simulated_logs(dataset), L.load_logs(path)
+        for field in ("correct", "latency", "tokens"):  # every float written in full precision
+            np.testing.assert_array_equal(getattr(read, field), getattr(made, field))
 
 
 def test_env_seed_other_than_the_bundled_one_is_refused():
