@@ -93,8 +93,8 @@ def _work(index: int, task, width: int, inbox, out, cores):
 
 
 def next_message(results: multiprocessing.Queue, procs: list, first: int = 0, wait: bool = True):
-    """The next message from the workers (``procs[i]`` is worker ``first + i``): an error if a worker sent
-    one, or died without sending one. ``wait=False``: ``None`` when no message is waiting."""
+    """The next message from the workers (``procs[i]`` is worker ``first + i``); an error if a worker died
+    without sending one. ``wait=False``: ``None`` when no message is waiting."""
     while True:
         try:
             message = results.get(timeout=POLL_S) if wait else results.get_nowait()
@@ -107,8 +107,6 @@ def next_message(results: multiprocessing.Queue, procs: list, first: int = 0, wa
             if not wait:
                 return None
             continue
-        if message[0] == "error":
-            raise RuntimeError(f"worker process {message[1]}: {message[2]}")
         return message
 
 
@@ -189,7 +187,10 @@ class Workers:
             if message is None:
                 mine = None
                 message = next_message(self.results, self.procs, first=1)
-            for c, start, arrays in [message, *self._arrived()]:
+            for item in [message, *self._arrived()]:
+                if item[0] == "error":
+                    raise RuntimeError(f"worker process {item[1]}: {item[2]}")
+                c, start, arrays = item
                 parts.setdefault(c, []).append((start, arrays))
                 if len(parts[c]) == expected[c]:
                     ordered = [a for _, a in sorted(parts.pop(c), key=lambda x: x[0])]

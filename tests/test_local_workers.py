@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from _tiny_spec import tiny_spec
@@ -84,6 +85,23 @@ def test_a_worker_that_dies_is_reported_in_one_line():
         local_workers.next_message(_Empty(), [alive, _Dead()])
     with pytest.raises(RuntimeError, match=r"^worker process 0 stopped with exit code 1 \(see its error output above\)$"):
         local_workers.next_message(_Empty(), [type("Failed", (), {"exitcode": 1})(), alive])
+
+
+def _failing_task(index, width, parts):
+    parts()
+    raise ValueError(f"no data for\nworker {index}")
+    yield
+
+
+def _own_parts(width, parts):
+    for c, start, n in parts():
+        yield c, start, {"x": np.full(n, float(start))}
+
+
+def test_an_error_in_a_worker_process_stops_the_run_in_one_line():
+    with local_workers.Workers(_failing_task, 2, 1) as workers:
+        with pytest.raises(RuntimeError, match=r"^worker process 1: ValueError: no data for worker 1$"):
+            list(workers.run_chunks(1, 4, [0, 1, 2, 3], _own_parts))
 
 
 def test_configure_run_asks_for_workers_only_on_a_cpu_without_a_user_device_count(monkeypatch):
