@@ -103,7 +103,8 @@ def next_message(results: multiprocessing.Queue, procs: list, first: int = 0, wa
                 if p.exitcode not in (None, 0):
                     why = ("killed by signal {}: out of memory? try --max-memory or fewer --devices".format(-p.exitcode)
                            if p.exitcode < 0 else "see its error output above")
-                    raise RuntimeError(f"worker process {first + i} stopped with exit code {p.exitcode} ({why})") from None
+                    raise RuntimeError(
+                        f"worker process {first + i} stopped with exit code {p.exitcode} ({why})") from None
             if not wait:
                 return None
             continue
