@@ -448,6 +448,7 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
                 writes.append(writer.submit(results.write_chunk, results.chunk_path(out, c), arrays, ident))
             for w in [w for w in writes if w.done()]:
                 w.result()  # a failed write stops the run
+                writes.remove(w)  # only pending writes stay: the check is not quadratic in the chunks
             if bar:
                 bar.update()
         for w in writes:
