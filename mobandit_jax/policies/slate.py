@@ -74,6 +74,7 @@ import jax.numpy as jnp
 from ..kernels import greedy_hv_subset, pareto_front_mask
 from ..kernels.counts import CountState, empirical_means, init_counts, record
 from ..kernels.dominance import dominance_matrix, weakly_dominates
+from ..kernels.order import rank_below, sort_by_layer_value
 from ..types import Policy
 from .base import register
 
@@ -203,15 +204,13 @@ def crowding_distance(x, layer, boundary: str = "inf"):
     if boundary not in CROWD_BOUNDARY:
         raise ValueError(f"boundary must be one of {CROWD_BOUNDARY}, got {boundary!r}")
     n, d = x.shape
-    pos = jnp.broadcast_to(jnp.arange(n), (d, n))
-    layers, values, arm = jax.lax.sort((jnp.broadcast_to(layer, (d, n)), x.T, pos), dimension=1, num_keys=2,
-                                       is_stable=True)
+    layers, values, arm = sort_by_layer_value(layer, x.T)
     same_next = jnp.concatenate([layers[:, 1:] == layers[:, :-1], jnp.zeros((d, 1), bool)], axis=1)
     same_prev = jnp.concatenate([jnp.zeros((d, 1), bool), same_next[:, :-1]], axis=1)
     up = jnp.where(same_next, jnp.roll(values, -1, axis=1), jnp.inf)
     down = jnp.where(same_prev, jnp.roll(values, 1, axis=1), -jnp.inf)
-    first = jax.lax.cummax(jnp.where(same_prev, 0, pos), axis=1)
-    last = jax.lax.cummin(jnp.where(same_next, n - 1, pos), axis=1, reverse=True)
+    first = rank_below(layer)[arm]  # a layer's sorted positions run from #{lower layers} to n - 1 - #{higher}
+    last = n - 1 - rank_below(-layer)[arm]
     span = jnp.take_along_axis(values, last, axis=1) - jnp.take_along_axis(values, first, axis=1)
     if boundary == "inf":
         edge = jnp.inf
