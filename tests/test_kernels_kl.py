@@ -4,7 +4,7 @@ import pytest
 import jax
 from scipy.optimize import brentq
 
-from mobandit_jax.kernels import kl_bernoulli, klucb_lower, klucb_upper
+from mobandit_jax.kernels import kl_bernoulli, klucb_lower, klucb_upper, klucb_upper_refine
 
 
 def _kl(p, q):
@@ -84,3 +84,34 @@ def test_batched_shapes_broadcast():
     p = np.random.default_rng(1).random((4, 3, 2)).astype(np.float32)
     assert klucb_upper(p, 0.1).shape == (4, 3, 2)
     assert klucb_upper(p, np.full((3, 1), 0.1, np.float32)).shape == (4, 3, 2)
+
+
+@pytest.mark.parametrize("t", [7, 12, 300, 100_000])
+def test_refine_moves_a_root_from_log_t_to_log_t_plus_1_within_round_off(grid, t):
+    # PrefUCB's warm start: an arm with n pulls, not pulled in round t, goes from level log(t) / n to
+    # log(t + 1) / n. From t = 7 on, one refine is as accurate as a fresh solve (float32 round-off).
+    p = grid[0].astype(np.float32)
+    n = np.random.default_rng(t).integers(1, t, p.size).astype(np.float32)
+    n[::3] = 1  # the largest levels: one pull so far
+    previous_level, level = np.log(np.float32(t)) / n, np.log(np.float32(t + 1)) / n
+    ref = np.array([ref_upper(float(a), float(b)) for a, b in zip(p, level)])
+    refined = np.asarray(klucb_upper_refine(p, level, klucb_upper(p, previous_level), previous_level), np.float64)
+    fresh = np.asarray(klucb_upper(p, level), np.float64)
+    assert np.abs(refined - ref).max() < 1.5e-7 and np.abs(fresh - ref).max() < 1.5e-7
+    assert np.all(refined >= p) and np.all(refined <= 1.0)
+
+
+def test_refine_is_not_exact_from_far_away():
+    # the bound of the claim above: at t = 2 (level x 1.58) one step is not enough, so PrefUCB with
+    # fewer than 8 arms (forced rounds ending before t = 7) solves every root afresh
+    p = np.float32(0.001) + np.zeros(1, np.float32)
+    previous_level, level = np.log(np.float32([2.0])), np.log(np.float32([3.0]))
+    refined = float(klucb_upper_refine(p, level, klucb_upper(p, previous_level), previous_level)[0])
+    assert abs(refined - ref_upper(float(p[0]), float(level[0]))) > 1e-6
+
+
+def test_refine_keeps_the_exact_cases():
+    p = np.array([1.0, 0.3, 0.3], np.float32)
+    level = np.array([0.5, np.inf, 0.0], np.float32)
+    out = np.asarray(klucb_upper_refine(p, level, np.array([1.0, 0.9, 0.3], np.float32), level / 2))
+    assert out.tolist() == [1.0, 1.0, np.float32(0.3)]

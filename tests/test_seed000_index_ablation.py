@@ -6,9 +6,10 @@ import pytest
 import jax
 import jax.numpy as jnp
 
-from mobandit_jax.kernels import normalized_projections
+from mobandit_jax.kernels import klucb_upper, normalized_projections
 from mobandit_jax.kernels.counts import CountState
 from mobandit_jax.policies import base as pbase
+from mobandit_jax.policies.preference import PrefUCBState
 from mobandit_jax.types import Context
 
 # 4 arms, 2 objectives, W = I: arm 0 (0.9, 0.1) and arm 1 (0.1, 0.9) are far apart, arm 2 is a
@@ -22,8 +23,9 @@ def _state(name, params):
     counts = CountState(jnp.int32(T), jnp.asarray(COUNTS, jnp.float32), jnp.asarray(MEANS * COUNTS[:, None], jnp.float32))
     if name != "prefucb":
         return counts
-    # PrefUCB also keeps min_k S_k of each arm's empirical mean
-    return counts, jnp.min(normalized_projections(jnp.asarray(MEANS, jnp.float32), params.W), axis=1)
+    # PrefUCB also keeps min_k S_k of each arm's empirical mean and the next round's KL-UCB index
+    low = jnp.min(normalized_projections(jnp.asarray(MEANS, jnp.float32), params.W), axis=1)
+    return PrefUCBState(counts, low, klucb_upper(low, jnp.log(jnp.float32(T + 1)) / counts.counts))
 
 
 def _kl(p, q):

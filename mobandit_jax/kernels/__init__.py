@@ -11,5 +11,5 @@ from .dominance import (
     validate_cone,
 )
 from .hypervolume import box_volume, greedy_hv_subset, hv_contributions, hypervolume
-from .kl import kl_bernoulli, klucb_lower, klucb_upper
+from .kl import kl_bernoulli, klucb_lower, klucb_upper, klucb_upper_refine
 from .choice import argmax_random_tie, uniform_from_mask

@@ -2,7 +2,11 @@
 
 - ``prefucb``: Algorithm 1. Pull each arm once; then for every arm ``a`` and direction ``k``
   ``U_{a,k}(t) = sup{q in [S_k(r_hat(a)), 1] : n(a) kl(S_k(r_hat(a)), q) <= beta_t}`` with
-  ``beta_t = log t`` (Eq. 2-3), ``U_a = min_k U_{a,k}``, play ``argmax_a U_a`` (Eq. 4).
+  ``beta_t = log t`` (Eq. 2-3), ``U_a = min_k U_{a,k}``, play ``argmax_a U_a`` (Eq. 4). The state
+  keeps every arm's ``U_a`` for the next round: the pulled arm's is solved afresh, the others' (whose
+  ``r_hat`` and ``n`` did not change, only ``beta_t``) are moved from their last value by
+  ``kernels.kl.klucb_upper_refine``, exact to round-off once ``t >= 7``; with fewer than
+  ``REFINE_MIN_ARMS`` arms the forced first rounds end before that, and every root is solved afresh.
 - ``pareto_ucb``: Pareto UCB1 (Drugan & Nowe 2013): UCB vectors ``r_hat(a) + beta_a 1`` with
   ``beta_a = sqrt(2 log(t (d |F_hat|)^(1/4)) / n(a))``, ``|F_hat|`` the size of the empirical
   Pareto front; play uniformly among arms whose UCB vectors are not Pareto-dominated.
@@ -32,12 +36,13 @@ import jax.numpy as jnp
 from ..kernels import (
     argmax_random_tie,
     klucb_upper,
+    klucb_upper_refine,
     normalized_projections,
     pareto_front_mask,
     uniform_from_mask,
     validate_cone,
 )
-from ..kernels.counts import empirical_means, init_counts, record
+from ..kernels.counts import CountState, empirical_means, init_counts, record
 from ..types import Policy
 from .base import register
 
@@ -68,29 +73,54 @@ def _pareto_ucb1_radius(mu, counts, t, dim):
     return jnp.sqrt(2 * jnp.log(t * (dim * front) ** 0.25) / jnp.maximum(counts, 1.0))
 
 
+class PrefUCBState(NamedTuple):
+    """Counts and sums, ``min_k S_k(r_hat(a))`` per arm (Eq. 2) and the KL-UCB index of the next round."""
+
+    counts: CountState
+    low: jnp.ndarray  # (K,)
+    index: jnp.ndarray  # (K,) U_a(t + 1), Eq. (3) with the min over directions (the KL-UCB index only)
+
+
+REFINE_MIN_ARMS = 8  # K >= 8: the forced rounds reach t = 7, from where refined roots are exact
+
+
+def _next_level(counts):
+    """``beta_{t+1} / n(a) = log(t + 1) / n(a)`` after ``t`` rounds (unpulled arms as ``n = 1``)."""
+    return jnp.log((counts.t + 1).astype(counts.counts.dtype)) / jnp.maximum(counts.counts, 1.0)
+
+
 def prefucb(num_arms: int, dim: int, index: str = "klucb") -> Policy:
     """PrefUCB (seed 000, Algorithm 1) for ``num_arms`` arms with ``dim`` objectives."""
 
-    def init(params):  # counts and sums, and min_k S_k of each arm's empirical mean (Eq. 2)
-        return init_counts(num_arms, dim, params.W.dtype), jnp.zeros((num_arms,), params.W.dtype)
+    def init(params):
+        dtype = params.W.dtype
+        return PrefUCBState(init_counts(num_arms, dim, dtype), jnp.zeros((num_arms,), dtype),
+                            jnp.ones((num_arms,), dtype))
 
     def select(key, state, params):
-        counts, low = state
-        t = (counts.t + 1).astype(params.W.dtype)  # the round being played, 1-based
-        level = jnp.log(t) / jnp.maximum(counts.counts, 1.0)  # beta_t / n(a)
-        # Eq. (3) and the min over directions: all directions of an arm share the level, and the
-        # index is increasing in S, so min_k U_{a,k} = U(min_k S_k(a)) -- one KL-UCB root per arm.
-        if index == "klucb":
-            U = klucb_upper(low, level)
+        if index == "klucb":  # Eq. (3) and the min over directions, kept current by update
+            U = state.index
         else:  # ablation: Pareto UCB1's radius on the worst direction
-            U = low + _pareto_ucb1_radius(empirical_means(counts), counts.counts, t, dim)
-        return _round_robin_first(counts, num_arms, argmax_random_tie(key, U))  # Eq. (4)
+            counts = state.counts
+            t = (counts.t + 1).astype(params.W.dtype)  # the round being played, 1-based
+            U = state.low + _pareto_ucb1_radius(empirical_means(counts), counts.counts, t, dim)
+        return _round_robin_first(state.counts, num_arms, argmax_random_tie(key, U))  # Eq. (4)
 
     def update(state, action, obs, params):
-        counts = record(state[0], action, obs.reward)  # Algorithm 1, line 13
+        counts = record(state.counts, action, obs.reward)  # Algorithm 1, line 13
         # only the pulled arm's mean moved: its projection is refreshed, the others are kept
         mean = counts.sums[action] / jnp.maximum(counts.counts[action], 1.0)
-        return counts, state[1].at[action].set(jnp.min(normalized_projections(mean, params.W)))
+        low = state.low.at[action].set(jnp.min(normalized_projections(mean, params.W)))
+        if index != "klucb":
+            return PrefUCBState(counts, low, state.index)
+        # Eq. (3) at round t + 1. All directions of an arm share the level and the index is increasing
+        # in S, so min_k U_{a,k} = U(min_k S_k(a)): one KL-UCB root per arm. Unpulled arms keep their
+        # S and n, so their root moves only with log(t + 1) / log(t): one Halley step from the last one.
+        level = _next_level(counts)
+        if num_arms < REFINE_MIN_ARMS:
+            return PrefUCBState(counts, low, klucb_upper(low, level))
+        U = klucb_upper_refine(low, level, state.index, _next_level(state.counts))
+        return PrefUCBState(counts, low, U.at[action].set(klucb_upper(low[action], level[action])))
 
     return Policy(init, select, update)
 
