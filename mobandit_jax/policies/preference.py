@@ -115,7 +115,7 @@ def prefucb(num_arms: int, dim: int, index: str = "klucb") -> Policy:
             return PrefUCBState(counts, low, state.index)
         # Eq. (3) at round t + 1. All directions of an arm share the level and the index is increasing
         # in S, so min_k U_{a,k} = U(min_k S_k(a)): one KL-UCB root per arm. Unpulled arms keep their
-        # S and n, so their root moves only with log(t + 1) / log(t): one Halley step from the last one.
+        # S and n, so their root moves only with log(t + 1) / log(t): refined from the last one.
         level = _next_level(counts)
         if num_arms < REFINE_MIN_ARMS:
             return PrefUCBState(counts, low, klucb_upper(low, level))
