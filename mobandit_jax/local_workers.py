@@ -6,9 +6,10 @@ devices in one process keep well under N cores busy (PrefUCB, 256 seeds, 2 cores
 A process with one device, pinned to its own core, keeps that core busy. A run over N cores
 therefore has N workers (:class:`Workers`): this process, worker 0, and N - 1 spawned worker
 processes, each pinned to its own core where the OS has affinity masks and given one host device.
-:meth:`Workers.run_chunks` splits every chunk's seed range into equal parts (:func:`deal`), computes
-worker 0's parts here, takes the others' as they arrive, and yields a chunk's arrays as soon as all
-of its parts are back. A seed's key is ``fold_in(PRNGKey(seed), index)`` and seeds never interact,
+:meth:`Workers.run_chunks` splits every chunk's seed range into equal parts (:func:`split`) and
+puts them on one queue that every worker takes from as soon as it is ready (this process computes
+parts while the worker processes still start up), and yields a chunk's arrays as soon as all of its
+parts are back. A seed's key is ``fold_in(PRNGKey(seed), index)`` and seeds never interact,
 so every seed computes exactly what it computes in one process.
 
 What a worker computes is the caller's task (the experiment's is
@@ -43,20 +44,16 @@ def worth_it(spec: dict) -> bool:
     return seed_rounds(spec) >= MIN_SEED_ROUNDS
 
 
-def deal(chunk: int, seeds: int, chunks, workers: int) -> tuple:
-    """``(width, units)``: each chunk's seeds split into ``min(workers, chunk)`` parts of ``width``
-    seeds; ``units[w]`` lists worker ``w``'s parts as ``(c, start, n)`` (seeds ``[start, start + n)``
-    of chunk ``c``). With at least ``workers`` seeds per chunk, worker ``p`` takes part ``p`` of every
-    chunk; with fewer seeds per chunk than workers, the parts (a seed each) are dealt in turn."""
-    parts, width = max(1, min(workers, chunk)), part_width(chunk, workers)
-    units = [[] for _ in range(workers)]
-    k = 0
+def split(chunk: int, seeds: int, chunks, workers: int) -> tuple:
+    """``(width, parts)``: each chunk's seeds (in the order of ``chunks``) split into
+    ``min(workers, chunk)`` parts of at most ``width`` seeds, as ``(c, start, n)`` (seeds
+    ``[start, start + n)`` of chunk ``c``)."""
+    width = part_width(chunk, workers)
+    parts = []
     for c in chunks:
         lo, hi = c * chunk, min((c + 1) * chunk, seeds)
-        for p, start in enumerate(range(lo, hi, width)):
-            units[p if parts == workers else k % workers].append((c, start, min(width, hi - start)))
-            k += 1
-    return width, units
+        parts += [(c, start, min(width, hi - start)) for start in range(lo, hi, width)]
+    return width, parts
 
 
 def _die_with_parent():
@@ -82,12 +79,17 @@ def one_line(err: BaseException) -> str:
     return " ".join(f"{type(err).__name__}: {err}".split())
 
 
-def _work(index: int, task, width: int, inbox, out, cores):
-    """Worker ``index``: put every ``(c, start, arrays)`` of ``task(index, width, inbox.get)`` on ``out``
-    (``("error", index, message)`` on failure)."""
+def queued(todo):
+    """The parts ``(c, start, n)`` taken from the shared queue ``todo`` up to its first ``None``."""
+    return iter(todo.get, None)
+
+
+def _work(index: int, task, width: int, todo, out, cores):
+    """Worker ``index``: put every ``(c, start, arrays)`` of ``task(index, width, parts)`` on ``out``,
+    ``parts()`` being the parts it takes from ``todo`` (``("error", index, message)`` on failure)."""
     start_worker(cores)
     try:
-        for item in task(index, width, inbox.get):
+        for item in task(index, width, lambda: queued(todo)):
             out.put(item)
     except Exception as err:  # noqa: BLE001 -- reported to the parent in one line
         out.put(("error", index, one_line(err)))
@@ -151,16 +153,16 @@ class Workers:
     """A run's ``count`` workers: this process is worker 0 and ``count - 1`` pinned worker processes,
     started at once (they import JAX, build and compile while this process prepares the run), are
     workers ``1 .. count - 1``. Process worker ``w`` runs ``task(w, width, parts)`` (picklable: it runs
-    in the worker), which yields ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``, a
-    call that waits until :meth:`run_chunks` deals the worker its parts; this process computes its own
-    parts with the ``own`` of :meth:`run_chunks`. :meth:`close` (or leaving the ``with`` block) stops
+    in the worker), which yields ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``, the
+    parts it takes from the queue that :meth:`run_chunks` fills; this process computes the parts it
+    takes with the ``own`` of :meth:`run_chunks`. :meth:`close` (or leaving the ``with`` block) stops
     the processes."""
 
     def __init__(self, task, count: int, width: int):
         context = multiprocessing.get_context("spawn")
         self.count, self.width, self.results = count, width, context.Queue()
-        self.inboxes = [context.Queue() for _ in range(count - 1)]
-        args = [(w + 1, task, width, inbox, self.results) for w, inbox in enumerate(self.inboxes)]
+        self.todo = context.Queue()  # parts (c, start, n), then one None per worker
+        args = [(w + 1, task, width, self.todo, self.results) for w in range(count - 1)]
         self.procs = start_processes(_work, args, first_slot=1)
         # worker 0 takes core slot 0, so that the XLA threads this process starts from now on do not
         # contend with the worker processes' (4,096-seed PrefUCB run: 14.4 s against 17.2 s unpinned)
@@ -177,19 +179,19 @@ class Workers:
 
     def run_chunks(self, chunk: int, seeds: int, chunks: list, own):
         """``(c, arrays)`` for each chunk in ``chunks`` (of ``chunk`` seeds), as soon as all its parts are
-        back. This process computes worker 0's parts with ``own(width, parts)``, a generator like the
-        task's, and takes the processes' parts as they arrive in between."""
-        width, units = deal(chunk, seeds, chunks, self.count)
+        back. Every worker takes parts from one queue, in chunk order, as soon as it is ready; this
+        process computes the parts it takes with ``own(width, parts)``, a generator like the task's,
+        and takes the processes' parts as they arrive in between."""
+        width, parts = split(chunk, seeds, chunks, self.count)
         if width != self.width:
             raise ValueError(f"workers started for parts of {self.width} seeds, asked for parts of {width}")
         expected = {}
-        for unit in units:
-            for c, *_ in unit:
-                expected[c] = expected.get(c, 0) + 1
-        for inbox, unit in zip(self.inboxes, units[1:]):
-            inbox.put(unit)
-        mine = own(width, lambda: units[0])
-        parts: dict = {}
+        for c, *_ in parts:
+            expected[c] = expected.get(c, 0) + 1
+        for part in parts + [None] * self.count:
+            self.todo.put(part)
+        mine = own(width, lambda: queued(self.todo))
+        done: dict = {}
         while expected:
             message = next(mine, None) if mine is not None else None
             if message is None:
@@ -199,9 +201,9 @@ class Workers:
                 if item[0] == "error":
                     raise RuntimeError(f"worker process {item[1]}: {item[2]}")
                 c, start, arrays = item
-                parts.setdefault(c, []).append((start, arrays))
-                if len(parts[c]) == expected[c]:
-                    ordered = [a for _, a in sorted(parts.pop(c), key=lambda x: x[0])]
+                done.setdefault(c, []).append((start, arrays))
+                if len(done[c]) == expected[c]:
+                    ordered = [a for _, a in sorted(done.pop(c), key=lambda x: x[0])]
                     del expected[c]
                     yield c, {k: np.concatenate([a[k] for a in ordered]) for k in ordered[0]}
 
@@ -220,6 +222,6 @@ class Workers:
                 p.terminate()
         for p in self.procs:
             p.join()
-        for q in [self.results, *self.inboxes]:
+        for q in (self.results, self.todo):
             q.close()
             q.cancel_join_thread()

@@ -31,22 +31,18 @@ def _device_state_restored(monkeypatch):
 
 @pytest.mark.parametrize("workers", [1, 2, 3, 5, 8])
 @pytest.mark.parametrize("chunk, seeds", [(1, 4), (4, 4), (5, 7), (6, 20), (64, 130), (3, 1)])
-def test_every_seed_is_dealt_once_within_its_chunk(workers, chunk, seeds):
+def test_every_seed_is_in_one_part_within_its_chunk(workers, chunk, seeds):
     chunks = list(range(-(-seeds // chunk)))[1:] + [0]  # resumed runs skip chunks: any order and subset
-    width, units = local_workers.deal(chunk, seeds, chunks, workers)
-    assert len(units) == workers and width == -(-chunk // min(workers, chunk))
-    dealt = sorted(s for unit in units for c, start, n in unit for s in range(start, start + n))
-    assert dealt == list(range(seeds))  # brute force: each seed once, none invented
-    for unit in units:
-        for c, start, n in unit:
-            assert c * chunk <= start and start + n <= min((c + 1) * chunk, seeds) and 1 <= n <= width
-    if chunk >= workers:  # worker p holds part p of each chunk
-        for p, unit in enumerate(units):
-            assert [c for c, *_ in unit] == [c for c in chunks if p * width < min(chunk, seeds - c * chunk)]
-            assert all(start == c * chunk + p * width for c, start, _ in unit)
-    else:  # one seed per part, dealt in turn
-        sizes = [len(u) for u in units]
-        assert width == 1 and max(sizes) - min(sizes) <= 1
+    width, parts = local_workers.split(chunk, seeds, chunks, workers)
+    assert width == -(-chunk // min(workers, chunk))
+    covered = sorted(s for c, start, n in parts for s in range(start, start + n))
+    assert covered == list(range(seeds))  # brute force: each seed once, none invented
+    for c, start, n in parts:
+        assert c * chunk <= start and start + n <= min((c + 1) * chunk, seeds) and 1 <= n <= width
+        assert (start - c * chunk) % width == 0  # parts start at multiples of the width
+    assert [c for c, *_ in parts] == sorted([c for c, *_ in parts], key=chunks.index)  # in the given chunk order
+    for c in chunks:  # at most one part per worker in each chunk
+        assert sum(pc == c for pc, *_ in parts) <= min(workers, chunk)
 
 
 def test_workers_give_the_in_process_summary_byte_for_byte(tmp_path, monkeypatch):
@@ -93,15 +89,36 @@ def _failing_task(index, width, parts):
     yield
 
 
-def _own_parts(width, parts):
-    for c, start, n in parts():
-        yield c, start, {"x": np.full(n, float(start))}
+def _no_own_parts(width, parts):
+    return  # this process leaves every part to the worker process
+    yield
 
 
 def test_an_error_in_a_worker_process_stops_the_run_in_one_line():
     with local_workers.Workers(_failing_task, 2, 1) as workers:
         with pytest.raises(RuntimeError, match=r"^worker process 1: ValueError: no data for worker 1$"):
-            list(workers.run_chunks(1, 4, [0, 1, 2, 3], _own_parts))
+            list(workers.run_chunks(1, 4, [0, 1, 2, 3], _no_own_parts))
+
+
+def _late_task(index, width, parts):
+    time.sleep(2.0)  # a worker process that is still starting up
+    for c, start, n in parts():
+        yield c, start, {"x": np.full(n, float(start)), "who": np.full(n, index)}
+
+
+def _own_tagged_parts(width, parts):
+    for c, start, n in parts():
+        yield c, start, {"x": np.full(n, float(start)), "who": np.zeros(n, int)}
+
+
+def test_this_process_takes_the_parts_a_late_worker_has_not_taken():
+    with local_workers.Workers(_late_task, 2, 2) as workers:
+        got = dict(workers.run_chunks(4, 10, [1, 0, 2], _own_tagged_parts))
+    assert sorted(got) == [0, 1, 2]
+    for c, arrays in got.items():
+        seeds = np.arange(c * 4, min(c * 4 + 4, 10))
+        assert np.array_equal(arrays["x"], seeds - (seeds - c * 4) % 2)  # each seed holds its part's start
+    assert all(np.all(a["who"] == 0) for a in got.values())  # the worker was still asleep
 
 
 def test_configure_run_asks_for_workers_only_on_a_cpu_without_a_user_device_count(monkeypatch):
