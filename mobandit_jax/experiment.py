@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import json
 import math
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -247,14 +249,29 @@ def _note(text: str):
     tqdm.write(text, file=sys.stderr)
 
 
+WRITERS = ("mobandit_jax.report", "matplotlib.backends.backend_agg")  # what writing a run folder imports
+
+
+def _import_writers():
+    for name in WRITERS:
+        importlib.import_module(name)
+
+
+def prefetch_writers():
+    """Import the run folder's writers (matplotlib: about 0.6 s) on a thread, to be called once tracing is
+    done: XLA's compilation and computation release the GIL, so the import costs no wall time there."""
+    threading.Thread(target=_import_writers, daemon=True).start()
+
+
 def lower_group(group: Group, params, mesh, keys):
     """``group``'s batched run lowered with the seed axis of ``keys`` sharded over ``mesh`` (``.compile()`` it)."""
     return sharding.compile_sharded(engine.batch(group.run), mesh).lower(params, keys)
 
 
-def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool) -> list:
+def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool, writes: bool = False) -> list:
     """Every group's sharded program compiled ahead of the first chunk (groups side by side on the
-    cores, each while the next is traced), with a line on stderr."""
+    cores, each while the next is traced), with a line on stderr; ``writes``: :func:`prefetch_writers`
+    once every group is traced."""
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     n = mesh.devices.size
     if progress:
@@ -263,6 +280,8 @@ def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool)
     # each group compiles while the next is traced: XLA compiles release the GIL, tracing holds it
     with ThreadPoolExecutor(min(len(plan.groups), cpu_cores()) or 1) as pool:
         futures = [pool.submit(lower_group(g, params, mesh, keys).compile) for g, params in zip(plan.groups, stacked)]
+        if writes:
+            prefetch_writers()
         compiled = [f.result() for f in futures]
     if progress:
         _note(f"compiled in {time.time() - t0:.1f} s")
@@ -358,29 +377,34 @@ def _own_chunk(plan: Plan, out: Path, c: int) -> bool:
     return found == want
 
 
-def _in_process(plan: Plan, chunks: list, progress: bool):
-    """``(c, arrays)`` of each chunk in ``chunks``, computed in this process on the local mesh."""
+def _in_process(plan: Plan, chunks: list, progress: bool, writes: bool = False):
+    """``(c, arrays)`` of each chunk in ``chunks``, computed in this process on the local mesh (``writes``:
+    this process then writes the run folder)."""
     mesh = sharding.local_mesh()
     width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
     stacked = [engine.stack_params(g.params) for g in plan.groups]
-    compiled = _compile_groups(plan, mesh, width, stacked, progress) if chunks else []
+    compiled = _compile_groups(plan, mesh, width, stacked, progress, writes) if chunks else []
     for c in chunks:
         lo, hi = chunk_identity(plan, c)["seeds"]
         yield c, run_seeds(plan, compiled, stacked, lo, width, hi - lo)
 
 
-def run_parts(plan: Plan, index: int, workers: int, width: int, parts):
+def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: bool = False):
     """Worker ``index`` of ``workers``'s share of a run (:class:`mobandit_jax.local_workers.Workers`):
     compile every group at ``width`` seeds on one device, starting at group ``index G / workers`` (so
     that workers with an empty compilation cache compile different programs first), then yield
-    ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``."""
+    ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()`` (``writes``: this process then
+    writes the run folder: :func:`prefetch_writers` once the last group is traced)."""
     mesh = sharding.local_mesh(1)
     stacked = [engine.stack_params(g.params) for g in plan.groups]
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     n_groups, first = len(plan.groups), index * len(plan.groups) // workers
     compiled = [None] * n_groups
-    for g in [(first + i) % n_groups for i in range(n_groups)]:
-        compiled[g] = lower_group(plan.groups[g], stacked[g], mesh, keys).compile()
+    for i, g in enumerate([(first + i) % n_groups for i in range(n_groups)]):
+        lowered = lower_group(plan.groups[g], stacked[g], mesh, keys)
+        if writes and i == n_groups - 1:
+            prefetch_writers()
+        compiled[g] = lowered.compile()
     for c, start, n in parts():
         yield c, start, run_seeds(plan, compiled, stacked, start, width, n)
 
@@ -421,6 +445,7 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
     total = math.ceil(plan.seeds / plan.chunk)
     mine = sharding.process_share(total) if out is not None else range(total)
     todo = [c for c in mine if out is None or not _own_chunk(plan, out, c)]
+    writes = out is not None and jax.process_index() == 0
     kept = []  # the chunks' arrays, when they stay in memory
     bar = _progress_bar(len(mine)) if progress else None
     if bar:
@@ -432,9 +457,10 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
         if progress:
             _note(f"compiling {len(plan.groups)} program(s) in this process and in each of {len(pool.procs)} "
                   "worker process(es), one core each...")
-        computed = pool.run_chunks(plan.chunk, plan.seeds, todo, functools.partial(run_parts, plan, 0, pool.count))
+        computed = pool.run_chunks(plan.chunk, plan.seeds, todo,
+                                   functools.partial(run_parts, plan, 0, pool.count, writes=writes))
     else:
-        computed = _in_process(plan, todo, progress)
+        computed = _in_process(plan, todo, progress, writes)
     # leaving the block, an interrupt included, waits for the chunks already computed to be written
     with (contextlib.closing(computed), (contextlib.nullcontext() if started or pool is None else pool),
           ThreadPoolExecutor(1) as writer):
