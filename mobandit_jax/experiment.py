@@ -253,8 +253,11 @@ WRITERS = ("mobandit_jax.report", "matplotlib.backends.backend_agg")  # what wri
 
 
 def _import_writers():
-    for name in WRITERS:
-        importlib.import_module(name)
+    try:
+        for name in WRITERS:
+            importlib.import_module(name)
+    except Exception:  # noqa: BLE001 -- the writer's own import, later, reports it in the main thread
+        pass
 
 
 def prefetch_writers():
@@ -394,17 +397,16 @@ def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: b
     compile every group at ``width`` seeds on one device, starting at group ``index G / workers`` (so
     that workers with an empty compilation cache compile different programs first), then yield
     ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()`` (``writes``: this process then
-    writes the run folder: :func:`prefetch_writers` once the last group is traced)."""
+    writes the run folder: :func:`prefetch_writers` once every group is compiled)."""
     mesh = sharding.local_mesh(1)
     stacked = [engine.stack_params(g.params) for g in plan.groups]
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     n_groups, first = len(plan.groups), index * len(plan.groups) // workers
     compiled = [None] * n_groups
-    for i, g in enumerate([(first + i) % n_groups for i in range(n_groups)]):
-        lowered = lower_group(plan.groups[g], stacked[g], mesh, keys)
-        if writes and i == n_groups - 1:
-            prefetch_writers()
-        compiled[g] = lowered.compile()
+    for g in [(first + i) % n_groups for i in range(n_groups)]:
+        compiled[g] = lower_group(plan.groups[g], stacked[g], mesh, keys).compile()
+    if writes:
+        prefetch_writers()
     for c, start, n in parts():
         yield c, start, run_seeds(plan, compiled, stacked, start, width, n)
 

@@ -19,6 +19,7 @@ Linux, die with it (``PR_SET_PDEATHSIG``).
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
 import os
@@ -185,9 +186,7 @@ class Workers:
         width, parts = split(chunk, seeds, chunks, self.count)
         if width != self.width:
             raise ValueError(f"workers started for parts of {self.width} seeds, asked for parts of {width}")
-        expected = {}
-        for c, *_ in parts:
-            expected[c] = expected.get(c, 0) + 1
+        expected = collections.Counter(c for c, *_ in parts)
         for part in parts + [None] * self.count:
             self.todo.put(part)
         mine = own(width, lambda: queued(self.todo))
