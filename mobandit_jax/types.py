@@ -133,12 +133,24 @@ class ResetFn(Protocol):
         """
 
 
-class PrefixTableFn(Protocol):
-    def __call__(self, key: PRNGKey, params: Params, jmax: int) -> Array:
-        """``(K, jmax + 1, d + 1)`` prefix sums of (rewards, cost) over each arm's first pulls.
+class PrefixSums(NamedTuple):
+    """Each arm's pulls, read as prefix sums with ``kernels.prefix.prefix_at``.
 
-        ``P[i, n]`` is the sum over pulls ``0 .. n-1`` of arm ``i`` on the stream ``key``, the same
-        values ``sample`` returns one at a time.
+    ``levels[0]`` (K, ceil(n / 16), 16, m): the per-pull values in tiles of 16 (zero padded);
+    ``levels[L]``: the sums of the tiles of level ``L - 1``, in tiles of 16; the last level is one tile.
+    """
+
+    levels: tuple
+
+
+class PrefixTableFn(Protocol):
+    def __call__(self, key: PRNGKey, params: Params, jmax: int) -> PrefixSums:
+        """Prefix sums of (rewards, cost) over each arm's first ``jmax`` pulls.
+
+        ``prefix_sums(values)`` of the ``(K, n, d + 1)`` per-pull values of pulls ``0 .. n-1``,
+        ``n >= jmax``, on the stream ``key``: the same values ``sample`` returns one at a time.
+        ``prefix_at(P, counts)`` reads the sum of arm ``i``'s first ``counts[i] <= jmax`` pulls
+        (:mod:`mobandit_jax.kernels.prefix`).
 
         Args:
           key: the environment stream ``key_env``.
