@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from mobandit_jax import config, problems
 from mobandit_jax.budget import with_budget
+from mobandit_jax.kernels.prefix import dense
 
 from _user_data import cli_error, run_spec, write_csv
 
@@ -104,7 +105,7 @@ def test_a_pull_replays_a_recorded_row_of_that_arm(tmp_path):
         want = np.array([[a, b, t / t_max] for a, b, t in recorded])[_reference_instances(key, arm, pulls, len(recorded))]
         np.testing.assert_allclose(got, want, rtol=1e-6)
         assert len({tuple(r) for r in np.round(got, 5)}) > 5  # a bootstrap, not one row
-    P = np.asarray(inst.env.prefix_table(key, inst.params, 50))
+    P = np.asarray(dense(inst.env.prefix_table(key, inst.params, 50), 50))
     y, c = jax.vmap(lambda j: inst.env.sample(key, 3, j, 0, inst.params))(jnp.arange(50))
     np.testing.assert_allclose(P[3, 50], np.concatenate([np.asarray(y).sum(0), [float(np.sum(c))]]), rtol=1e-5)
 

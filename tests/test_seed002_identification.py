@@ -15,6 +15,7 @@ from mobandit_jax.policies import base as pbase
 from mobandit_jax.policies import identification as I
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.types import Context, Env, IdentifyResult
+from mobandit_jax.kernels.prefix import dense
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
 
@@ -80,10 +81,11 @@ def test_budget_guard_truncates_to_complete_sweeps():
     costs = [0.5, 0.25, 1.0]
     ctx, params = _hand_ctx(HAND, costs, budget=5.0, lam=0.25)
     P = L.prefix_table(jax.random.PRNGKey(0), params, 50)
-    N, spent = I.top_up(P, jnp.zeros(3, jnp.int32), jnp.ones(3, bool), jnp.int32(50), jnp.float32(0.0),
-                        jnp.float32(5.0), 50)
+    N, spent, sums = I.top_up(P, jnp.zeros(3, jnp.int32), jnp.ones(3, bool), jnp.int32(50), jnp.float32(0.0),
+                              jnp.float32(5.0), 50)
     np.testing.assert_array_equal(np.asarray(N), [2, 2, 2])  # 2 sweeps cost 3.5; 3 would cost 5.25
     assert float(spent) == pytest.approx(3.5)
+    np.testing.assert_array_equal(np.asarray(sums), np.asarray(dense(P, 50))[np.arange(3), np.asarray(N)])
 
 
 # ------------------------------------------------------------------ numpy loop of Algorithm 2

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.problems.base import make as make_env
+from mobandit_jax.kernels.prefix import dense
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
 GENERATOR = Path(__file__).resolve().parents[1] / "experiments" / "seed002" / "simulated_logs.py"
@@ -215,7 +216,7 @@ def test_bulk_sums_equal_per_pull_sums():
     inst = L.build_instance(dataset=str(DATA), rho=4.0, n_profile=12)
     key = jax.random.PRNGKey(11)
     jmax = 40
-    P = np.asarray(L.prefix_table(key, inst.params, jmax))
+    P = np.asarray(dense(L.prefix_table(key, inst.params, jmax), jmax))
     for arm, j0, n in [(0, 0, 40), (5, 3, 17), (15, 39, 1), (7, 10, 0)]:
         loop = np.zeros(3)
         for j in range(j0, j0 + n):

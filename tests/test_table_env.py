@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from mobandit_jax import config, problems
 from mobandit_jax.budget import with_budget
+from mobandit_jax.kernels.prefix import dense
 
 from _user_data import cli_error, run_spec, write_csv
 
@@ -78,7 +79,7 @@ def test_truth_normalisation_lower_is_better_costs_and_budget_by_hand(tmp_path):
 def test_costed_pulls_and_bulk_sampler_match_the_per_pull_stream(tmp_path):
     inst = _env(tmp_path, ENV_RAW)
     key = jax.random.PRNGKey(3)
-    P = np.asarray(inst.env.prefix_table(key, inst.params, 30))
+    P = np.asarray(dense(inst.env.prefix_table(key, inst.params, 30), 30))
     pull = jax.jit(lambda arm, j: inst.env.sample(key, arm, j, 0, inst.params))
     for arm in range(4):
         loop = np.zeros(4)

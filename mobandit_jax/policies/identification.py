@@ -9,10 +9,11 @@ Eq. (1), accept/reject with the tie rule of line 15) and Appendix A (tie toleran
 
 Every method is an :class:`Identifier`: ``identify(key_env, key_pol, env_params, params)`` returns
 an :class:`IdentifyResult` (recommended set, budget spent, pulls per arm). Pulls come from the
-environment's common bootstrap stream: a per-arm prefix table of the first ``jmax`` pulls is built
-once by the environment's bulk sampler (``Env.prefix_table``), so a phase's pulls of an arm are a
-slice ``P[i, n_r] - P[i, N_i]`` and a whole run is ``K - 1`` vectorized phases. The gaps of Eq. (1)
-are in :mod:`mobandit_jax.kernels.gaps`.
+environment's common bootstrap stream: the prefix sums of the first ``jmax`` pulls of every arm are
+built once by the environment's bulk sampler (``Env.prefix_table``, a ``PrefixSums`` read with
+``kernels.prefix.prefix_at``), so a phase's pulls of an arm are a difference ``P[i, n_r] - P[i, N_i]``
+of two sums and a whole run is ``K - 1`` vectorized phases. The gaps of Eq. (1) are in
+:mod:`mobandit_jax.kernels.gaps`.
 
 How the paper was read where it is silent (``lambda`` in ``L_{K,lambda}`` is ``min_i c_i``; the budget
 guard; the PSI-SR schedules; the float32 tie tolerances of line 15) is written in
@@ -29,7 +30,8 @@ import jax.numpy as jnp
 
 from ..kernels.costs import l_k_lambda, validate_budget, validate_costs
 from ..kernels.gaps import classification_gaps_np, empirical_gaps, pairwise_margins  # noqa: F401  (re-exported)
-from ..types import Identifier, IdentifyResult
+from ..kernels.prefix import prefix_at
+from ..types import Identifier, IdentifyResult, PrefixSums
 from .base import register
 
 RTOL, ATOL = 1e-10, 1e-12
@@ -62,40 +64,39 @@ def empirical_pareto(mu, active):
 # Bulk phases
 # --------------------------------------------------------------------------------------------
 
-def _n_bisect(jmax: int) -> int:
-    return max(1, int(math.ceil(math.log2(jmax + 2))) + 1)
-
-
-def top_up(P, N, active, target, spent, budget, jmax: int):
+def top_up(P: PrefixSums, N, active, target, spent, budget, jmax: int):
     """Bring active arms from the common count ``N`` to ``target`` in complete sweeps within budget.
 
-    ``P`` is the (K, jmax+1, 3) prefix table; returns the new counts and spent budget.
+    ``P`` holds the prefix sums of (objectives, cost) of ``jmax`` pulls per arm. Returns the new
+    counts, the spent budget and the sums (K, d + 1) of every arm's pulls up to its new count.
     """
-    K = P.shape[0]
+    cost = P.levels[0].shape[-1] - 1
     n0 = jnp.max(jnp.where(active, N, 0))
     need = jnp.clip(target - n0, 0, jmax - n0)
-    arms = jnp.arange(K)
-    base_cost = P[arms, jnp.minimum(N, jmax), 2]
 
-    def cost_of(s):
-        idx = jnp.minimum(N + s, jmax)
-        return jnp.sum(jnp.where(active, P[arms, idx, 2] - base_cost, 0.0))
+    def sums_after(s):
+        return prefix_at(P, jnp.where(active, jnp.minimum(N + s, jmax), N))
 
-    def body(_, lohi):
-        lo, hi = lohi  # invariant: s = lo fits, s = hi + 1 does not (or hi = need)
+    base = sums_after(0)
+
+    def spent_after(sums):
+        return spent + jnp.sum(jnp.where(active, sums[:, cost] - base[:, cost], 0.0))
+
+    def body(carry):
+        lo, hi, sums_lo = carry  # invariant: s = lo fits, s = hi + 1 does not (or hi = need)
         mid = (lo + hi + 1) // 2
-        ok = spent + cost_of(mid) <= budget
-        return jnp.where(ok, mid, lo), jnp.where(ok, hi, mid - 1)
+        sums_mid = sums_after(mid)
+        ok = spent_after(sums_mid) <= budget
+        return jnp.where(ok, mid, lo), jnp.where(ok, hi, mid - 1), jnp.where(ok, sums_mid, sums_lo)
 
-    lo, _ = jax.lax.fori_loop(0, _n_bisect(jmax), body, (jnp.zeros((), need.dtype), need))
-    s = lo
-    return jnp.where(active, N + s, N), spent + cost_of(s)
+    # bisection until lo = hi; the sums come out of the loop, so the (K, K) gaps read them, not lookups
+    s, _, sums = jax.lax.while_loop(lambda c: c[0] < c[1], body, (jnp.zeros((), need.dtype), need, base))
+    return jnp.where(active, N + s, N), spent_after(sums), sums
 
 
-def _means(P, N):
-    K = P.shape[0]
-    sums = P[jnp.arange(K), N, :2]
-    return jnp.where(N[:, None] > 0, sums / jnp.maximum(N, 1)[:, None], 0.0)
+def _means(sums, N):
+    """Empirical means of the objectives from the sums of ``N`` pulls per arm (0 for unpulled arms)."""
+    return jnp.where(N[:, None] > 0, sums[:, :-1] / jnp.maximum(N, 1)[:, None], 0.0)
 
 
 def elimination(P, costs_alloc, budget, target_fn, jmax: int):
@@ -103,15 +104,15 @@ def elimination(P, costs_alloc, budget, target_fn, jmax: int):
 
     Returns the recommended set ``P_hat U A_K`` (K,) bool, the budget spent and the pull counts.
     """
-    K = P.shape[0]
+    K = P.levels[0].shape[0]
 
     def phase(r, carry):
         active, accepted, N, spent = carry
         k_r = jnp.sum(active)
         C_r = jnp.sum(jnp.where(active, costs_alloc, 0.0))
         n_r = target_fn(r, k_r, C_r)
-        N, spent = top_up(P, N, active, n_r, spent, budget, jmax)
-        mu = _means(P, N)
+        N, spent, sums = top_up(P, N, active, n_r, spent, budget, jmax)
+        mu = _means(sums, N)
         gamma, dominated = empirical_gaps(mu, active)
         e = choose_arm(gamma, dominated, active)
         accept = ~dominated[e]
@@ -119,7 +120,7 @@ def elimination(P, costs_alloc, budget, target_fn, jmax: int):
         active = active.at[e].set(False)
         return active, accepted, N, spent
 
-    init = (jnp.ones(K, bool), jnp.zeros(K, bool), jnp.zeros(K, jnp.int32), jnp.zeros((), P.dtype))
+    init = (jnp.ones(K, bool), jnp.zeros(K, bool), jnp.zeros(K, jnp.int32), jnp.zeros((), P.levels[0].dtype))
     active, accepted, N, spent = jax.lax.fori_loop(1, K, phase, init)
     return accepted | active, spent, N
 
@@ -197,8 +198,9 @@ def uniform_alloc(num_arms: int, jmax: int, prefix_table) -> Identifier:
 
     def targets(P, p, jmax):
         active = jnp.ones(K, bool)
-        N, spent = top_up(P, jnp.zeros(K, jnp.int32), active, jnp.int32(jmax), jnp.zeros((), P.dtype), p.budget, jmax)
-        return empirical_pareto(_means(P, N), active), spent, N
+        N, spent, sums = top_up(P, jnp.zeros(K, jnp.int32), active, jnp.int32(jmax), jnp.zeros((), P.levels[0].dtype),
+                                p.budget, jmax)
+        return empirical_pareto(_means(sums, N), active), spent, N
 
     return _identifier(targets, prefix_table, jmax)
 

@@ -31,6 +31,8 @@ import jax.numpy as jnp
 
 from . import columns
 from ..kernels.costs import validate_costs
+from ..kernels.prefix import prefix_sums, tiled_length
+from ..types import PrefixSums
 from .base import Env, EnvInstance, register
 
 
@@ -98,14 +100,9 @@ def pull_values(key, params: ReplayParams, jmax: int):
     return jax.vmap(arm_rows)(jnp.arange(K))
 
 
-def prefix_sums(values):
-    """``(K, n+1, m)`` prefix sums of ``(K, n, m)`` per-pull values, starting with zeros."""
-    return jnp.concatenate([jnp.zeros_like(values[:, :1]), jnp.cumsum(values, axis=1)], axis=1)
-
-
-def prefix_table(key, params: ReplayParams, jmax: int):
-    """``(K, jmax+1, d + 1)`` prefix sums: ``P[i, n]`` = sum of the first ``n`` pulls of arm ``i``."""
-    return prefix_sums(pull_values(key, params, jmax))
+def prefix_table(key, params: ReplayParams, jmax: int) -> PrefixSums:
+    """The prefix sums of (objectives, cost) over the first ``jmax`` pulls of every arm."""
+    return prefix_sums(pull_values(key, params, tiled_length(jmax)))
 
 
 def bulk_sum(key, arm, j0, n, params: ReplayParams, jmax: int):

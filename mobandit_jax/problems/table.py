@@ -29,8 +29,8 @@ import jax.numpy as jnp
 
 from . import columns
 from ..kernels.costs import validate_costs
+from ..kernels.prefix import prefix_sums, tiled_length
 from .base import Env, EnvInstance, register
-from .replay import prefix_sums
 from .stochastic import make_stochastic
 
 
@@ -54,7 +54,8 @@ def costed_sampler(reward_sample):
 
 
 def sampled_prefix_table(sample):
-    """The bulk sampler of a per-pull ``sample``: prefix sums of (rewards, cost) over pulls ``0 .. jmax-1``."""
+    """The bulk sampler of a per-pull ``sample``: prefix sums of (rewards, cost) over pulls ``0 .. jmax-1``
+    (drawn to the end of the last tile of 16)."""
 
     def prefix_table(key, params, jmax: int):
         def arm_rows(arm):
@@ -62,7 +63,7 @@ def sampled_prefix_table(sample):
                 y, c = sample(key, arm, j, 0, params)
                 return jnp.concatenate([y, c[None]])
 
-            return jax.vmap(one)(jnp.arange(jmax))
+            return jax.vmap(one)(jnp.arange(tiled_length(jmax)))
 
         return prefix_sums(jax.vmap(arm_rows)(jnp.arange(params.means.shape[0])))
 
