@@ -50,26 +50,23 @@ def prefix_sums(values) -> PrefixSums:
     return PrefixSums(tuple(levels))
 
 
-def _inclusive_at(levels, u, channels):
-    """``(K, m')``: the sum of entries ``0 .. u[i]`` of level ``levels[0]`` for arm ``i``."""
+def _inclusive_at(levels, u):
+    """``(K, m)``: the sum of entries ``0 .. u[i]`` of level ``levels[0]`` for arm ``i``."""
     tiles = levels[0]
     tile, head = u // BASE, u % BASE
-    entries = tiles[jnp.arange(tiles.shape[0]), tile][..., channels]  # (K, 16, m'); past `head`: not added
+    entries = tiles[jnp.arange(tiles.shape[0]), tile]  # (K, 16, m); those past `head` are not added
     acc = entries[:, 0]
     for k in range(1, BASE):
         acc = jnp.where((k <= head)[:, None], acc + entries[:, k], acc)
     if len(levels) == 1:
         return acc
-    before = _inclusive_at(levels[1:], jnp.maximum(tile - 1, 0), channels)
+    before = _inclusive_at(levels[1:], jnp.maximum(tile - 1, 0))
     return jnp.where((tile > 0)[:, None], before, 0.0) + acc
 
 
-def prefix_at(P: PrefixSums, n, channels=slice(None)):
-    """``(K, m')``: the sum of pulls ``0 .. n[i]-1`` of arm ``i`` (``0 <= n[i] <= n_pulls``) on
-    ``channels`` (a slice, or one channel index for ``(K,)``)."""
-    if isinstance(channels, int):
-        return prefix_at(P, n, slice(channels, channels + 1))[:, 0]
-    return jnp.where((n > 0)[:, None], _inclusive_at(P.levels, jnp.maximum(n - 1, 0), channels), 0.0)
+def prefix_at(P: PrefixSums, n):
+    """``(K, m)``: the sum of pulls ``0 .. n[i]-1`` of arm ``i`` (``0 <= n[i] <= n_pulls``)."""
+    return jnp.where((n > 0)[:, None], _inclusive_at(P.levels, jnp.maximum(n - 1, 0)), 0.0)
 
 
 def dense(P: PrefixSums, n: int):
