@@ -4,7 +4,7 @@ import pytest
 
 from mobandit_jax import cone_optimal_mask, pareto_front_mask, pareto_layers, preference_gaps
 from mobandit_jax.kernels import cone_dominance, normalized_projections, validate_cone
-from mobandit_jax.kernels.dominance import dominance_matrix, weakly_dominates
+from mobandit_jax.kernels.dominance import dominance_matrix, refresh_dominance, undominated, weakly_dominates
 
 
 def brute_front(mu):
@@ -44,6 +44,25 @@ def test_pareto_masks_and_layers(seed):
     mu = np.round(rng.random((25, 3)), 1).astype(np.float32)  # rounding creates ties and duplicates
     np.testing.assert_array_equal(np.asarray(pareto_front_mask(mu)), brute_front(mu))
     np.testing.assert_array_equal(np.asarray(pareto_layers(mu)), brute_layers(mu))
+
+
+def brute_dominance(x):
+    K = len(x)
+    return np.array([[j != i and np.all(x[j] >= x[i]) and np.any(x[j] > x[i]) for i in range(K)] for j in range(K)])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_refresh_dominance_tracks_changed_rows(seed):
+    # a run of updates, each changing a few rows (ties and duplicates from rounding), keeps the full matrix
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.random((30, 4)), 1).astype(np.float32)
+    dom = dominance_matrix(x)
+    for _ in range(12):
+        arms = rng.choice(30, size=int(rng.integers(1, 6)), replace=False)
+        x[arms] = np.round(rng.random((len(arms), 4)), 1)
+        dom = refresh_dominance(dom, x, np.asarray(arms, np.int32))
+        np.testing.assert_array_equal(np.asarray(dom), brute_dominance(x))
+        np.testing.assert_array_equal(np.asarray(undominated(dom)), brute_front(x))
 
 
 @pytest.mark.parametrize("seed", range(5))

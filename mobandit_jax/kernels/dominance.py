@@ -76,9 +76,36 @@ def dominance_matrix(x):
     return weak & ~weak.T
 
 
+def _strict_block(a, b):
+    """``(n, d), (m, d) -> (n, m)`` bool: ``[i, j]`` true iff ``a_i`` strictly dominates ``b_j``, in one pass
+    over the contiguous rows of ``a.T`` and ``b.T`` (``a_i >= b_j`` everywhere, not ``a_i <= b_j`` everywhere)."""
+    at, bt = jnp.asarray(a).T, jnp.asarray(b).T
+    ge = at[0][:, None] >= bt[0][None, :]
+    le = at[0][:, None] <= bt[0][None, :]
+    for j in range(1, at.shape[0]):
+        ge = ge & (at[j][:, None] >= bt[j][None, :])
+        le = le & (at[j][:, None] <= bt[j][None, :])
+    return ge & ~le
+
+
+def refresh_dominance(dom, x, arms):
+    """``dominance_matrix(x)`` from ``dom``, that of an ``x`` that differed only in the rows ``arms (k,)``.
+
+    Only the rows and columns of ``arms`` are recomputed (``O(k K d)`` comparisons instead of
+    ``O(K^2 d)``); the other entries compare unchanged rows, so the result is the full matrix exactly.
+    """
+    xa = x[arms]
+    return dom.at[arms, :].set(_strict_block(xa, x)).at[:, arms].set(_strict_block(x, xa))
+
+
+def undominated(dom):
+    """``(K, K) -> (K,)`` bool: the arms no other arm dominates, from a dominance matrix ``dom[j, i]``."""
+    return ~jnp.any(dom, axis=0)
+
+
 def pareto_front_mask(mu):
     """``(K, d) -> (K,)`` bool: arms not strictly Pareto-dominated by any other arm."""
-    return ~jnp.any(dominance_matrix(mu), axis=0)
+    return undominated(dominance_matrix(mu))
 
 
 def pareto_layers(mu):

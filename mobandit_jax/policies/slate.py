@@ -4,7 +4,9 @@ Every policy picks a slate ``S_t`` of ``k`` distinct arms per round under semi-b
 (``Observation.reward`` is ``(k, d)``). All share (i) the state: round counter ``t``, pull counts
 ``N_i`` and reward sums; (ii) the forced initialisation of Algorithm 1, lines 3-7 ("All methods share
 the same initialization scheme"): while some arm has fewer than ``m0`` pulls (default 2), play the
-``k`` arms with the smallest counts (ties: lowest index).
+``k`` arms with the smallest counts (ties: lowest index). Policies that compare a per-arm vector which
+changes only when its arm is played (``mu_hat``, or a UCB with the standard bonus below) keep its
+dominance matrix in the state and recompute only the played arms' rows and columns each round.
 
 THV-UCB (Algorithm 1, lines 8-22). At round ``t`` (1-based)::
 
@@ -71,9 +73,9 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from ..kernels import greedy_hv_subset, pareto_front_mask
+from ..kernels import greedy_hv_subset
 from ..kernels.counts import CountState, empirical_means, init_counts, record
-from ..kernels.dominance import dominance_matrix, weakly_dominates
+from ..kernels.dominance import dominance_matrix, refresh_dominance, undominated, weakly_dominates
 from ..kernels.order import rank_below, sort_by_layer_value
 from ..types import Policy
 from .base import register
@@ -84,6 +86,14 @@ FAMILY = "slate"
 GAIN_TOL = 1e-6
 
 SlateState = CountState  # rounds played, pull counts N_i and reward sums (Algorithm 1, line 2)
+
+
+class TrackedState(NamedTuple):
+    """The slate state plus the dominance matrix of a per-arm vector (``mu_hat_i``, or a UCB whose bonus
+    does not depend on ``t``) that changes only in the rows of the arms just played."""
+
+    stats: SlateState
+    dom: jnp.ndarray  # (n, n) bool: dominance_matrix(tracked(stats, params)), [j, i]: j dominates i
 
 
 def init_state(n: int, d: int) -> SlateState:
@@ -106,10 +116,10 @@ def standard_bonus(counts, eta, n: int, d: int, horizon):
     return jnp.sqrt(eta * jnp.log(n * d * horizon**2) / (2.0 * jnp.maximum(counts, 1.0)))
 
 
-def drugan_nowe_bonus(mu, counts, t, d: int, eta=None):
-    """ParetoUCB's bonus ``sqrt(2 log(t (d |F_hat|)^{1/4}) / N_i)``, ``|F_hat|`` the empirical Pareto front
-    size (Drugan & Nowe 2013); ``eta`` (if given) scales the 2."""
-    front_size = jnp.sum(pareto_front_mask(mu)).astype(jnp.float32)
+def drugan_nowe_bonus(front, counts, t, d: int, eta=None):
+    """ParetoUCB's bonus ``sqrt(2 log(t (d |F_hat|)^{1/4}) / N_i)``, ``|F_hat|`` the size of the empirical
+    Pareto front ``front`` (K,) bool (Drugan & Nowe 2013); ``eta`` (if given) scales the 2."""
+    front_size = jnp.sum(front).astype(jnp.float32)
     scale = 2.0 if eta is None else 2.0 * eta
     return jnp.sqrt(scale * jnp.log(t * (d * front_size) ** 0.25) / jnp.maximum(counts, 1.0))
 
@@ -126,8 +136,12 @@ def top_layers(x, k: int, fill: int | None = None):
     arm not yet ranked gets ``k``: a layer-by-layer choice of ``s`` arms never reaches those arms, and
     the ranks (and any within-layer statistic) of the arms it can reach are unchanged.
     """
-    n = x.shape[0]
-    dom = dominance_matrix(x)  # dom[j, i]: j dominates i
+    return peel_layers(dominance_matrix(x), k, fill)
+
+
+def peel_layers(dom, k: int, fill: int | None = None):
+    """:func:`top_layers` from the dominance matrix ``dom[j, i]`` (j dominates i) of the points."""
+    n = dom.shape[0]
     need = n if fill is None else fill
 
     def more(carry):
@@ -227,9 +241,8 @@ def crowding_distance(x, layer, boundary: str = "inf"):
     return total
 
 
-def empirical_nadir(mu):
-    """Nadir of the empirical Pareto front: coordinate-wise minimum over non-dominated ``mu_hat``."""
-    front = pareto_front_mask(mu)
+def empirical_nadir(mu, front):
+    """Nadir of the empirical Pareto front ``front`` (K,) bool: coordinate-wise minimum over its ``mu_hat``."""
     return jnp.min(jnp.where(front[:, None], mu, jnp.inf), axis=0)
 
 
@@ -359,29 +372,51 @@ def ts_plus_params(horizon, sigma_obs, sigma_prior=SIGMA_PRIOR, m0=M0) -> TsPlus
     return TsPlusParams(*ts_params(horizon, sigma_obs, m0), _f(sigma_prior))
 
 
-def make_slate_policy(n: int, d: int, k: int, core) -> Policy:
-    """Wrap ``core(key, state, params, t) -> (k,)`` with the shared state and forced initialisation."""
+def make_slate_policy(n: int, d: int, k: int, core, tracked=None) -> Policy:
+    """Wrap ``core(key, state, params, t) -> (k,)`` with the shared state and forced initialisation.
+
+    With ``tracked(stats, params) -> (n, d)``, a per-arm vector whose row ``i`` changes only when arm
+    ``i`` is played, the state is a :class:`TrackedState` that keeps its dominance matrix: each update
+    recomputes the rows and columns of the ``k`` played arms (:func:`refresh_dominance`), the same
+    matrix as a full recomputation at a ``k / n`` share of its comparisons.
+    """
     if not 1 <= k <= n:
         raise ValueError(f"slate policies need 1 <= k <= n={n}, got slate size k={k!r}")
 
     def init(params):
-        return init_state(n, d)
+        stats = init_state(n, d)
+        return stats if tracked is None else TrackedState(stats, dominance_matrix(tracked(stats, params)))
 
     def select(key, state, params):
-        forcing = jnp.any(state.counts < params.m0)
-        t = (state.t + 1).astype(jnp.float32)
+        stats = state if tracked is None else state.stats
+        forcing = jnp.any(stats.counts < params.m0)
+        t = (stats.t + 1).astype(jnp.float32)
         chosen = core(key, state, params, t)
-        return jnp.where(forcing, forced_slate(state.counts, k), chosen).astype(jnp.int32)
+        return jnp.where(forcing, forced_slate(stats.counts, k), chosen).astype(jnp.int32)
 
     def update(state, action, obs, params):
-        return update_state(state, action, obs)
+        if tracked is None:
+            return update_state(state, action, obs)
+        stats = update_state(state.stats, action, obs)
+        return TrackedState(stats, refresh_dominance(state.dom, tracked(stats, params), action))
 
     return Policy(init=init, select=select, update=update, slate_size=k)
 
 
+def empirical_means_of(stats, params):
+    """``mu_hat`` as a tracked vector (:func:`make_slate_policy`)."""
+    return empirical_means(stats)
+
+
 def ucb_vectors(state, params, n, d):
-    """``U_i = mu_hat_i + sqrt(eta log(n d T^2) / (2 N_i)) 1`` (the standard bonus)."""
+    """``U_i = mu_hat_i + sqrt(eta log(n d T^2) / (2 N_i)) 1`` (the standard bonus; it does not depend on
+    ``t``, so ``U_i`` changes only when arm ``i`` is played)."""
     return empirical_means(state) + standard_bonus(state.counts, params.eta, n, d, params.horizon)[:, None]
+
+
+def tracked_ucb(n: int, d: int):
+    """:func:`ucb_vectors` as a tracked vector (:func:`make_slate_policy`)."""
+    return lambda stats, params: ucb_vectors(stats, params, n, d)
 
 
 # ----------------------------------------------------------------------------- THV-UCB
@@ -412,12 +447,13 @@ def pareto_ucb(num_arms: int, dim: int, k: int) -> Policy:
     n, d = num_arms, dim
 
     def core(key, state, params, t):
-        mu = empirical_means(state)
-        beta = drugan_nowe_bonus(mu, state.counts, t, d)
+        stats, dom_mu = state
+        mu = empirical_means(stats)
+        beta = drugan_nowe_bonus(undominated(dom_mu), stats.counts, t, d)
         layer = top_layers(mu + beta[:, None], k, fill=k)
         return layered_top_k(layer, jax.random.uniform(key, (n,)), k)
 
-    return make_slate_policy(n, d, k, core)
+    return make_slate_policy(n, d, k, core, tracked=empirical_means_of)
 
 
 def pareto_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
@@ -425,10 +461,10 @@ def pareto_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
     n, d = num_arms, dim
 
     def core(key, state, params, t):
-        U = ucb_vectors(state, params, n, d)
-        return layered_top_k(top_layers(U, k, fill=k), jnp.sum(U, axis=-1), k)
+        U = ucb_vectors(state.stats, params, n, d)
+        return layered_top_k(peel_layers(state.dom, k, fill=k), jnp.sum(U, axis=-1), k)
 
-    return make_slate_policy(n, d, k, core)
+    return make_slate_policy(n, d, k, core, tracked=tracked_ucb(n, d))
 
 
 def pareto_ucb_div(num_arms: int, dim: int, k: int) -> Policy:
@@ -436,8 +472,8 @@ def pareto_ucb_div(num_arms: int, dim: int, k: int) -> Policy:
     n, d = num_arms, dim
 
     def core(key, state, params, t):
-        U = ucb_vectors(state, params, n, d)
-        layer = top_layers(U, k, fill=k)
+        U = ucb_vectors(state.stats, params, n, d)
+        layer = peel_layers(state.dom, k, fill=k)
         total = jnp.sum(U, axis=-1)
 
         def score(l, chosen, taken):
@@ -452,7 +488,7 @@ def pareto_ucb_div(num_arms: int, dim: int, k: int) -> Policy:
 
         return sequential_pick(k, n, score)
 
-    return make_slate_policy(n, d, k, core)
+    return make_slate_policy(n, d, k, core, tracked=tracked_ucb(n, d))
 
 
 def pareto_ucb_crowd(num_arms: int, dim: int, k: int, boundary: str = "inf") -> Policy:
@@ -463,11 +499,11 @@ def pareto_ucb_crowd(num_arms: int, dim: int, k: int, boundary: str = "inf") -> 
         raise ValueError(f"pareto_ucb_crowd: boundary must be one of {CROWD_BOUNDARY}, got {boundary!r}")
 
     def core(key, state, params, t):
-        U = ucb_vectors(state, params, n, d)
-        layer = top_layers(U, k, fill=k)
+        U = ucb_vectors(state.stats, params, n, d)
+        layer = peel_layers(state.dom, k, fill=k)
         return layered_top_k(layer, crowding_distance(U, layer, boundary), k)
 
-    return make_slate_policy(n, d, k, core)
+    return make_slate_policy(n, d, k, core, tracked=tracked_ucb(n, d))
 
 
 # ----------------------------------------------------------------------------- Pareto-layer TS
@@ -515,18 +551,19 @@ def chebyshev_ucb(num_arms: int, dim: int, k: int, num_weights: int = 32, bonus:
     weights = jnp.asarray(simplex_interior_lattice(d, num_weights), jnp.float32)
 
     def core(key, state, params, t):
-        mu = empirical_means(state)
+        stats, dom_mu = state
+        mu, front = empirical_means(stats), undominated(dom_mu)
         if bonus == "standard":
-            beta = standard_bonus(state.counts, params.eta, n, d, params.horizon)
+            beta = standard_bonus(stats.counts, params.eta, n, d, params.horizon)
         elif bonus == "pareto":
-            beta = drugan_nowe_bonus(mu, state.counts, t, d, params.eta)
+            beta = drugan_nowe_bonus(front, stats.counts, t, d, params.eta)
         else:
-            beta = jnp.sqrt(2.0 * params.eta * jnp.log(t) / jnp.maximum(state.counts, 1.0))
+            beta = jnp.sqrt(2.0 * params.eta * jnp.log(t) / jnp.maximum(stats.counts, 1.0))
         U = mu + beta[:, None]
         w = weights[jax.random.randint(key, (), 0, weights.shape[0])]
-        return top_k(jnp.min(w * (U - empirical_nadir(mu)), axis=-1), k)
+        return top_k(jnp.min(w * (U - empirical_nadir(mu, front)), axis=-1), k)
 
-    return make_slate_policy(n, d, k, core)
+    return make_slate_policy(n, d, k, core, tracked=empirical_means_of)
 
 
 def chebyshev_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
@@ -534,11 +571,12 @@ def chebyshev_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
     n, d = num_arms, dim
 
     def core(key, state, params, t):
-        mu = empirical_means(state)
-        U = ucb_vectors(state, params, n, d)
-        return top_k(jnp.min((U - empirical_nadir(mu)) / d, axis=-1), k)
+        stats, dom_mu = state
+        mu = empirical_means(stats)
+        U = ucb_vectors(stats, params, n, d)
+        return top_k(jnp.min((U - empirical_nadir(mu, undominated(dom_mu))) / d, axis=-1), k)
 
-    return make_slate_policy(n, d, k, core)
+    return make_slate_policy(n, d, k, core, tracked=empirical_means_of)
 
 
 # ----------------------------------------------------------------------------- linear / HV scalarisations
