@@ -49,3 +49,29 @@ def test_rank_below_counts_strictly_smaller():
     keys = np.random.default_rng(4).integers(-5, 5, (4, 33)).astype(np.int32)
     want = (keys[:, None, :] < keys[:, :, None]).sum(-1)
     np.testing.assert_array_equal(np.asarray(jax.jit(order.rank_below)(jnp.asarray(keys))), want)
+
+
+def _positions(x):
+    """Reference: each entry's position in its row's stable sort by value."""
+    pos = np.empty(x.shape, np.int64)
+    for c, row in enumerate(x):
+        pos[c, np.argsort(row, kind="stable")] = np.arange(x.shape[1])
+    return pos
+
+
+def test_key_ranks_and_their_refresh_follow_value_then_index():
+    layer, x = _rows(5, 3, 40, 3)
+    ranks = order.key_ranks(jnp.asarray(x))
+    np.testing.assert_array_equal(np.asarray(ranks), _positions(x))
+    rng = np.random.default_rng(6)
+    for _ in range(15):  # a few columns change at a time; the kept ranks follow without a sort
+        arms = rng.choice(40, size=int(rng.integers(1, 7)), replace=False)
+        new = x.copy()
+        new[:, arms] = (rng.integers(-3, 4, (3, len(arms))) / 3).astype(np.float32)
+        new[0, arms[:1]] = -0.0
+        ranks = order.refresh_key_ranks(ranks, jnp.asarray(x), jnp.asarray(new), jnp.asarray(arms, jnp.int32))
+        x = new
+        np.testing.assert_array_equal(np.asarray(ranks), _positions(x))
+        got = order.sort_by_layer_value(jnp.asarray(layer), jnp.asarray(x), ranks)
+        for g, want in zip(got, _lexsorted(layer, x)):
+            np.testing.assert_array_equal(np.asarray(g), want)

@@ -34,17 +34,45 @@ def rank_below(keys):
     return search(jnp.sort(keys, axis=-1), keys).astype(jnp.int32)
 
 
-def sort_by_layer_value(layer, x):
+def _before(a, i, b, j):
+    """``(a, i) < (b, j)`` in (value, index) order, broadcast."""
+    return (a < b) | ((a == b) & (i < j))
+
+
+def key_ranks(x):
+    """``(d, n) -> (d, n)`` int32: the position of each entry of a row of finite ``x`` in that row's
+    ``(value, index)`` order (``-0.0`` and ``0.0`` tie), by comparing all pairs (for a first state)."""
+    n = x.shape[1]
+    index = jnp.arange(n)
+    below = _before(x[:, None, :], index[None, :], x[:, :, None], index[:, None])  # [c, i, j]: j before i
+    return jnp.sum(below, axis=2, dtype=jnp.int32)
+
+
+def refresh_key_ranks(ranks, old, new, arms):
+    """:func:`key_ranks` of ``new (d, n)`` from ``ranks``, those of ``old``, where only the columns
+    ``arms (k,)`` (distinct) differ: an unchanged entry moves by the changed entries that left or
+    joined the part of its row before it; a changed entry is ranked against the whole new row."""
+    index = jnp.arange(new.shape[1])
+    i, s = index[None, None, :], arms[None, :, None]
+    left = jnp.sum(_before(old[:, arms][:, :, None], s, new[:, None, :], i), axis=1, dtype=jnp.int32)
+    joined = jnp.sum(_before(new[:, arms][:, :, None], s, new[:, None, :], i), axis=1, dtype=jnp.int32)
+    changed = jnp.sum(_before(new[:, None, :], i, new[:, arms][:, :, None], s), axis=2, dtype=jnp.int32)
+    return (ranks - left + joined).at[:, arms].set(changed)
+
+
+def sort_by_layer_value(layer, x, ranks=None):
     """Each row of ``x (d, n)`` (with the shared ``layer (n,)``) in stable ``(layer, value, index)`` order.
 
-    Returns ``(layers, values, arm)``, each ``(d, n)``: the sorted layers and values and the index of the
-    entry at each sorted position.
+    ``ranks``, if given, are :func:`key_ranks` of ``x`` (kept up to date by the caller), which saves
+    ranking the values. Returns ``(layers, values, arm)``, each ``(d, n)``: the sorted layers and values
+    and the index of the entry at each sorted position.
     """
     d, n = x.shape
     index = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (d, n))
     layers = jnp.broadcast_to(layer, (d, n))
     if n > PACKED_MAX_N:
         return jax.lax.sort((layers, x, index), dimension=1, num_keys=2, is_stable=True)
-    key = (rank_below(layer.astype(jnp.int32))[None, :] * n + rank_below(ordered_ints(x))) * n + index
+    value_rank = rank_below(ordered_ints(x)) if ranks is None else ranks  # either orders (value, index)
+    key = (rank_below(layer.astype(jnp.int32))[None, :] * n + value_rank) * n + index
     arm = jnp.sort(key, axis=1) % n
     return jnp.take_along_axis(layers, arm, axis=1), jnp.take_along_axis(x, arm, axis=1), arm

@@ -76,7 +76,7 @@ import jax.numpy as jnp
 from ..kernels import greedy_hv_subset
 from ..kernels.counts import CountState, empirical_means, init_counts, record
 from ..kernels.dominance import dominance_matrix, refresh_dominance, undominated, weakly_dominates
-from ..kernels.order import rank_below, sort_by_layer_value
+from ..kernels.order import key_ranks, rank_below, refresh_key_ranks, sort_by_layer_value
 from ..types import Policy
 from .base import register
 
@@ -94,6 +94,16 @@ class TrackedState(NamedTuple):
 
     stats: SlateState
     dom: jnp.ndarray  # (n, n) bool: dominance_matrix(tracked(stats, params)), [j, i]: j dominates i
+    ranks: jnp.ndarray | None = None  # (d, n) int32: key_ranks of the tracked vector's columns, if kept
+
+
+class BoundsState(NamedTuple):
+    """The slate state plus the confidence bounds of the next round, made with the state (so a round reads
+    them from memory instead of recomputing them inside its pairwise comparisons)."""
+
+    stats: SlateState
+    upper: jnp.ndarray  # (n, d)
+    lower: jnp.ndarray  # (n, d)
 
 
 def init_state(n: int, d: int) -> SlateState:
@@ -205,8 +215,9 @@ def safe_prune(upper, lower, k: int):
 CROWD_BOUNDARY = ("inf", "neighbour", "zero")
 
 
-def crowding_distance(x, layer, boundary: str = "inf"):
-    """NSGA-II crowding distance of ``x (n, d)`` computed within each layer.
+def crowding_distance(x, layer, boundary: str = "inf", ranks=None):
+    """NSGA-II crowding distance of ``x (n, d)`` computed within each layer (``ranks``: optional
+    :func:`key_ranks` of ``x.T``, which saves ranking the values).
 
     Per objective, arms are sorted by (layer, value, index): an arm's neighbours below and above are
     the adjacent arms of its layer in that order (equal values: the later index counts as above), and
@@ -218,7 +229,7 @@ def crowding_distance(x, layer, boundary: str = "inf"):
     if boundary not in CROWD_BOUNDARY:
         raise ValueError(f"boundary must be one of {CROWD_BOUNDARY}, got {boundary!r}")
     n, d = x.shape
-    layers, values, arm = sort_by_layer_value(layer, x.T)
+    layers, values, arm = sort_by_layer_value(layer, x.T, ranks)
     same_next = jnp.concatenate([layers[:, 1:] == layers[:, :-1], jnp.zeros((d, 1), bool)], axis=1)
     same_prev = jnp.concatenate([jnp.zeros((d, 1), bool), same_next[:, :-1]], axis=1)
     up = jnp.where(same_next, jnp.roll(values, -1, axis=1), jnp.inf)
@@ -372,33 +383,48 @@ def ts_plus_params(horizon, sigma_obs, sigma_prior=SIGMA_PRIOR, m0=M0) -> TsPlus
     return TsPlusParams(*ts_params(horizon, sigma_obs, m0), _f(sigma_prior))
 
 
-def make_slate_policy(n: int, d: int, k: int, core, tracked=None) -> Policy:
+def make_slate_policy(n: int, d: int, k: int, core, tracked=None, ranked: bool = False, bounds=None) -> Policy:
     """Wrap ``core(key, state, params, t) -> (k,)`` with the shared state and forced initialisation.
 
     With ``tracked(stats, params) -> (n, d)``, a per-arm vector whose row ``i`` changes only when arm
     ``i`` is played, the state is a :class:`TrackedState` that keeps its dominance matrix: each update
     recomputes the rows and columns of the ``k`` played arms (:func:`refresh_dominance`), the same
-    matrix as a full recomputation at a ``k / n`` share of its comparisons.
+    matrix as a full recomputation at a ``k / n`` share of its comparisons. ``ranked`` also keeps each
+    objective's (value, index) ranks of the vector (:func:`refresh_key_ranks`). With
+    ``bounds(stats, params) -> (upper, lower)``, the state is a :class:`BoundsState` holding the bounds
+    of the round after ``stats``.
     """
     if not 1 <= k <= n:
         raise ValueError(f"slate policies need 1 <= k <= n={n}, got slate size k={k!r}")
 
     def init(params):
         stats = init_state(n, d)
-        return stats if tracked is None else TrackedState(stats, dominance_matrix(tracked(stats, params)))
+        if bounds is not None:
+            return BoundsState(stats, *bounds(stats, params))
+        if tracked is None:
+            return stats
+        x = tracked(stats, params)
+        return TrackedState(stats, dominance_matrix(x), key_ranks(x.T) if ranked else None)
 
     def select(key, state, params):
-        stats = state if tracked is None else state.stats
+        stats = state if isinstance(state, CountState) else state.stats
         forcing = jnp.any(stats.counts < params.m0)
         t = (stats.t + 1).astype(jnp.float32)
         chosen = core(key, state, params, t)
         return jnp.where(forcing, forced_slate(stats.counts, k), chosen).astype(jnp.int32)
 
     def update(state, action, obs, params):
+        if bounds is not None:
+            stats = update_state(state.stats, action, obs)
+            return BoundsState(stats, *bounds(stats, params))
         if tracked is None:
             return update_state(state, action, obs)
         stats = update_state(state.stats, action, obs)
-        return TrackedState(stats, refresh_dominance(state.dom, tracked(stats, params), action))
+        x = tracked(stats, params)
+        ranks = None
+        if ranked:
+            ranks = refresh_key_ranks(state.ranks, tracked(state.stats, params).T, x.T, action)
+        return TrackedState(stats, refresh_dominance(state.dom, x, action), ranks)
 
     return Policy(init=init, select=select, update=update, slate_size=k)
 
@@ -426,17 +452,20 @@ def thv_ucb(num_arms: int, dim: int, k: int, clip: bool = True) -> Policy:
     """THV-UCB (Algorithm 1, lines 9-21); ``clip`` clips the UCBs to [0, 1]. Params: :func:`thv_ucb_params`."""
     n, d = num_arms, dim
 
-    def core(key, state, params, t):
-        mu = empirical_means(state)
-        beta = jnp.sqrt(2.0 * params.eta * jnp.log(n * d * t**2 / params.delta) / jnp.maximum(state.counts, 1.0))
+    def bounds(stats, params):  # lines 10-14, for round t = (rounds played) + 1
+        t = (stats.t + 1).astype(jnp.float32)
+        mu = empirical_means(stats)
+        beta = jnp.sqrt(2.0 * params.eta * jnp.log(n * d * t**2 / params.delta) / jnp.maximum(stats.counts, 1.0))
         upper = mu + beta[:, None]
         if clip:
             upper = jnp.clip(upper, 0.0, 1.0)
-        lower = mu - beta[:, None]
-        candidates = safe_prune(upper, lower, k)
-        return greedy_hv_subset(upper, params.ref, k, GAIN_TOL, candidates)  # lines 17-21
+        return upper, mu - beta[:, None]
 
-    return make_slate_policy(n, d, k, core)
+    def core(key, state, params, t):
+        candidates = safe_prune(state.upper, state.lower, k)
+        return greedy_hv_subset(state.upper, params.ref, k, GAIN_TOL, candidates)  # lines 17-21
+
+    return make_slate_policy(n, d, k, core, bounds=bounds)
 
 
 # ----------------------------------------------------------------------------- Pareto-layer UCB
@@ -447,7 +476,7 @@ def pareto_ucb(num_arms: int, dim: int, k: int) -> Policy:
     n, d = num_arms, dim
 
     def core(key, state, params, t):
-        stats, dom_mu = state
+        stats, dom_mu = state.stats, state.dom
         mu = empirical_means(stats)
         beta = drugan_nowe_bonus(undominated(dom_mu), stats.counts, t, d)
         layer = top_layers(mu + beta[:, None], k, fill=k)
@@ -501,9 +530,9 @@ def pareto_ucb_crowd(num_arms: int, dim: int, k: int, boundary: str = "inf") -> 
     def core(key, state, params, t):
         U = ucb_vectors(state.stats, params, n, d)
         layer = peel_layers(state.dom, k, fill=k)
-        return layered_top_k(layer, crowding_distance(U, layer, boundary), k)
+        return layered_top_k(layer, crowding_distance(U, layer, boundary, state.ranks), k)
 
-    return make_slate_policy(n, d, k, core, tracked=tracked_ucb(n, d))
+    return make_slate_policy(n, d, k, core, tracked=tracked_ucb(n, d), ranked=True)
 
 
 # ----------------------------------------------------------------------------- Pareto-layer TS
@@ -551,7 +580,7 @@ def chebyshev_ucb(num_arms: int, dim: int, k: int, num_weights: int = 32, bonus:
     weights = jnp.asarray(simplex_interior_lattice(d, num_weights), jnp.float32)
 
     def core(key, state, params, t):
-        stats, dom_mu = state
+        stats, dom_mu = state.stats, state.dom
         mu, front = empirical_means(stats), undominated(dom_mu)
         if bonus == "standard":
             beta = standard_bonus(stats.counts, params.eta, n, d, params.horizon)
@@ -571,7 +600,7 @@ def chebyshev_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
     n, d = num_arms, dim
 
     def core(key, state, params, t):
-        stats, dom_mu = state
+        stats, dom_mu = state.stats, state.dom
         mu = empirical_means(stats)
         U = ucb_vectors(stats, params, n, d)
         return top_k(jnp.min((U - empirical_nadir(mu, undominated(dom_mu))) / d, axis=-1), k)
