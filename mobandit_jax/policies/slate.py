@@ -6,7 +6,9 @@ Every policy picks a slate ``S_t`` of ``k`` distinct arms per round under semi-b
 the same initialization scheme"): while some arm has fewer than ``m0`` pulls (default 2), play the
 ``k`` arms with the smallest counts (ties: lowest index). Policies that compare a per-arm vector which
 changes only when its arm is played (``mu_hat``, or a UCB with the standard bonus below) keep its
-dominance matrix in the state and recompute only the played arms' rows and columns each round.
+dominance matrix in the state and recompute only the played arms' rows and columns each round
+(ParetoUCB-Crowd also keeps each objective's ranks of its UCBs); THV-UCB makes the next round's
+confidence bounds together with the state. Either way a round sees the same values as a full recomputation.
 
 THV-UCB (Algorithm 1, lines 8-22). At round ``t`` (1-based)::
 
