@@ -146,7 +146,7 @@ def test_elimination_matches_numpy_loop(name, rho):
                             n_profile=12)
     ctx = Context.of(inst, 1)
     ident, p, key = pbase.make(name, ctx)
-    jmax = dict(key[1:])["jmax"]
+    jmax = int(p.jmax)
     c, B, K, lam = np.asarray(inst.alloc_costs), inst.budget, 14, inst.cost_floor
     Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, K + 1))
     lb = 0.5 + sum(1 / i for i in range(2, K + 1))
@@ -236,7 +236,7 @@ def test_psi_sr_equal_costs_schedule_matches_numpy_loop():
                             n_profile=12)
     ctx = Context.of(inst, 1)
     ident, p, key = pbase.make("psi_sr", ctx, schedule="equal_costs")
-    jmax = dict(key[1:])["jmax"]
+    jmax = int(p.jmax)
     c, B, lam = np.asarray(inst.alloc_costs), inst.budget, inst.cost_floor
     Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, 15))
     key = jax.random.PRNGKey(4)
@@ -286,5 +286,24 @@ def test_c_max_readings_change_lambda_not_the_token_budget():
 def test_uniform_alloc_affords_rho_rounds_despite_rounding(dataset, c_max):
     """B / sum_i c_i = rho is 9.999999999999998 in float64 for the first two: still 10 complete rounds."""
     inst = L.build_instance(dataset, "all", 10, "deterministic", c_max=c_max)
-    _, _, key = pbase.make("uniform_alloc", Context.of(inst, 1))
-    assert dict(key[1:])["jmax"] == 10
+    _, p, key = pbase.make("uniform_alloc", Context.of(inst, 1))
+    assert int(p.jmax) == 10 and dict(key[1:])["length"] == I.table_length(10) == 16
+
+
+@pytest.mark.parametrize("name", ["copsi", "psi_sr", "uniform_alloc"])
+def test_longer_tables_give_the_same_run(name):
+    """The static table length only bounds what is drawn: budgets that share a length share a program,
+    and a run on a longer table is the same run, bit for bit."""
+    inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=30.0, costs="deterministic",
+                            n_profile=12)
+    ctx = Context.of(inst, 1)
+    _, p, key = pbase.make(name, ctx)
+    length = dict(key[1:])["length"]
+    assert length == I.table_length(int(p.jmax)) >= int(p.jmax) and length & (length - 1) == 0
+    factory = {"copsi": I.copsi, "psi_sr": I.psi_sr, "uniform_alloc": I.uniform_alloc}[name]
+    runs = [jax.jit(factory(14, n, L.prefix_table).identify) for n in (length, 4 * length + 5)]
+    for seed in range(3):
+        k = jax.random.PRNGKey(seed)
+        a, b = (run(k, k, inst.params, p) for run in runs)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))

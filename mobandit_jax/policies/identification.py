@@ -9,8 +9,9 @@ Eq. (1), accept/reject with the tie rule of line 15) and Appendix A (tie toleran
 
 Every method is an :class:`Identifier`: ``identify(key_env, key_pol, env_params, params)`` returns
 an :class:`IdentifyResult` (recommended set, budget spent, pulls per arm). Pulls come from the
-environment's common bootstrap stream: the prefix sums of the first ``jmax`` pulls of every arm are
-built once by the environment's bulk sampler (``Env.prefix_table``, a ``PrefixSums`` read with
+environment's common bootstrap stream: the prefix sums of the first pulls of every arm (at least the
+``jmax`` the budget allows, a params value) are built once by the environment's bulk sampler
+(``Env.prefix_table``, a ``PrefixSums`` read with
 ``kernels.prefix.prefix_at``), so a phase's pulls of an arm are a difference ``P[i, n_r] - P[i, N_i]``
 of two sums and a whole run is ``K - 1`` vectorized phases. The gaps of Eq. (1) are in
 :mod:`mobandit_jax.kernels.gaps`.
@@ -64,10 +65,11 @@ def empirical_pareto(mu, active):
 # Bulk phases
 # --------------------------------------------------------------------------------------------
 
-def top_up(P: PrefixSums, N, active, target, spent, budget, jmax: int):
+def top_up(P: PrefixSums, N, active, target, spent, budget, jmax):
     """Bring active arms from the common count ``N`` to ``target`` in complete sweeps within budget.
 
-    ``P`` holds the prefix sums of (objectives, cost) of ``jmax`` pulls per arm. Returns the new
+    ``P`` holds the prefix sums of (objectives, cost) of at least ``jmax`` pulls per arm (``jmax`` an int,
+    traced or not; no arm goes past it). Returns the new
     counts, the spent budget and the sums (K, d + 1) of every arm's pulls up to its new count.
     """
     cost = P.levels[0].shape[-1] - 1
@@ -99,7 +101,7 @@ def _means(sums, N):
     return jnp.where(N[:, None] > 0, sums[:, :-1] / jnp.maximum(N, 1)[:, None], 0.0)
 
 
-def elimination(P, costs_alloc, budget, target_fn, jmax: int):
+def elimination(P, costs_alloc, budget, target_fn, jmax):
     """Successive elimination of Algorithm 2 with phase targets ``target_fn(r, k_r, C_r)``.
 
     Returns the recommended set ``P_hat U A_K`` (K,) bool, the budget spent and the pull counts.
@@ -135,32 +137,43 @@ def logbar(K: int) -> float:
 # --------------------------------------------------------------------------------------------
 
 class IdentParams(NamedTuple):
-    """Sweepable params: budget ``B``, allocation costs ``c_i`` (K,), cost floor ``lambda``."""
+    """Sweepable params: budget ``B``, allocation costs ``c_i`` (K,), cost floor ``lambda`` and the
+    bound ``jmax`` on any arm's pulls that the budget implies (int32; at most the static table length)."""
 
     budget: jnp.ndarray
     costs: jnp.ndarray
     cost_floor: jnp.ndarray
+    jmax: jnp.ndarray
 
 
-def ident_params(budget, costs, cost_floor) -> IdentParams:
+def ident_params(budget, costs, cost_floor, jmax) -> IdentParams:
     """:class:`IdentParams` in the default float dtype (float32; float64 under ``jax_enable_x64``)."""
-    return IdentParams(jnp.asarray(budget, float), jnp.asarray(costs, float), jnp.asarray(cost_floor, float))
+    return IdentParams(jnp.asarray(budget, float), jnp.asarray(costs, float), jnp.asarray(cost_floor, float),
+                       jnp.asarray(int(jmax), jnp.int32))
 
 
-def _identifier(targets, prefix_table, jmax: int) -> Identifier:
-    jmax = int(max(1, jmax))
+def table_length(jmax: int) -> int:
+    """The static number of pulls per arm drawn for a bound ``jmax``: the next power of two (at least 16),
+    so that budgets within a factor of two share one compiled program. A pull's value does not depend on
+    how many are drawn, and the prefix sums of the first ``jmax`` are the same bits in a longer table."""
+    return max(16, 1 << (max(1, int(jmax)) - 1).bit_length())
+
+
+def _identifier(targets, prefix_table, length: int) -> Identifier:
+    length = int(max(1, length))
 
     def identify(key_env, key_pol, env_params, p: IdentParams) -> IdentifyResult:
         """Run the method once on the common stream ``key_env``."""
-        return IdentifyResult(*targets(prefix_table(key_env, env_params, jmax), p, jmax))
+        return IdentifyResult(*targets(prefix_table(key_env, env_params, length), p, p.jmax))
 
     return Identifier(identify)
 
 
-def copsi(num_arms: int, jmax: int, prefix_table) -> Identifier:
+def copsi(num_arms: int, length: int, prefix_table) -> Identifier:
     """CoPSI (Algorithm 2): targets ``n_r = floor(B / (L_{K,lambda} C_r))`` from the costs ``c_i``.
 
-    ``jmax`` bounds the pulls per arm (static); ``prefix_table`` is the environment's bulk sampler.
+    ``length`` (static, at least the params' ``jmax``) is the number of pulls per arm that
+    ``prefix_table``, the environment's bulk sampler, draws.
     """
     K = num_arms
 
@@ -169,10 +182,10 @@ def copsi(num_arms: int, jmax: int, prefix_table) -> Identifier:
         fn = lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * C_r)).astype(jnp.int32)
         return elimination(P, p.costs, p.budget, fn, jmax)
 
-    return _identifier(targets, prefix_table, jmax)
+    return _identifier(targets, prefix_table, length)
 
 
-def psi_sr(num_arms: int, jmax: int, prefix_table, schedule: str = "sr") -> Identifier:
+def psi_sr(num_arms: int, length: int, prefix_table, schedule: str = "sr") -> Identifier:
     """PSI-SR; ``schedule="sr"``: successive-rejects targets for ``T = floor(B / c_bar)`` unit pulls;
     ``schedule="equal_costs"``: CoPSI's targets with every ``c_i`` replaced by ``c_bar``."""
     K = num_arms
@@ -189,24 +202,24 @@ def psi_sr(num_arms: int, jmax: int, prefix_table, schedule: str = "sr") -> Iden
             fn = lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * k_r * jnp.mean(p.costs))).astype(jnp.int32)
             return elimination(P, p.costs, p.budget, fn, jmax)
 
-    return _identifier(targets, prefix_table, jmax)
+    return _identifier(targets, prefix_table, length)
 
 
-def uniform_alloc(num_arms: int, jmax: int, prefix_table) -> Identifier:
+def uniform_alloc(num_arms: int, length: int, prefix_table) -> Identifier:
     """Uniform allocation: ``jmax`` complete rounds (as the budget affords), then the empirical Pareto set."""
     K = num_arms
 
     def targets(P, p, jmax):
         active = jnp.ones(K, bool)
-        N, spent, sums = top_up(P, jnp.zeros(K, jnp.int32), active, jnp.int32(jmax), jnp.zeros((), P.levels[0].dtype),
+        N, spent, sums = top_up(P, jnp.zeros(K, jnp.int32), active, jmax, jnp.zeros((), P.levels[0].dtype),
                                 p.budget, jmax)
         return empirical_pareto(_means(sums, N), active), spent, N
 
-    return _identifier(targets, prefix_table, jmax)
+    return _identifier(targets, prefix_table, length)
 
 
 # --------------------------------------------------------------------------------------------
-# Registry rows: the static pull bound jmax and the params from an experiment context
+# Registry rows: the pull bound jmax, its static table length and the params from an experiment context
 # --------------------------------------------------------------------------------------------
 
 def _floor(x: float) -> int:
@@ -238,7 +251,8 @@ def _configure_copsi(ctx):
     K = ctx.num_arms
     two = np.sort(det)[:2].sum() if K >= 2 else det.sum()
     jmax = max(1, _floor(budget / (l_k_lambda(K, lam, np) * two)))
-    return dict(num_arms=K, jmax=jmax, prefix_table=ctx.env.prefix_table), ident_params(budget, det, lam)
+    return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
+            ident_params(budget, det, lam, jmax))
 
 
 def _configure_psi_sr(ctx, schedule="sr"):
@@ -251,14 +265,16 @@ def _configure_psi_sr(ctx, schedule="sr"):
         jmax = int(math.ceil(max(math.floor(budget / c_bar) - K, 0) / (logbar(K) * 2)))
     else:
         jmax = _floor(budget / (l_k_lambda(K, lam, np) * 2 * c_bar))
-    kwargs = dict(num_arms=K, jmax=int(max(1, jmax)), prefix_table=ctx.env.prefix_table, schedule=schedule)
-    return kwargs, ident_params(budget, det, lam)
+    jmax = int(max(1, jmax))
+    kwargs = dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, schedule=schedule)
+    return kwargs, ident_params(budget, det, lam, jmax)
 
 
 def _configure_uniform_alloc(ctx):
     lam, det, budget = _checked(ctx, "uniform_alloc")
     jmax = max(1, _floor(budget / float(np.sum(ctx.min_costs))))
-    return dict(num_arms=ctx.num_arms, jmax=jmax, prefix_table=ctx.env.prefix_table), ident_params(budget, det, lam)
+    return (dict(num_arms=ctx.num_arms, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
+            ident_params(budget, det, lam, jmax))
 
 
 register("copsi", "identification", copsi, _configure_copsi,
