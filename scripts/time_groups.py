@@ -11,7 +11,7 @@ import time
 
 import jax
 
-from mobandit_jax import config as cfg, engine, experiment
+from mobandit_jax import config as cfg, engine, experiment, sharding
 
 
 def main(argv) -> int:
@@ -29,13 +29,14 @@ def main(argv) -> int:
         return 2
     only = None if args.only is None else set(args.only.split(","))
     keys = engine.seed_keys(plan.base_seed, range(plan.seeds))
+    mesh = sharding.local_mesh(1)
     total = 0.0
     for g in plan.groups:
         if only is not None and g.label not in only:
             continue
         params = engine.stack_params(g.params)
         t0 = time.perf_counter()
-        compiled = jax.jit(engine.batch(g.run)).lower(params, keys).compile()
+        compiled = experiment.lower_group(g, params, mesh, keys).compile()  # as a run's worker compiles it
         compile_s = time.perf_counter() - t0
         best = float("inf")
         for _ in range(max(1, args.reps)):

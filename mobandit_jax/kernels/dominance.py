@@ -77,15 +77,8 @@ def dominance_matrix(x):
 
 
 def _strict_block(a, b):
-    """``(n, d), (m, d) -> (n, m)`` bool: ``[i, j]`` true iff ``a_i`` strictly dominates ``b_j``, in one pass
-    over the contiguous rows of ``a.T`` and ``b.T`` (``a_i >= b_j`` everywhere, not ``a_i <= b_j`` everywhere)."""
-    at, bt = jnp.asarray(a).T, jnp.asarray(b).T
-    ge = at[0][:, None] >= bt[0][None, :]
-    le = at[0][:, None] <= bt[0][None, :]
-    for j in range(1, at.shape[0]):
-        ge = ge & (at[j][:, None] >= bt[j][None, :])
-        le = le & (at[j][:, None] <= bt[j][None, :])
-    return ge & ~le
+    """``(n, d), (m, d) -> (n, m)`` bool: ``[i, j]`` true iff ``a_i`` strictly dominates ``b_j``."""
+    return weakly_dominates(a, b) & ~weakly_dominates(b, a).T
 
 
 def refresh_dominance(dom, x, arms):

@@ -54,9 +54,10 @@ def refresh_key_ranks(ranks, old, new, arms):
     joined the part of its row before it; a changed entry is ranked against the whole new row."""
     index = jnp.arange(new.shape[1])
     i, s = index[None, None, :], arms[None, :, None]
-    left = jnp.sum(_before(old[:, arms][:, :, None], s, new[:, None, :], i), axis=1, dtype=jnp.int32)
-    joined = jnp.sum(_before(new[:, arms][:, :, None], s, new[:, None, :], i), axis=1, dtype=jnp.int32)
-    changed = jnp.sum(_before(new[:, None, :], i, new[:, arms][:, :, None], s), axis=2, dtype=jnp.int32)
+    row, was, now = new[:, None, :], old[:, arms][:, :, None], new[:, arms][:, :, None]  # [c, ., i], [c, s, .]
+    left = jnp.sum(_before(was, s, row, i), axis=1, dtype=jnp.int32)
+    joined = jnp.sum(_before(now, s, row, i), axis=1, dtype=jnp.int32)
+    changed = jnp.sum(_before(row, i, now, s), axis=2, dtype=jnp.int32)
     return (ranks - left + joined).at[:, arms].set(changed)
 
 

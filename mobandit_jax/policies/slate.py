@@ -398,6 +398,8 @@ def make_slate_policy(n: int, d: int, k: int, core, tracked=None, ranked: bool =
     """
     if not 1 <= k <= n:
         raise ValueError(f"slate policies need 1 <= k <= n={n}, got slate size k={k!r}")
+    if bounds is not None and tracked is not None:
+        raise ValueError("make_slate_policy: give `tracked` or `bounds`, not both")
 
     def init(params):
         stats = init_state(n, d)
@@ -416,12 +418,11 @@ def make_slate_policy(n: int, d: int, k: int, core, tracked=None, ranked: bool =
         return jnp.where(forcing, forced_slate(stats.counts, k), chosen).astype(jnp.int32)
 
     def update(state, action, obs, params):
-        if bounds is not None:
-            stats = update_state(state.stats, action, obs)
-            return BoundsState(stats, *bounds(stats, params))
-        if tracked is None:
+        if isinstance(state, CountState):
             return update_state(state, action, obs)
         stats = update_state(state.stats, action, obs)
+        if bounds is not None:
+            return BoundsState(stats, *bounds(stats, params))
         x = tracked(stats, params)
         ranks = None
         if ranked:
