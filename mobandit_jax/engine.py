@@ -146,8 +146,21 @@ def seed_keys(base_seed: int, indices):
 
 
 def batch(run):
-    """``run`` mapped over grid points (leading axis of params) and seeds: ``(G, S, ...)`` outputs."""
-    return jax.vmap(jax.vmap(run, in_axes=(None, 0)), in_axes=(0, None))
+    """``run`` mapped over grid points (leading axis of params) and seeds: ``(G, S, ...)`` outputs.
+
+    A grid of one point is mapped over the seeds only (the same values; JAX then batches the scans
+    once, not twice, which makes tracing and lowering cheaper).
+    """
+    over_seeds = jax.vmap(run, in_axes=(None, 0))
+    over_grid = jax.vmap(over_seeds, in_axes=(0, None))
+
+    def batched(params, seed_keys):
+        if {jnp.shape(x)[0] for x in jax.tree_util.tree_leaves(params)} != {1}:
+            return over_grid(params, seed_keys)
+        out = over_seeds(jax.tree_util.tree_map(lambda x: x[0], params), seed_keys)
+        return jax.tree_util.tree_map(lambda x: x[None], out)
+
+    return batched
 
 
 def stack_params(points):
