@@ -4,13 +4,14 @@ Compiled programs are stored by JAX (``jax_compilation_cache_dir``) under the us
 directory, ``$XDG_CACHE_HOME/mobandit_jax/jax`` or ``~/.cache/mobandit_jax/jax``; a program is
 looked up by a hash of its HLO, the backend and the JAX version, so a stale entry is never used.
 ``--no-cache`` or ``MOBANDIT_NO_CACHE=1`` turns it off; ``JAX_COMPILATION_CACHE_DIR``, when set,
-is left to JAX. Importing the package changes nothing: the CLI calls :func:`configure`, which also
-sets the matching ``JAX_*`` environment variables so that worker processes (``reproduce --jobs``)
-use the same cache.
+is left to JAX. Importing the package changes nothing: the CLI calls :func:`configure`, which sets
+the matching ``JAX_*`` environment variables (read by JAX when it is imported: by this process later,
+and by worker processes) and, if JAX is imported already, its configuration.
 """
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 DISABLE_ENV = "MOBANDIT_NO_CACHE"
@@ -29,11 +30,9 @@ def disabled_by_env() -> bool:
 
 def configure(enabled: bool = True) -> Path | None:
     """Turn the persistent cache on (every compiled program is kept); return its directory or ``None``."""
-    import jax
-
     if not enabled or disabled_by_env():
         os.environ["JAX_ENABLE_COMPILATION_CACHE"] = "false"
-        jax.config.update("jax_enable_compilation_cache", False)
+        _update_jax("jax_enable_compilation_cache", False)
         return None
     if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
         return Path(os.environ["JAX_COMPILATION_CACHE_DIR"])
@@ -44,6 +43,12 @@ def configure(enabled: bool = True) -> Path | None:
         return None  # an unwritable cache directory only costs the compile time
     os.environ["JAX_COMPILATION_CACHE_DIR"] = str(path)
     os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
-    jax.config.update("jax_compilation_cache_dir", str(path))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    _update_jax("jax_compilation_cache_dir", str(path))
+    _update_jax("jax_persistent_cache_min_compile_time_secs", 0.0)
     return path
+
+
+def _update_jax(option: str, value):
+    """Set a JAX option now if JAX is imported (otherwise JAX reads the environment variable when it is)."""
+    if "jax" in sys.modules:
+        sys.modules["jax"].config.update(option, value)

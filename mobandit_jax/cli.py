@@ -30,10 +30,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_run(args):
-    from . import experiment, results
+    from . import config as cfg, local_workers, results
 
     out = Path(args.out) if args.out else Path("runs") / Path(args.config).stem
-    max_bytes = experiment.parse_bytes(args.max_memory) if args.max_memory else None
+    max_bytes = cfg.parse_bytes(args.max_memory) if args.max_memory else None
     spec = args.spec
     if not (args.distributed or args.coordinator):
         results.run_marker(out)  # a file or a foreign folder is refused before anything is built
@@ -47,7 +47,11 @@ def _cmd_run(args):
     try:
         with contextlib.ExitStack() as stack:
             if workers > 1 and not max_bytes:  # started first: they start JAX and compile while the plan is built
-                workers = stack.enter_context(experiment.start_workers(spec, workers, experiment.chunk_size(spec)))
+                workers = stack.enter_context(local_workers.start_run_workers(spec, args.x64, workers,
+                                                                              cfg.chunk_size(spec)))
+            _start_jax(args)  # this process imports JAX from here on, beside its workers
+            from . import experiment
+
             plan = experiment.checked_build(spec)
             if max_bytes:
                 experiment.fit_chunk(plan, max_bytes, workers)
@@ -126,23 +130,29 @@ def _setup_runtime(args):
 
         overrides = list(args.set or []) + ([f"experiment.seeds={args.seeds}"] if args.seeds is not None else [])
         args.spec = cfg.apply_overrides(cfg.load(args.config), overrides)
-        from .experiment import chunk_size
-
         auto = args.workers == "auto"
         processes = local_workers.worth_it(args.spec) if auto else args.workers == "on"
         args.workers = devices.configure_run(args.devices, bool(args.distributed or args.coordinator), processes,
-                                             chunk_size(args.spec) if auto else None)
+                                             cfg.chunk_size(args.spec) if auto else None)
     elif args.cmd == "reproduce":  # the spec runs share the cores: jobs processes at once, each pinned to its own
         devices.configure_workers(args.jobs)
     if args.cmd in ("run", "reproduce"):
         cache.configure(not args.no_cache)
 
 
-def main(argv=None) -> int:
-    """Entry point of the ``mobandit`` console script."""
+def _start_jax(args):
+    """The runtime settings (before JAX starts its backend: the XLA flag is read then) and ``--x64``."""
     from . import runtime
 
-    runtime.configure()  # before JAX starts its backend (the XLA flag is read then)
+    runtime.configure()
+    if args.x64:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``mobandit`` console script."""
     parser = _Parser(prog="mobandit", description="Vectorized multi-objective bandit experiments")
     _global_options(parser, default=False)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -201,10 +211,8 @@ def main(argv=None) -> int:
     except (ValueError, OSError) as err:
         print("error: " + " ".join(str(err).split()), file=sys.stderr)
         return 2
-    if args.x64:
-        import jax
-
-        jax.config.update("jax_enable_x64", True)
+    if args.cmd != "run":  # a run starts its worker processes first
+        _start_jax(args)
     try:
         return args.fn(args)
     except (ValueError, KeyError, RuntimeError, OSError) as err:

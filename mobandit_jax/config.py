@@ -325,6 +325,30 @@ def policy_points(entry: dict, setting: dict | None = None):
     return out
 
 
+def parse_bytes(text: str) -> int:
+    """``"512MB"``, ``"2GiB"``, ``"1e9"`` -> bytes."""
+    units = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
+    t = text.strip().upper()
+    num = t.rstrip("KMGIB")
+    unit = t[len(num):]
+    try:
+        size = float(num) * units[unit]
+    except (KeyError, ValueError):
+        size = float("nan")
+    if not 1 <= size < float("inf"):
+        raise ConfigError(f"--max-memory {text!r}: expected a size such as 512MB or 2GiB")
+    return int(size)
+
+
+DEFAULT_CHUNK = 256  # seeds per chunk unless experiment.chunk says otherwise
+
+
+def chunk_size(spec: dict) -> int:
+    """Seeds per chunk of a validated spec: ``experiment.chunk``, or up to :data:`DEFAULT_CHUNK`."""
+    exp = spec["experiment"]
+    return min(exp["chunk"] or DEFAULT_CHUNK, exp["seeds"])
+
+
 def seed_rounds(spec: dict) -> int:
     """The size of a spec's work: rounds x seeds x runs (grid points x policy points)."""
     runs = sum(len(policy_points(entry)) for entry in spec["policies"]) * len(grid_points(spec))

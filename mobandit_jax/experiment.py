@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from . import config as cfg
-from . import engine, metrics, policies, problems, results, runtime, sharding
+from . import engine, local_workers, metrics, policies, problems, results, runtime, sharding
 from .budget import with_budget
 from .devices import cpu_cores
 from .kernels import validate_cone
@@ -37,7 +37,6 @@ from .run_results import Results
 from .types import Context
 
 DEFAULT_CHECKPOINTS = 100
-DEFAULT_CHUNK = 256
 
 
 @dataclass
@@ -141,14 +140,8 @@ def build(spec: dict) -> Plan:
                 grid[label].append({"setting": setting, "params": {"name": entry["name"], **options}})
                 groups[gkey].params.append(params)
                 groups[gkey].members.append(g)
-    return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"], chunk_size(spec),
+    return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"], cfg.chunk_size(spec),
                 names, reduce, grid)
-
-
-def chunk_size(spec: dict) -> int:
-    """Seeds per chunk of a validated spec: ``experiment.chunk``, or up to :data:`DEFAULT_CHUNK`."""
-    exp = spec["experiment"]
-    return min(exp["chunk"] or DEFAULT_CHUNK, exp["seeds"])
 
 
 def checked_build(spec: dict) -> Plan:
@@ -315,21 +308,6 @@ def bytes_per_seed(plan: Plan, probe: int = 8) -> float:
     return worst
 
 
-def parse_bytes(text: str) -> int:
-    """``"512MB"``, ``"2GiB"``, ``"1e9"`` -> bytes."""
-    units = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
-    t = text.strip().upper()
-    num = t.rstrip("KMGIB")
-    unit = t[len(num):]
-    try:
-        size = float(num) * units[unit]
-    except (KeyError, ValueError):
-        size = float("nan")
-    if not 1 <= size < float("inf"):
-        raise cfg.ConfigError(f"--max-memory {text!r}: expected a size such as 512MB or 2GiB")
-    return int(size)
-
-
 def fit_chunk(plan: Plan, max_bytes: int, workers: int = 1) -> Plan:
     """Set ``plan.chunk`` to the most seeds whose estimated memory fits in ``max_bytes`` (a chunk's seeds are
     split over the devices, or over ``workers`` processes, so all of them together hold one chunk)."""
@@ -418,16 +396,6 @@ def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, p
     yield from run_parts(build(spec), index, workers, width, parts)
 
 
-def start_workers(spec: dict, workers: int, chunk: int):
-    """The ``workers - 1`` worker processes of a run of ``spec`` in chunks of ``chunk`` seeds, started
-    now (they build and compile while this process, worker 0, builds its plan); pass them to
-    :func:`execute`, then close them."""
-    from .local_workers import Workers, part_width
-
-    task = functools.partial(work_on_parts, spec, precision() == "float64", workers)
-    return Workers(task, workers, part_width(chunk, workers))
-
-
 def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Results | None:
     """Run the chunks that are not on disk yet; process 0 then merges them into :class:`Results`.
 
@@ -436,7 +404,7 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
     host is left to another), stays in memory, and nothing is written. ``workers > 1`` computes the
     chunks on that many single-device workers, one per core: this process and ``workers - 1`` worker
     processes (:mod:`mobandit_jax.local_workers`; CPU, single host), with the same results; ``workers``
-    may also be the processes of :func:`start_workers` (the caller closes them). Chunk files are
+    may also be the processes of :func:`mobandit_jax.local_workers.start_run_workers` (the caller closes them). Chunk files are
     written on a thread while the next chunk computes. Applies :func:`mobandit_jax.runtime.configure`
     first (the CPU settings the specs were timed with).
     """
@@ -454,7 +422,8 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
         bar.update(len(mine) - len(todo))
     t0 = time.time()
     started = not isinstance(workers, int)
-    pool = workers if started else start_workers(plan.spec, workers, plan.chunk) if workers > 1 and todo else None
+    pool = (workers if started else local_workers.start_run_workers(plan.spec, precision() == "float64", workers, plan.chunk)
+            if workers > 1 and todo else None)
     if pool is not None and todo:
         if progress:
             _note(f"compiling {len(plan.groups)} program(s) in this process and in each of {len(pool.procs)} "

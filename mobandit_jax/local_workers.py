@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import importlib
 import math
 import os
 import multiprocessing
 import queue
 import signal
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,6 +38,27 @@ POLL_S = 1.0  # how often the parent checks that its workers are alive while it 
 # runs smaller than this many seed-rounds (rounds x seeds x runs, about 10 s on one core for PrefUCB
 # at K = 42) stay in one process, over its devices.
 MIN_SEED_ROUNDS = 2 ** 22
+
+
+class NamedTask(NamedTuple):
+    """``module.function(*args, *more)``, the function imported where the task is called: the parent
+    passes it to its workers without importing ``module`` (``mobandit run`` starts its workers before it
+    imports JAX)."""
+
+    module: str
+    function: str
+    args: tuple
+
+    def __call__(self, *more):
+        return getattr(importlib.import_module(self.module), self.function)(*self.args, *more)
+
+
+def start_run_workers(spec: dict, x64: bool, workers: int, chunk: int) -> "Workers":
+    """The ``workers - 1`` worker processes of a run of ``spec`` in chunks of ``chunk`` seeds, started now
+    (they build and compile while this process, worker 0, builds its plan; their task is
+    :func:`mobandit_jax.experiment.work_on_parts`); pass them to ``experiment.execute``, then close them."""
+    return Workers(NamedTask("mobandit_jax.experiment", "work_on_parts", (spec, x64, workers)), workers,
+                   part_width(chunk, workers))
 
 
 def worth_it(spec: dict) -> bool:

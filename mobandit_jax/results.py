@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .kernels.trailing import trailing_mean
 
 
 MARKER = "run.json"
@@ -131,6 +130,8 @@ def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str) -> np.ndarra
     if reducer == "mean":
         return last / np.maximum(played, 1)
     if reducer.startswith("last"):
+        from .kernels.trailing import trailing_mean  # here: the kernels package imports JAX
+
         return trailing_mean(cum, rounds, int(reducer[4:]))[:, -1]
     raise ValueError(f"unknown reducer {reducer!r}; allowed: sum, mean, lastN")
 

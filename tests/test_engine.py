@@ -119,4 +119,4 @@ def test_max_memory_sets_the_chunk(small_spec):
     assert per_seed > 0
     experiment.fit_chunk(plan, int(per_seed * 5.5))
     assert plan.chunk == 5
-    assert experiment.parse_bytes("2GiB") == 2 * 2**30 and experiment.parse_bytes("512MB") == 512 * 10**6
+    assert cfg.parse_bytes("2GiB") == 2 * 2**30 and cfg.parse_bytes("512MB") == 512 * 10**6

@@ -67,7 +67,7 @@ def test_import_reader_sees_function_level_imports():
     assert _targets("mobandit_jax.experiment", MODULES["mobandit_jax.experiment"]) >= {
         "mobandit_jax.config", "mobandit_jax.engine"}
     assert "mobandit_jax" not in _targets("mobandit_jax.experiment", MODULES["mobandit_jax.experiment"])
-    assert "mobandit_jax.policies.base" in _targets("mobandit_jax", MODULES["mobandit_jax"])
+    assert "mobandit_jax.policies.base" in _targets("mobandit_jax.experiment", MODULES["mobandit_jax.experiment"])
     assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _find_cycle({"a": {"b"}, "b": set()}) is None
 
@@ -75,3 +75,15 @@ def test_import_reader_sees_function_level_imports():
 def test_package_import_graph_is_acyclic():
     graph = {name: _targets(name, path) for name, path in MODULES.items()}
     assert _find_cycle(graph) is None, " -> ".join(_find_cycle(graph))
+
+
+def test_the_cli_reads_its_spec_and_starts_its_workers_without_jax():
+    """``import mobandit_jax`` and the modules ``mobandit run`` needs before its worker processes start
+    import no JAX (the package's names load on first use), so the workers start JAX beside this process."""
+    import subprocess
+    import sys
+
+    code = ("import sys, mobandit_jax as mb; from mobandit_jax import cache, cli, config, devices, local_workers, "
+            "results, runtime; assert 'jax' not in sys.modules, 'jax imported'; mb.make_run; "
+            "assert 'jax' in sys.modules; assert callable(mb.make_policy) and mb.POLICIES")
+    subprocess.run([sys.executable, "-c", code], check=True)
