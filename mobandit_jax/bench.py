@@ -58,7 +58,8 @@ def _compiled(setup, horizon: int, seeds: int):
 
 
 def engine_rate(setup, horizon: int, seeds: int, workers: int = 1):
-    """(seed-rounds per second, compile+first-call seconds) of the engine at ``seeds`` seeds.
+    """(seed-rounds per second, compile+first-call seconds) of the engine at ``seeds`` seeds, the best of
+    :data:`REPEAT` timed runs.
 
     ``setup = (fn, args)``: ``fn(*args) -> (env, policy, metrics, params)``, module-level so that worker
     processes can rebuild it. As ``mobandit run`` runs a group: with ``workers > 1``, the seeds split
@@ -70,12 +71,12 @@ def engine_rate(setup, horizon: int, seeds: int, workers: int = 1):
     if workers > 1:
         return _workers_rate(setup, horizon, seeds, workers)
     run, compile_s = _compiled(setup, horizon, seeds)
-    return seeds * horizon / _timed(run), compile_s
+    return seeds * horizon / _timed(run, REPEAT), compile_s
 
 
-def _worker_time(setup, horizon: int, width: int, start, out, cores):
+def _worker_time(setup, horizon: int, width: int, repeat: int, start, out, cores):
     """In a worker process: compile and warm the run at ``width`` seeds, wait at ``start`` for the other
-    workers, time one run; put ``(seconds, compile seconds)`` or ``("error", message)`` on ``out``."""
+    workers, time the best of ``repeat`` runs; put ``(seconds, compile seconds)`` or ``("error", message)`` on ``out``."""
     local_workers.start_worker(cores)
     try:
         from . import runtime
@@ -83,7 +84,7 @@ def _worker_time(setup, horizon: int, width: int, start, out, cores):
         runtime.configure()
         run, compile_s = _compiled(setup, horizon, width)
         start.wait(timeout=3600)
-        out.put((_timed(run), compile_s))
+        out.put((_timed(run, repeat), compile_s))
     except Exception as err:  # noqa: BLE001 -- reported by the parent in one line
         start.abort()
         out.put(("error", local_workers.one_line(err)))
@@ -97,7 +98,7 @@ def _workers_rate(setup, horizon: int, seeds: int, workers: int):
     width = -(-seeds // workers)
     context = multiprocessing.get_context("spawn")
     start, out = context.Barrier(workers), context.Queue()
-    procs = local_workers.start_processes(_worker_time, [(setup, horizon, width, start, out)] * workers)
+    procs = local_workers.start_processes(_worker_time, [(setup, horizon, width, REPEAT, start, out)] * workers)
     found = [local_workers.next_message(out, procs) for _ in procs]  # an error if a worker dies
     for p in procs:
         p.join()
@@ -108,12 +109,11 @@ def _workers_rate(setup, horizon: int, seeds: int, workers: int):
 
 
 def _batched_rate(run_batched, seeds: int, rounds: int) -> float:
-    """Seed-rounds per second of a seed-batched numpy peer ``run_batched(T, S)``."""
-    t0 = time.perf_counter()
-    run_batched(rounds, seeds)
-    return seeds * rounds / (time.perf_counter() - t0)
+    """Seed-rounds per second of a seed-batched numpy peer ``run_batched(T, S)``, the best of :data:`REPEAT` runs."""
+    return seeds * rounds / _timed(lambda: run_batched(rounds, seeds), REPEAT)
 
 
+REPEAT = 3  # timed runs per measurement, engine and peers alike; the fastest counts (set by main: --repeat)
 WORKERS = 1  # worker processes the engine runs in (set by main: one per core on CPU, as `mobandit run`)
 OUT_OF_MEMORY = []  # "algorithm at N seeds: message" of the sweeps stopped by an allocation failure
 SWEEP = {"path": None, "info": None, "rows": []}  # --engine-only --json: rewritten after every row
@@ -185,9 +185,7 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = Tr
     means, W = _bench_means(), CUSTOMER_SERVICE_W
     np_rate = None
     if peers:
-        t0 = time.perf_counter()
-        run_prefucb_numpy(means, W, numpy_rounds, seed=0)
-        np_rate = numpy_rounds / (time.perf_counter() - t0)
+        np_rate = numpy_rounds / _timed(lambda: run_prefucb_numpy(means, W, numpy_rounds, seed=0), REPEAT)
     # the engine's horizon, forced first rounds included as in the engine's timed runs
     batched = lambda s: _batched_rate(lambda T, S: prefucb_batched(means, W, T, S), s, horizon)  # noqa: E731
     return _rows("PrefUCB (K=42, d=7, M=2)", seed_counts, (_prefucb_setup, ()), horizon, np_rate, batched)
@@ -238,13 +236,10 @@ def _registry_setup(env_section: dict, policy_key: str):
 
 
 def _numpy_rate(run_rounds, warm: int, rounds: int) -> float:
-    """Rounds per second of a numpy loop ``run_rounds(n)``, excluding its first ``warm`` rounds."""
-    t0 = time.perf_counter()
-    run_rounds(warm)
-    t1 = time.perf_counter()
-    run_rounds(warm + rounds)
-    t2 = time.perf_counter()
-    return rounds / max((t2 - t1) - (t1 - t0), 1e-9)
+    """Rounds per second of a numpy loop ``run_rounds(n)``, excluding its first ``warm`` rounds (the best
+    of :data:`REPEAT` runs of each length)."""
+    return rounds / max(_timed(lambda: run_rounds(warm + rounds), REPEAT) - _timed(lambda: run_rounds(warm), REPEAT),
+                        1e-9)
 
 
 def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
@@ -353,6 +348,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=300, help="rounds per timed engine run")
     parser.add_argument("--prefucb-only", action="store_true", help="skip THV-UCB and CoHV-UCB")
     parser.add_argument("--algorithms", default="prefucb,thv_d2,thv_d5,cohv", help="comma-separated subset to run")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per measurement, engine and numpy peers "
+                        "alike; the fastest counts (default 3: a loaded machine slows single runs)")
     parser.add_argument("--devices", type=int, help="devices to split the seeds over (default: every core, on CPU "
                         "one single-device worker process per core; 1: this process on one core)")
     parser.add_argument("--engine-only", action="store_true",
@@ -364,7 +361,11 @@ def main(argv=None) -> int:
     if unknown:
         print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}", file=sys.stderr)
         return 2
-    global WORKERS
+    global WORKERS, REPEAT
+    if args.repeat < 1:
+        print(f"error: --repeat {args.repeat}: give at least 1 timed run", file=sys.stderr)
+        return 2
+    REPEAT = args.repeat
     try:
         WORKERS = devices.configure_run(args.devices)
     except ValueError as err:
