@@ -136,13 +136,16 @@ def test_cache_switches(monkeypatch, tmp_path):
     assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(store)  # inherited by reproduce's worker processes
 
 
-def test_bench_refuses_a_bad_device_count_and_unknown_algorithms():
+def test_bench_refuses_a_bad_device_count_repeat_count_and_unknown_algorithms():
     p = _cli(["bench", "--devices", "-1"])
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == ["error: --devices -1: the number of devices must be an integer >= 1"]
     p = _cli(["bench", "--algorithms", "prefucb,ucb9"])
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == ["error: --algorithms: unknown ucb9; choose from prefucb, thv_d2, thv_d5, cohv, user_envs"]
+    p = _cli(["bench", "--repeat", "0"])
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == ["error: --repeat 0: give at least 1 timed run"]
 
 
 def test_core_slots_deal_the_cores_into_disjoint_equal_shares(monkeypatch):
