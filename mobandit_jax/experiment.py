@@ -404,9 +404,9 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
     host is left to another), stays in memory, and nothing is written. ``workers > 1`` computes the
     chunks on that many single-device workers, one per core: this process and ``workers - 1`` worker
     processes (:mod:`mobandit_jax.local_workers`; CPU, single host), with the same results; ``workers``
-    may also be the processes of :func:`mobandit_jax.local_workers.start_run_workers` (the caller closes them). Chunk files are
-    written on a thread while the next chunk computes. Applies :func:`mobandit_jax.runtime.configure`
-    first (the CPU settings the specs were timed with).
+    may also be the processes of :func:`mobandit_jax.local_workers.start_run_workers` (the caller
+    closes them). Chunk files are written on a thread while the next chunk computes. Applies
+    :func:`mobandit_jax.runtime.configure` first (the CPU settings the specs were timed with).
     """
     runtime.configure()
     out = None if out_dir is None else Path(out_dir)
@@ -422,8 +422,10 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
         bar.update(len(mine) - len(todo))
     t0 = time.time()
     started = not isinstance(workers, int)
-    pool = (workers if started else local_workers.start_run_workers(plan.spec, precision() == "float64", workers, plan.chunk)
-            if workers > 1 and todo else None)
+    if started or workers == 1 or not todo:
+        pool = workers if started else None
+    else:
+        pool = local_workers.start_run_workers(plan.spec, precision() == "float64", workers, plan.chunk)
     if pool is not None and todo:
         if progress:
             _note(f"compiling {len(plan.groups)} program(s) in this process and in each of {len(pool.procs)} "
