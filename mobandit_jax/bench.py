@@ -76,7 +76,8 @@ def engine_rate(setup, horizon: int, seeds: int, workers: int = 1):
 
 def _worker_time(setup, horizon: int, width: int, repeat: int, start, out, cores):
     """In a worker process: compile and warm the run at ``width`` seeds, wait at ``start`` for the other
-    workers, time the best of ``repeat`` runs; put ``(seconds, compile seconds)`` or ``("error", message)`` on ``out``."""
+    workers, time the best of ``repeat`` runs; put ``(seconds, compile seconds)`` or ``("error", message)``
+    on ``out``."""
     local_workers.start_worker(cores)
     try:
         from . import runtime
@@ -109,7 +110,7 @@ def _workers_rate(setup, horizon: int, seeds: int, workers: int):
 
 
 def _batched_rate(run_batched, seeds: int, rounds: int) -> float:
-    """Seed-rounds per second of a seed-batched numpy peer ``run_batched(T, S)``, the best of :data:`REPEAT` runs."""
+    """Seed-rounds per second of a seed-batched numpy peer ``run_batched(T, S)`` (best of :data:`REPEAT` runs)."""
     return seeds * rounds / _timed(lambda: run_batched(rounds, seeds), REPEAT)
 
 

@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 
 
-
 MARKER = "run.json"
 TOOL = "mobandit_jax"
 

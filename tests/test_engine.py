@@ -120,3 +120,24 @@ def test_max_memory_sets_the_chunk(small_spec):
     experiment.fit_chunk(plan, int(per_seed * 5.5))
     assert plan.chunk == 5
     assert cfg.parse_bytes("2GiB") == 2 * 2**30 and cfg.parse_bytes("512MB") == 512 * 10**6
+
+
+def test_batch_maps_one_grid_point_as_each_point_of_a_grid():
+    """``batch`` on a one-point grid (mapped over the seeds only) gives the values of that point in a grid
+    of several points, and of a plain per-seed loop, in ``(G, S, ...)`` outputs."""
+    from mobandit_jax.engine import batch, stack_params
+    from mobandit_jax.metrics.preference import preference_metrics, preference_truth
+    from mobandit_jax.policies.preference import cone_params, prefucb
+
+    W = [[1.0, 0.0], [0.0, 1.0]]
+    envs = [make_stochastic(m) for m in ([[0.3, 0.6], [0.5, 0.5], [0.7, 0.2]], [[0.6, 0.3], [0.2, 0.8], [0.4, 0.4]])]
+    params = [RunParams(e.params, cone_params(W), preference_truth(e.means, W), jnp.inf) for e in envs]
+    run = make_run(envs[0].env, prefucb(3, 2), preference_metrics(2), horizon=40, record_every=10)
+    keys = seed_keys(0, range(3))
+    one = jax.jit(batch(run))(stack_params(params[1:]), keys)
+    two = jax.jit(batch(run))(stack_params(params), keys)
+    for name, value in one.items():
+        assert value.shape == (1, 3) + two[name].shape[2:]
+        np.testing.assert_array_equal(value[0], two[name][1])
+        for s in range(3):
+            np.testing.assert_array_equal(value[0, s], jax.jit(run)(params[1], keys[s])[name])
