@@ -1,8 +1,9 @@
 """mobandit_jax: a vectorized JAX experiment engine for multi-objective bandits.
 
-The names below are loaded on first use (PEP 562), so ``import mobandit_jax`` and its JAX-free
-modules (``config``, ``devices``, ``cache``, ``local_workers``) do not import JAX: the ``mobandit``
-command reads its spec and starts its worker processes before this process imports JAX. Importing
+The names below are loaded on first use (PEP 562), so ``import mobandit_jax`` and the modules the
+``mobandit`` command needs first (``cli``, ``config``, ``devices``, ``cache``, ``local_workers``,
+``results``, ``runtime``) do not import JAX: the command reads its spec and starts its worker
+processes before this process imports JAX. Importing
 ``policies``, ``problems`` or ``metrics`` (or any name from them) fills their registry.
 """
 import importlib as _importlib

@@ -154,10 +154,10 @@ def batch(run):
     over_seeds = jax.vmap(run, in_axes=(None, 0))
     over_grid = jax.vmap(over_seeds, in_axes=(0, None))
 
-    def batched(params, seed_keys):
+    def batched(params, keys):
         if {jnp.shape(x)[0] for x in jax.tree_util.tree_leaves(params)} != {1}:
-            return over_grid(params, seed_keys)
-        out = over_seeds(jax.tree_util.tree_map(lambda x: x[0], params), seed_keys)
+            return over_grid(params, keys)
+        out = over_seeds(jax.tree_util.tree_map(lambda x: x[0], params), keys)
         return jax.tree_util.tree_map(lambda x: x[None], out)
 
     return batched

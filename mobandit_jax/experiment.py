@@ -422,10 +422,12 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
         bar.update(len(mine) - len(todo))
     t0 = time.time()
     started = not isinstance(workers, int)
-    if started or workers == 1 or not todo:
-        pool = workers if started else None
-    else:
+    if started:
+        pool = workers
+    elif workers > 1 and todo:
         pool = local_workers.start_run_workers(plan.spec, precision() == "float64", workers, plan.chunk)
+    else:
+        pool = None
     if pool is not None and todo:
         if progress:
             _note(f"compiling {len(plan.groups)} program(s) in this process and in each of {len(pool.procs)} "
