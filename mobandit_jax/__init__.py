@@ -1,26 +1,34 @@
 """mobandit_jax: a vectorized JAX experiment engine for multi-objective bandits.
 
-The names below are loaded on first use (PEP 562), so ``import mobandit_jax`` and the modules the
-``mobandit`` command needs first (``cli``, ``config``, ``devices``, ``cache``, ``local_workers``,
-``results``, ``runtime``) do not import JAX: the command reads its spec and starts its worker
-processes before this process imports JAX. Importing
-``policies``, ``problems`` or ``metrics`` (or any name from them) fills their registry.
+The layout is the architecture: the core (``types``, ``engine``, ``kernels``, ``policies``,
+``problems``, ``metrics``, and ``registry``, the one registry type), ``runner`` (spec, plans,
+execution, the run folder, devices, workers, sharding, cache, runtime, plugins, the CLI),
+``analysis`` (``Results``, reports, plots, statistics, compare) and ``bench`` (benchmarks and their
+numpy peers).
+
+The names below are loaded on first use (PEP 562), so ``import mobandit_jax`` imports no JAX, and
+neither do the modules the ``mobandit`` command needs first (``runner.cli``, ``runner.spec``,
+``runner.devices``, ``runner.cache``, ``runner.workers``, ``runner.run_folder``, ``runner.plugins``):
+the command reads its spec and starts its worker processes before this process imports JAX.
+Importing ``policies``, ``problems`` or ``metrics`` fills their registry; the registry names below
+(``register_policy``, ``POLICIES``, ...) load all three first, so a registration sees every built-in name.
 """
 import importlib as _importlib
 
 _EXPORTS = {
-    "api": ("run",),
-    "run_results": ("Curves", "Results"),
+    "runner.api": ("run",),
+    "analysis.results": ("Curves", "Results"),
     "engine": ("batch", "make_run", "seed_keys"),
+    "errors": ("ConfigError",),
     "kernels": ("cone_optimal_mask", "hv_contributions", "hypervolume", "klucb_lower", "klucb_upper",
                 "normalized_projections", "pareto_front_mask", "pareto_layers", "preference_gaps"),
-    "policies.base": ("POLICIES",),
-    "problems.base": ("ENVS",),
+    "registry": ("ENVS", "METRICS", "POLICIES", "Registry", "RegistryError", "make_env", "make_metrics", "make_policy",
+                 "register_env", "register_metrics", "register_policy"),
     "types": ("Context", "Env", "EnvInstance", "Identifier", "IdentifyResult", "MetricSet", "Observation", "Policy",
               "RunParams"),
 }
-_RENAMED = {"make_policy": ("policies.base", "make")}
-_HOME = {name: (module, name) for module, names in _EXPORTS.items() for name in names} | _RENAMED
+_HOME = {name: (module, name) for module, names in _EXPORTS.items() for name in names}
+_FILLED = ("policies", "problems", "metrics")  # imported before a registry name is handed out
 
 __all__ = sorted(_HOME)
 __version__ = "0.1.0"
@@ -29,6 +37,9 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     if name in _HOME:
         module, attr = _HOME[name]
+        if module == "registry":
+            for package in _FILLED:
+                _importlib.import_module(f"{__name__}.{package}")
         value = getattr(_importlib.import_module(f"{__name__}.{module}"), attr)
         globals()[name] = value
         return value

@@ -58,10 +58,10 @@ fi
 "$PYTHON" -c 'import jax; print(jax.default_backend(), jax.devices())' >"$WORK/backend.log" 2>&1
 step tests "$LIMIT_TESTS" "$PYTHON" -m pytest -q -p no:cacheprovider -m gpu -rs tests/test_gpu.py
 for algo in prefucb thv_d2 cohv; do
-  step "bench_$algo" "$LIMIT_BENCH" "$PYTHON" -m mobandit_jax.cli bench --engine-only --algorithms "$algo" \
+  step "bench_$algo" "$LIMIT_BENCH" "$PYTHON" -m mobandit_jax.runner.cli bench --engine-only --algorithms "$algo" \
     --seeds "$SEEDS" --rounds "$ROUNDS" --json "$WORK/bench_$algo.json"
 done
-step spec "$LIMIT_SPEC" "$PYTHON" -m mobandit_jax.cli run configs/seed001_d5.toml --out "$WORK/seed001_d5" --quiet \
+step spec "$LIMIT_SPEC" "$PYTHON" -m mobandit_jax.runner.cli run configs/seed001_d5.toml --out "$WORK/seed001_d5" --quiet \
   --no-cache "${SPEC_ARGS[@]}"
 
 "$PYTHON" - "$WORK" "$OUT_JSON" "$DRY" <<'PY'

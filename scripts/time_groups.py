@@ -11,7 +11,10 @@ import time
 
 import jax
 
-from mobandit_jax import config as cfg, engine, experiment, sharding
+from mobandit_jax.runner import spec as cfg, sharding
+from mobandit_jax import engine
+from mobandit_jax.runner import execution
+from mobandit_jax.runner import plans
 
 
 def main(argv) -> int:
@@ -23,7 +26,7 @@ def main(argv) -> int:
     args = p.parse_args(argv)
     try:
         spec = cfg.apply_overrides(cfg.load(args.spec), args.overrides)
-        plan = experiment.build(spec)
+        plan = plans.build(spec)
     except (cfg.ConfigError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -36,7 +39,7 @@ def main(argv) -> int:
             continue
         params = engine.stack_params(g.params)
         t0 = time.perf_counter()
-        compiled = experiment.lower_group(g, params, mesh, keys).compile()  # as a run's worker compiles it
+        compiled = execution.lower_group(g, params, mesh, keys).compile()  # as a run's worker compiles it
         compile_s = time.perf_counter() - t0
         best = float("inf")
         for _ in range(max(1, args.reps)):

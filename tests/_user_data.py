@@ -4,7 +4,9 @@ from __future__ import annotations
 import csv
 import json
 
-from mobandit_jax import cli, config, experiment
+from mobandit_jax.runner import cli, spec as config
+from mobandit_jax.runner import execution
+from mobandit_jax.runner import plans
 
 
 def write_csv(path, header, rows):
@@ -18,8 +20,8 @@ def write_csv(path, header, rows):
 
 def run_spec(spec_path, out):
     """Run a TOML spec in this process; ``{(policy, metric, setting items): mean}`` of its summary."""
-    plan = experiment.checked_build(config.load(spec_path))
-    experiment.execute(plan, out, progress=False)
+    plan = plans.checked_build(config.load(spec_path))
+    execution.execute(plan, out, progress=False)
     records = json.loads((out / "summary.json").read_text())["records"]
     return {(r["policy"], r["metric"], tuple(sorted(r["setting"].items()))): r["mean"] for r in records}
 

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 import mobandit_jax as mb
-from mobandit_jax import cli, experiment
-from mobandit_jax import config as cfg
-from mobandit_jax.config import ConfigError
+from mobandit_jax.runner import cli
+from mobandit_jax.runner import spec as cfg
+from mobandit_jax.runner.spec import ConfigError
+from mobandit_jax.runner import execution
+from mobandit_jax.runner import plans
 
 from _tiny_spec import tiny_spec
 
@@ -37,8 +39,8 @@ def test_run_in_memory_writes_nothing_and_matches_the_cli(sandbox):
     assert {"regret_gap", "regret_indicator", "optimal_selection_ratio"} <= {r["metric"] for r in res.records}
     assert all(r["n"] == 4 and r["policy"] == "PrefUCB" for r in res.records)
     # The run folder `mobandit run` writes holds the same records and arrays.
-    plan = experiment.checked_build(cfg.apply_overrides(cfg.load("tiny.toml"), ["experiment.seeds=4"]))
-    experiment.execute(plan, "cli", progress=False)
+    plan = plans.checked_build(cfg.apply_overrides(cfg.load("tiny.toml"), ["experiment.seeds=4"]))
+    execution.execute(plan, "cli", progress=False)
     assert json.loads((sandbox / "work/cli/summary.json").read_text())["records"] == res.records
     with np.load(sandbox / "work/cli/curves.npz") as z:
         assert sorted(z.files) == sorted(res.arrays)

@@ -6,13 +6,13 @@ import sys
 import numpy as np
 import pytest
 
-from mobandit_jax import config as cfg
-from mobandit_jax import experiment
-from mobandit_jax.cli import main
+from mobandit_jax.runner import spec as cfg
+from mobandit_jax.runner.cli import main
+from mobandit_jax.runner import plans
 
 
 def _build(spec):
-    return experiment.build(cfg.validate(spec))
+    return plans.build(cfg.validate(spec))
 
 
 def test_misspelt_experiment_key(small_spec):
@@ -106,7 +106,7 @@ def test_cli_reports_errors_without_traceback(tmp_path, capsys):
 
 
 def test_cli_list_names_every_family():
-    out = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "list"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "list"], capture_output=True, text=True, check=True).stdout
     for name in ("prefucb", "pareto_ucb", "scalarized_ucb_rr", "gt_pf", "stochastic", "preference"):
         assert name in out
 

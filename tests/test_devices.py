@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mobandit_jax import cache, devices
+from mobandit_jax.runner import cache, devices
 
 SPEC = """
 [env]
@@ -39,7 +39,7 @@ def _device_state_restored(monkeypatch):
 def _cli(args, env_extra=None):
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS", cache.DISABLE_ENV)}
     env.update({"JAX_COMPILATION_CACHE_DIR": TEST_CACHE, **(env_extra or {})})
-    return subprocess.run([sys.executable, "-m", "mobandit_jax.cli", *args], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", *args], env=env, capture_output=True, text=True,
                           timeout=600)
 
 

@@ -6,19 +6,20 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from mobandit_jax import config as cfg
-from mobandit_jax import experiment
+from mobandit_jax.runner import spec as cfg
 from mobandit_jax.engine import RunParams, make_run, seed_keys
-from mobandit_jax.metrics.base import MetricSet
-from mobandit_jax.policies.base import Policy
-from mobandit_jax.problems.base import Env
+from mobandit_jax.types import MetricSet
+from mobandit_jax.types import Policy
+from mobandit_jax.types import Env
 from mobandit_jax.problems.stochastic import make_stochastic
+from mobandit_jax.runner import execution
+from mobandit_jax.runner import plans
 
 
 def _run(spec, out, **exp):
     spec["experiment"].update(exp)
-    plan = experiment.build(cfg.validate(spec))
-    experiment.execute(plan, out, progress=False)
+    plan = plans.build(cfg.validate(spec))
+    execution.execute(plan, out, progress=False)
     return np.load(Path(out) / "finals.npz"), json.loads((Path(out) / "summary.json").read_text())
 
 
@@ -55,7 +56,7 @@ def test_resume_refuses_a_different_experiment(small_spec, tmp_path):
 
 
 def test_one_compilation_per_group_across_chunks(small_spec, tmp_path):
-    plan = experiment.build(cfg.validate({**small_spec, "experiment": {**small_spec["experiment"], "chunk": 2}}))
+    plan = plans.build(cfg.validate({**small_spec, "experiment": {**small_spec["experiment"], "chunk": 2}}))
     traces = []
     for g in plan.groups:
         inner = g.run
@@ -65,7 +66,7 @@ def test_one_compilation_per_group_across_chunks(small_spec, tmp_path):
             return inner(params, key)
 
         g.run = counted
-    experiment.execute(plan, tmp_path / "c", progress=False)  # 3 chunks
+    execution.execute(plan, tmp_path / "c", progress=False)  # 3 chunks
     assert sorted(traces) == sorted(g.label for g in plan.groups)
 
 
@@ -114,10 +115,10 @@ def test_seed_keys_are_fold_in_of_the_index():
 
 def test_max_memory_sets_the_chunk(small_spec):
     small_spec["experiment"]["seeds"] = 64
-    plan = experiment.build(cfg.validate(small_spec))
-    per_seed = experiment.bytes_per_seed(plan)
+    plan = plans.build(cfg.validate(small_spec))
+    per_seed = execution.bytes_per_seed(plan)
     assert per_seed > 0
-    experiment.fit_chunk(plan, int(per_seed * 5.5))
+    execution.fit_chunk(plan, int(per_seed * 5.5))
     assert plan.chunk == 5
     assert cfg.parse_bytes("2GiB") == 2 * 2**30 and cfg.parse_bytes("512MB") == 512 * 10**6
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from mobandit_jax.reproduce import load_report, report_builders
+from mobandit_jax.runner.reproduce import load_report, report_builders
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 BUILDERS = report_builders(EXPERIMENTS)
 
 # Modules of the package a builder may import anywhere (and their names).
-GENERAL = ("mobandit_jax.results", "mobandit_jax.stats", "mobandit_jax.kernels", "mobandit_jax.problems.llm_leaderboard",
+GENERAL = ("mobandit_jax.runner.run_folder", "mobandit_jax.analysis.stats", "mobandit_jax.kernels", "mobandit_jax.problems.llm_leaderboard",
            "mobandit_jax.problems.nyse", "mobandit_jax.problems.llm_configs")
 # Seed 002 rebuilds instances and identification policies: only inside these functions.
 PACKAGE_ACCESS = {"budget_use", "classification_gaps"}
@@ -57,7 +57,7 @@ def test_import_scan_sees_module_and_function_level_imports():
     tree = ast.parse("from mobandit_jax import stats\nimport numpy\n"
                      "def f():\n    from mobandit_jax.policies import base as pbase\n")
     found = _imports(tree)
-    assert found == [("mobandit_jax.stats", None), ("mobandit_jax.policies.base", "f")]
+    assert found == [("mobandit_jax.analysis.stats", None), ("mobandit_jax.registry", "f")]
     assert _general(found[0][0]) and not _general(found[1][0]) and not _general("mobandit_jax.resultsx")
 
 

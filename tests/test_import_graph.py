@@ -63,11 +63,11 @@ def _find_cycle(graph: dict):
 
 
 def test_import_reader_sees_function_level_imports():
-    assert "mobandit_jax.kernels.threefry" in _targets("mobandit_jax.runtime", MODULES["mobandit_jax.runtime"])
-    assert _targets("mobandit_jax.experiment", MODULES["mobandit_jax.experiment"]) >= {
-        "mobandit_jax.config", "mobandit_jax.engine"}
-    assert "mobandit_jax" not in _targets("mobandit_jax.experiment", MODULES["mobandit_jax.experiment"])
-    assert "mobandit_jax.policies.base" in _targets("mobandit_jax.experiment", MODULES["mobandit_jax.experiment"])
+    assert "mobandit_jax.runner.threefry" in _targets("mobandit_jax.runner.runtime", MODULES["mobandit_jax.runner.runtime"])
+    assert _targets("mobandit_jax.runner.execution", MODULES["mobandit_jax.runner.execution"]) >= {
+        "mobandit_jax.runner.spec", "mobandit_jax.engine"}
+    assert "mobandit_jax" not in _targets("mobandit_jax.runner.execution", MODULES["mobandit_jax.runner.execution"])
+    assert "mobandit_jax.registry" in _targets("mobandit_jax.runner.execution", MODULES["mobandit_jax.runner.execution"])
     assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _find_cycle({"a": {"b"}, "b": set()}) is None
 

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from _tiny_spec import tiny_spec
-from mobandit_jax import results
-from mobandit_jax.cli import main
+from mobandit_jax.runner import run_folder as results
+from mobandit_jax.runner.cli import main
 
 CHUNKS = 8
 
@@ -28,7 +28,7 @@ def setup(tmp_path_factory):
 
 
 def _start(spec, out, env):
-    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--out", str(out), "--quiet"],
+    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out", str(out), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from _tiny_spec import tiny_spec
-from mobandit_jax import config as cfg
-from mobandit_jax import devices, experiment, local_workers, results
+from mobandit_jax.runner import spec as cfg
+from mobandit_jax.runner import devices, workers as local_workers, run_folder as results
+from mobandit_jax.runner import execution
+from mobandit_jax.runner import plans
 
 MORE_POLICIES = """
 [[policies]]
@@ -49,7 +51,7 @@ def test_workers_give_the_in_process_summary_byte_for_byte(tmp_path, monkeypatch
     path = tiny_spec(tmp_path / "spec.toml", horizon=90, seeds=7, chunk=5, record_every=30)
     path.write_text(path.read_text() + MORE_POLICIES)  # three policy groups
     spec = cfg.load(path)
-    experiment.execute(experiment.build(spec), tmp_path / "one", progress=False)
+    execution.execute(plans.build(spec), tmp_path / "one", progress=False)
     started, start = [], local_workers.start_processes
 
     def counted(target, args, **kwargs):
@@ -57,7 +59,7 @@ def test_workers_give_the_in_process_summary_byte_for_byte(tmp_path, monkeypatch
         return start(target, args, **kwargs)
 
     monkeypatch.setattr(local_workers, "start_processes", counted)
-    experiment.execute(experiment.build(spec), tmp_path / "two", progress=False, workers=2)
+    execution.execute(plans.build(spec), tmp_path / "two", progress=False, workers=2)
     assert started == [1]  # this process is worker 0: one process is spawned
     assert len(list((tmp_path / "two" / "chunks").glob("chunk_*.npz"))) == 2  # 7 seeds in chunks of 5
     for name in ("summary.json", "curves.npz", "finals.npz"):
@@ -205,7 +207,7 @@ def test_interrupted_workers_keep_chunks_leave_no_process_and_resume_to_the_same
     # process ready before this one computes parts ahead, and its chunks are then written in one burst
     spec = tiny_spec(tmp_path / "tiny.toml", horizon=20000, seeds=16, chunk=2, record_every=2500)
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    cmd = [sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--quiet", "--workers"]
+    cmd = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--quiet", "--workers"]
     assert subprocess.run(cmd + ["off", "--out", str(tmp_path / "ref")], env=env, timeout=600).returncode == 0
     out = tmp_path / "run"
     for signum in (signal.SIGINT, signal.SIGKILL):

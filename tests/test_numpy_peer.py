@@ -1,12 +1,12 @@
-"""The seed-batched numpy peers against the per-seed reference loops of mobandit_jax.reference:
+"""The seed-batched numpy peers against the per-seed reference loops of mobandit_jax.bench.reference:
 the same actions on the same reward tables (THV-UCB, CoHV-UCB), the same pull distribution
 (PrefUCB, whose reference draws its own Beta rewards), and the KL-UCB root against bisection."""
 import numpy as np
 
-from mobandit_jax.numpy_peer import cohv_ucb_batched, klucb_upper_batched, prefucb_batched, thv_ucb_batched
-from mobandit_jax.reference.cohv_ucb_numpy import run_cohv_ucb
-from mobandit_jax.reference.prefucb_numpy import klucb_upper_numpy, run_prefucb_numpy
-from mobandit_jax.reference.thv_ucb_numpy import thv_ucb_numpy
+from mobandit_jax.bench.benchmark.numpy_peers import cohv_ucb_batched, klucb_upper_batched, prefucb_batched, thv_ucb_batched
+from mobandit_jax.bench.benchmark.reference.cohv_ucb_numpy import run_cohv_ucb
+from mobandit_jax.bench.benchmark.reference.prefucb_numpy import klucb_upper_numpy, run_prefucb_numpy
+from mobandit_jax.bench.benchmark.reference.thv_ucb_numpy import thv_ucb_numpy
 
 
 def test_klucb_halley_matches_bisection():

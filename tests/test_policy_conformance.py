@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from mobandit_jax.engine import stack_params
-from mobandit_jax.policies.base import POLICIES, make
+from mobandit_jax.registry import POLICIES, make_policy as make
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.types import Context, Env, Identifier, IdentifyResult, Observation, Policy
 

@@ -1,10 +1,11 @@
 """PrefUCB (jitted engine run) against a plain numpy loop of Algorithm 1 on the same instance."""
 import numpy as np
 
-from mobandit_jax import config as cfg
-from mobandit_jax import experiment
+from mobandit_jax.runner import spec as cfg
 from mobandit_jax.kernels import cone_optimal_mask
-from mobandit_jax.reference.prefucb_numpy import run_prefucb_numpy
+from mobandit_jax.bench.benchmark.reference.prefucb_numpy import run_prefucb_numpy
+from mobandit_jax.runner import execution
+from mobandit_jax.runner import plans
 
 
 def test_prefucb_matches_numpy_loop_in_mean_regret(tmp_path):
@@ -18,8 +19,8 @@ def test_prefucb_matches_numpy_loop_in_mean_regret(tmp_path):
         "preference": {"W": W.tolist()},
         "policies": [{"name": "prefucb"}],
     }
-    plan = experiment.build(cfg.validate(spec))
-    experiment.execute(plan, tmp_path, progress=False)
+    plan = plans.build(cfg.validate(spec))
+    execution.execute(plan, tmp_path, progress=False)
     ours = np.load(tmp_path / "finals.npz")["prefucb|0|regret_indicator"]
 
     optimal = np.asarray(cone_optimal_mask(means.astype(np.float32), W.astype(np.float32)))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mobandit_jax.reproduce import load_report, report_builders
+from mobandit_jax.runner.reproduce import load_report, report_builders
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "experiments"

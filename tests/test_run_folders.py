@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 
 from _tiny_spec import tiny_spec
-from mobandit_jax import experiment, results
-from mobandit_jax.cli import main
+from mobandit_jax.runner import run_folder as results
+from mobandit_jax.runner.cli import main
+from mobandit_jax.runner import execution
+from mobandit_jax.runner import plans
+from mobandit_jax.runner import run_folder
 
 
 def _run(capsys, *args):
@@ -74,7 +77,7 @@ def test_chunk_of_another_experiment_is_never_merged(tmp_path, capsys, done):
     code, err = _run(capsys, done[0], "--out", folder)
     assert code == 2 and len(err) == 1 and "chunk_00001.npz belongs to another experiment" in err[0]
     assert (folder / "summary.json").read_bytes() == summary
-    ident = results.chunk_identity(results.chunk_path(done[1], 1))
+    ident = results.read_chunk_identity(results.chunk_path(done[1], 1))
     assert ident["seeds"] == [2, 4] and ident["chunk"] == 2 and ident["precision"] == "float32"
 
 
@@ -126,25 +129,25 @@ def test_result_files_have_the_mode_the_umask_allows(tmp_path, capsys, done):
 def test_precision_is_part_of_the_run(tmp_path, capsys, monkeypatch, done):
     folder = tmp_path / "f64"
     env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "run", str(done[0]), "--out", str(folder),
+    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(done[0]), "--out", str(folder),
                            "--quiet", "--x64"], capture_output=True, text=True, env=env)  # global option after run
     assert proc.returncode == 0, proc.stderr
     assert json.loads((folder / "run.json").read_text())["precision"] == "float64"
-    assert results.chunk_identity(results.chunk_path(folder, 0))["precision"] == "float64"
+    assert results.read_chunk_identity(results.chunk_path(folder, 0))["precision"] == "float64"
     summary = (folder / "summary.json").read_bytes()
     code, err = _run(capsys, done[0], "--out", folder)  # this process computes in float32
     assert code == 2 and len(err) == 1 and "holds a float64 run" in err[0] and "float32" in err[0]
     assert (folder / "summary.json").read_bytes() == summary
-    monkeypatch.setattr(experiment, "precision", lambda: "float64")  # as under --x64, without changing JAX
+    monkeypatch.setattr(run_folder, "precision", lambda: "float64")  # as under --x64, without changing JAX
     code, err = _run(capsys, done[0], "--out", done[1])
     assert code == 2 and len(err) == 1 and "holds a float32 run" in err[0] and "with --x64" not in err[0]
 
 
 def test_chunk_writes_on_their_thread_are_waited_for_and_their_errors_stop_the_run(tmp_path, monkeypatch):
-    from mobandit_jax import config
+    from mobandit_jax.runner import spec as config
 
-    plan = experiment.build(config.load(tiny_spec(tmp_path / "tiny.toml")))  # 3 chunks of 2 seeds
-    write, run_seeds, calls = results.write_chunk, experiment.run_seeds, []
+    plan = plans.build(config.load(tiny_spec(tmp_path / "tiny.toml")))  # 3 chunks of 2 seeds
+    write, run_seeds, calls = results.write_chunk, execution.run_seeds, []
 
     def slow_write(path, arrays, ident):  # still writing when the next chunk fails
         import time
@@ -159,16 +162,16 @@ def test_chunk_writes_on_their_thread_are_waited_for_and_their_errors_stop_the_r
         return run_seeds(*args)
 
     monkeypatch.setattr(results, "write_chunk", slow_write)
-    monkeypatch.setattr(experiment, "run_seeds", failing_second_chunk)
+    monkeypatch.setattr(execution, "run_seeds", failing_second_chunk)
     with pytest.raises(KeyboardInterrupt):
-        experiment.execute(plan, tmp_path / "run", progress=False)
-    assert experiment.chunks_kept(plan, tmp_path / "run") == (1, 3)  # the first chunk was computed: it is kept
+        execution.execute(plan, tmp_path / "run", progress=False)
+    assert run_folder.chunks_kept(plan, tmp_path / "run") == (1, 3)  # the first chunk was computed: it is kept
 
     def full_disk(path, arrays, ident):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(results, "write_chunk", full_disk)
-    monkeypatch.setattr(experiment, "run_seeds", run_seeds)
+    monkeypatch.setattr(execution, "run_seeds", run_seeds)
     with pytest.raises(OSError, match="No space left"):
-        experiment.execute(plan, tmp_path / "run", progress=False)
-    assert experiment.chunks_kept(plan, tmp_path / "run") == (1, 3)
+        execution.execute(plan, tmp_path / "run", progress=False)
+    assert run_folder.chunks_kept(plan, tmp_path / "run") == (1, 3)

@@ -35,7 +35,7 @@ def test_unrolled_lowering_gives_identical_bits(tmp_path):
 def test_known_answer_vector():
     # Threefry-2x32, 20 rounds, key (0x13198a2e, 0x03707344), counter (0x243f6a88, 0x85a308d3):
     # the published known-answer test of Random123 is (0xc4923a9c, 0x483df7a0).
-    from mobandit_jax.kernels.threefry import threefry2x32
+    from mobandit_jax.runner.threefry import threefry2x32
     k1, k2 = np.uint32(0x13198A2E), np.uint32(0x03707344)
     x1, x2 = np.uint32(0x243F6A88), np.uint32(0x85A308D3)
     with np.errstate(over="ignore"):
@@ -45,7 +45,7 @@ def test_known_answer_vector():
 
 def test_lowering_is_registered_by_configure():
     import jax
-    from mobandit_jax import runtime
+    from mobandit_jax.runner import runtime
 
     runtime.configure()
     text = jax.jit(lambda k: jax.random.bits(k, (4,))).lower(jax.random.PRNGKey(0)).compile().as_text()
@@ -60,7 +60,7 @@ before = (os.environ.get('XLA_FLAGS'), dict(mlir._platform_specific_lowerings['c
 import mobandit_jax
 after = (os.environ.get('XLA_FLAGS'), dict(mlir._platform_specific_lowerings['cpu']).get(threefry2x32_p))
 assert before == after, (before, after)
-mobandit_jax.runtime.configure()
+mobandit_jax.runner.runtime.configure()
 configured = (os.environ.get('XLA_FLAGS'), dict(mlir._platform_specific_lowerings['cpu']).get(threefry2x32_p))
 print(configured != before)
 """
@@ -77,10 +77,10 @@ def test_import_leaves_xla_flags_and_lowerings_unchanged():
 def test_xla_flag_added_by_configure_without_overriding_the_user(tmp_path):
     import os
 
-    code = "import os, mobandit_jax; mobandit_jax.runtime.configure(); print(os.environ.get('XLA_FLAGS', ''))"
+    code = "import os, mobandit_jax; mobandit_jax.runner.runtime.configure(); print(os.environ.get('XLA_FLAGS', ''))"
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "MOBANDIT_XLA_DEFAULTS")}
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env).stdout
-    from mobandit_jax import runtime
+    from mobandit_jax.runner import runtime
 
     first, last = runtime.YNN_FLAG_JAXLIB
     assert (runtime.YNN_FLAG in out) == (first <= runtime._jaxlib_minor() < last)

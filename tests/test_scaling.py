@@ -34,7 +34,7 @@ CACHE = {"JAX_COMPILATION_CACHE_DIR": os.path.join(tempfile.gettempdir(), "moban
 
 def _run(args, env_extra=None, cwd=None):
     env = {**os.environ, **CACHE, **(env_extra or {})}
-    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.cli", "run", *args, "--quiet"], env=env, cwd=cwd,
+    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", *args, "--quiet"], env=env, cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

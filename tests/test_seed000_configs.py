@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mobandit_jax import config as cfg
-from mobandit_jax.reproduce import load_report
+from mobandit_jax.runner import spec as cfg
+from mobandit_jax.runner.reproduce import load_report
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ["prefucb", "scalarized_ucb_rr", "pareto_ucb", "gt_pf"]
@@ -35,7 +35,7 @@ def test_assets_config_runs_end_to_end(tmp_path):
     import sys
 
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "mobandit_jax.cli", "run", str(ROOT / "configs" / "seed000_assets.toml"),
+    cmd = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(ROOT / "configs" / "seed000_assets.toml"),
            "--out", str(out), "--seeds", "2", "--set", "experiment.horizon=100",
            "--set", "experiment.record_every=50", "--quiet"]
     subprocess.run(cmd, check=True, cwd=ROOT, capture_output=True)
@@ -43,7 +43,7 @@ def test_assets_config_runs_end_to_end(tmp_path):
     gap = [r for r in recs if r["metric"] == "regret_gap"]
     assert len(gap) == 4 * 8 and all(r["n"] == 2 for r in gap)
     assert all(r["mean"] >= 0 for r in gap)
-    from mobandit_jax.reproduce import load_report
+    from mobandit_jax.runner.reproduce import load_report
 
     seed000 = load_report("seed000", ROOT / "experiments")
 

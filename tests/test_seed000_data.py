@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from mobandit_jax.kernels import cone_optimal_mask
-from mobandit_jax.problems import base as pbase
 from mobandit_jax.problems import llm_leaderboard as llm
-from mobandit_jax.reproduce import load_report
+from mobandit_jax.runner.reproduce import load_report
+from mobandit_jax import registry
 
 # The seed paper lies in the shared/ folder beside the repository checkout.
 SEED_FILE = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_31c878f209362a70.txt"
@@ -85,7 +85,7 @@ def test_table3_matrices_match_the_printed_paper():
 
 
 def test_env_registry_build_and_beta_feedback_mean():
-    inst = pbase.make({"kind": "llm_leaderboard"}, {})
+    inst = registry.make_env({"kind": "llm_leaderboard"}, {})
     assert inst.env.num_arms == 42 and inst.env.dim == 7
     arm = 5
     keys = jax.random.PRNGKey(3)
@@ -101,7 +101,7 @@ def test_env_registry_build_and_beta_feedback_mean():
 
 def test_bad_options_are_named():
     with pytest.raises(ValueError, match="noise='gaussian'"):
-        pbase.make({"kind": "llm_leaderboard", "noise": "gaussian"}, {})
+        registry.make_env({"kind": "llm_leaderboard", "noise": "gaussian"}, {})
     with pytest.raises(ValueError, match="num_models=80"):
         llm.arm_table(num_models=80)
     with pytest.raises(ValueError, match="margin=0.6"):

@@ -8,9 +8,9 @@ import jax.numpy as jnp
 
 from mobandit_jax.kernels import klucb_upper, normalized_projections
 from mobandit_jax.kernels.counts import CountState
-from mobandit_jax.policies import base as pbase
 from mobandit_jax.policies.preference import PrefUCBState
 from mobandit_jax.types import Context
+from mobandit_jax import registry
 
 # 4 arms, 2 objectives, W = I: arm 0 (0.9, 0.1) and arm 1 (0.1, 0.9) are far apart, arm 2 is a
 # well-sampled middling arm, arm 3 is pulled less (a wider radius)
@@ -52,7 +52,7 @@ def _front(U):
 
 def _picks(name, index):
     ctx = Context(num_arms=4, dim=2, horizon=1000, means=MEANS, W=np.eye(2))
-    pol, params, _ = pbase.make(name, ctx, index=index)
+    pol, params, _ = registry.make_policy(name, ctx, index=index)
     keys = jax.random.split(jax.random.PRNGKey(0), 400)
     return set(np.asarray(jax.vmap(lambda k: pol.select(k, _state(name, params), params))(keys)).tolist())
 
@@ -76,4 +76,4 @@ def test_pareto_ucb_with_klucb_bounds_plays_uniformly_on_the_klucb_front():
 def test_unknown_index_is_named():
     ctx = Context(num_arms=4, dim=2, horizon=10, means=MEANS, W=np.eye(2))
     with pytest.raises(ValueError, match=r"prefucb: option index must be one of \['klucb', 'pareto_ucb1'\], got 'ucb'"):
-        pbase.make("prefucb", ctx, index="ucb")
+        registry.make_policy("prefucb", ctx, index="ucb")

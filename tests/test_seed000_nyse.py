@@ -7,9 +7,9 @@ import jax
 import numpy as np
 import pytest
 
-from mobandit_jax.problems import base as pbase
 from mobandit_jax.problems import nyse
-from mobandit_jax.reproduce import load_report
+from mobandit_jax.runner.reproduce import load_report
+from mobandit_jax import registry
 
 # The seed paper lies in the shared/ folder beside the repository checkout.
 SEED_FILE = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_31c878f209362a70.txt"
@@ -253,7 +253,7 @@ def test_data_driven_mandates_keep_the_sign_pattern():
 # ----------------------------------------------------------------------------------- replay env
 
 def test_replay_env_returns_the_logged_day():
-    inst = pbase.make({"kind": "nyse_replay"}, {})
+    inst = registry.make_env({"kind": "nyse_replay"}, {})
     R = nyse.reward_table().rewards
     assert inst.env.num_arms == 10 and inst.env.dim == 7
     np.testing.assert_allclose(inst.means, R.mean(0))
@@ -266,10 +266,10 @@ def test_replay_env_returns_the_logged_day():
         assert float(cost) == 0.0
     offs = {int(inst.env.reset(jax.random.PRNGKey(s), inst.params).offset) for s in range(20)}
     assert len(offs) > 15  # trials start on different days
-    fixed = pbase.make({"kind": "nyse_replay", "start": "fixed"}, {})
+    fixed = registry.make_env({"kind": "nyse_replay", "start": "fixed"}, {})
     assert int(fixed.env.reset(jax.random.PRNGKey(0), fixed.params).offset) == 0
     with pytest.raises(ValueError, match="env.start='sometimes'"):
-        pbase.make({"kind": "nyse_replay", "start": "sometimes"}, {})
+        registry.make_env({"kind": "nyse_replay", "start": "sometimes"}, {})
 
 
 def test_risk_parity_by_hand():

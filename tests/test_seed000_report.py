@@ -9,9 +9,9 @@ from scipy import stats
 
 from PIL import Image
 
-from mobandit_jax import config as cfg
+from mobandit_jax.runner import spec as cfg
 from mobandit_jax.problems import llm_leaderboard as llm
-from mobandit_jax.reproduce import load_report
+from mobandit_jax.runner.reproduce import load_report
 
 ROOT = Path(__file__).resolve().parents[1]
 rep = load_report("seed000", ROOT / "experiments")

@@ -6,8 +6,8 @@ import pytest
 import jax
 import jax.numpy as jnp
 
-from mobandit_jax.problems import base as pbase
 from mobandit_jax.problems import dtlz
+from mobandit_jax import registry
 
 
 def _instance(front, d, n, key=0):
@@ -58,7 +58,7 @@ def test_clusters_first_angle_support_d2():
 
 
 def test_reset_draws_per_seed_instances_paired_by_env_key():
-    inst = pbase.make({"kind": "dtlz", "d": 2, "n": 36, "k": 3, "sigma": 0.05, "front": "convex"})
+    inst = registry.make_env({"kind": "dtlz", "d": 2, "n": 36, "k": 3, "sigma": 0.05, "front": "convex"})
     assert inst.env.reset is not None and inst.slate_size == 3
     np.testing.assert_array_equal(inst.ref, np.zeros(2))
     k1, k2 = jax.random.PRNGKey(1), jax.random.PRNGKey(2)
@@ -71,14 +71,14 @@ def test_reset_draws_per_seed_instances_paired_by_env_key():
 
 def test_fixed_instance_seed_has_no_reset_and_is_reproducible():
     sec = {"kind": "dtlz", "d": 3, "n": 60, "k": 4, "sigma": 0.035, "front": "linear", "instance_seed": 5}
-    a, b = pbase.make(sec), pbase.make(sec)
+    a, b = registry.make_env(sec), registry.make_env(sec)
     assert a.env.reset is None
     np.testing.assert_array_equal(a.means, b.means)
-    assert not np.allclose(a.means, pbase.make({**sec, "instance_seed": 6}).means)
+    assert not np.allclose(a.means, registry.make_env({**sec, "instance_seed": 6}).means)
 
 
 def test_sample_is_pure_clipped_and_unbiased_inside():
-    inst = pbase.make({"kind": "dtlz", "d": 2, "n": 12, "k": 3, "sigma": 0.05, "front": "concave",
+    inst = registry.make_env({"kind": "dtlz", "d": 2, "n": 12, "k": 3, "sigma": 0.05, "front": "concave",
                        "instance_seed": 0})
     key = jax.random.PRNGKey(0)
     r1, c1 = inst.env.sample(key, 3, 7, 0, inst.params)
@@ -104,9 +104,9 @@ def test_sample_is_pure_clipped_and_unbiased_inside():
 def test_invalid_input_names_the_value(override, msg):
     sec = {"kind": "dtlz", "d": 2, "n": 36, "k": 3, "sigma": 0.05, "front": "concave", **override}
     with pytest.raises(ValueError, match=msg):
-        pbase.make(sec)
+        registry.make_env(sec)
 
 
 def test_unknown_key_rejected():
     with pytest.raises(KeyError, match="unknown key"):
-        pbase.make({"kind": "dtlz", "d": 2, "n": 36, "k": 3, "noise": 0.1})
+        registry.make_env({"kind": "dtlz", "d": 2, "n": 36, "k": 3, "noise": 0.1})

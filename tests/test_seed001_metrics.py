@@ -8,11 +8,11 @@ import pytest
 import jax
 import jax.numpy as jnp
 
-from mobandit_jax.metrics import base as mbase
 from mobandit_jax.metrics import slate as ms
-from mobandit_jax.problems import base as pbase
 from mobandit_jax.problems import dtlz
-from mobandit_jax.problems.base import Context
+from mobandit_jax.types import Context
+from mobandit_jax.runner import plans
+from mobandit_jax import registry
 
 
 def _hv(points):
@@ -57,9 +57,9 @@ def test_greedy_benchmark_matches_numpy_greedy_with_moocore():
 
 
 def test_metric_step_prepare_and_reducers():
-    inst = pbase.make({"kind": "dtlz", "d": 2, "n": 12, "k": 3, "sigma": 0.05, "front": "concave"})
+    inst = registry.make_env({"kind": "dtlz", "d": 2, "n": 12, "k": 3, "sigma": 0.05, "front": "concave"})
     ctx = Context.of(inst, 10)
-    mset, mp = mbase.make("slate", ctx)
+    mset, mp = registry.make_metrics("slate", ctx)
     assert mset.names == ("hv_last100", "alpha_regret", "alpha_regret_pos", "vstar")
     assert mset.reduce == ("last100", "sum", "sum", "mean")
     env_params = inst.env.reset(jax.random.PRNGKey(9), inst.params)
@@ -78,25 +78,26 @@ def test_metric_step_prepare_and_reducers():
 def test_metrics_need_a_slate_size():
     ctx = Context(num_arms=5, dim=2, horizon=10, means=np.zeros((5, 2)))
     with pytest.raises(ValueError, match="slate size"):
-        mbase.make("slate", ctx)
+        registry.make_metrics("slate", ctx)
 
 
 def test_engine_run_uses_each_seeds_instance_for_vstar(tmp_path):
     """Through the engine: reset draws the seed's instance, prepare computes its V* inside the run."""
-    from mobandit_jax import config as cfg, engine, experiment
+    from mobandit_jax.runner import spec as cfg
+    from mobandit_jax import engine
 
     spec = cfg.validate({
         "experiment": {"horizon": 30, "seeds": 2, "record_every": 10, "setting": {"d": 2}},
         "env": {"kind": "dtlz", "d": 2, "n": 12, "k": 3, "sigma": 0.05, "front": "clusters"},
         "policies": [{"name": "random_k", "family": "slate", "label": "RandomK"}],
     })
-    plan = experiment.build(spec)
+    plan = plans.build(spec)
     g = plan.groups[0]
     out = jax.jit(engine.batch(g.run))(engine.stack_params(g.params), engine.seed_keys(0, [0, 1]))
     vstar = np.asarray(out["vstar"])[0, :, -1] / 30  # cumulative sum of a per-round constant
     for s in range(2):
         key_reset = jax.random.fold_in(engine.seed_keys(0, [s])[0], engine.RESET_STREAM)
-        means = np.asarray(pbase.make(spec["env"]).env.reset(key_reset, g.params[0].env).means, np.float64)
+        means = np.asarray(registry.make_env(spec["env"]).env.reset(key_reset, g.params[0].env).means, np.float64)
         brute = max(_hv(means[list(c)]) for c in itertools.combinations(range(12), 3))
         assert vstar[s] == pytest.approx(brute, rel=1e-4)
     assert abs(vstar[0] - vstar[1]) > 1e-4  # two seeds, two instances

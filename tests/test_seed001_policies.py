@@ -7,12 +7,11 @@ import jax
 import jax.numpy as jnp
 
 from mobandit_jax import kernels
-from mobandit_jax.policies import base as pol_base
 from mobandit_jax.policies import slate
-from mobandit_jax.policies.base import Observation
-from mobandit_jax.problems import base as pbase
-from mobandit_jax.problems.base import Context
-from mobandit_jax.reference.thv_ucb_numpy import hypervolume_numpy, thv_ucb_numpy
+from mobandit_jax.types import Observation
+from mobandit_jax.types import Context
+from mobandit_jax.bench.benchmark.reference.thv_ucb_numpy import hypervolume_numpy, thv_ucb_numpy
+from mobandit_jax import registry
 
 
 def _ctx(means, k, horizon, sigma=0.05):
@@ -43,11 +42,11 @@ def _table(means, pulls, sigma, seed):
 
 @pytest.mark.parametrize("d,n,k,T,eta", [(2, 12, 3, 120, 0.01), (3, 10, 3, 50, 0.3)])
 def test_thv_ucb_matches_numpy_loop_action_for_action(d, n, k, T, eta):
-    inst = pbase.make({"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": 0.05, "front": "concave",
+    inst = registry.make_env({"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": 0.05, "front": "concave",
                        "instance_seed": 3})
     means = inst.means.astype(np.float32).astype(np.float64)
     table = _table(means, T, 0.05, seed=d)
-    policy, params, _ = pol_base.make("slate/thv_ucb", _ctx(means, k, T), eta=eta)
+    policy, params, _ = registry.make_policy("slate/thv_ucb", _ctx(means, k, T), eta=eta)
     ours = _run_table(policy, params, jnp.asarray(table), T)
     ref, _ = thv_ucb_numpy(means, k, T, eta=eta, reward_fn=lambda arm, j: table[arm, j].astype(np.float64))
     forced = math.ceil(2 * n / k)
@@ -119,17 +118,17 @@ def test_hv_scalarization_hand_computed():
 
 def test_default_eta_is_an_explicit_constant():
     means = np.random.default_rng(0).uniform(0, 1, (12, 2))
-    _, params, _ = pol_base.make("slate/scalar_ucb", _ctx(means, 3, 100))
+    _, params, _ = registry.make_policy("slate/scalar_ucb", _ctx(means, 3, 100))
     assert float(params.eta) == np.float32(0.1)
-    _, params, _ = pol_base.make("slate/thv_ucb", _ctx(means, 3, 100))
+    _, params, _ = registry.make_policy("slate/thv_ucb", _ctx(means, 3, 100))
     assert float(params.eta) == np.float32(0.01) and float(params.delta) == np.float32(1 / 100)
-    _, params, _ = pol_base.make("slate/scalar_ucb", _ctx(means, 3, 100), eta=0.3)
+    _, params, _ = registry.make_policy("slate/scalar_ucb", _ctx(means, 3, 100), eta=0.3)
     assert float(params.eta) == np.float32(0.3)
 
 
 def test_factories_need_no_registry():
     means = np.random.default_rng(0).uniform(0, 1, (12, 2))
-    via_registry, p_reg, _ = pol_base.make("slate/thv_ucb", _ctx(means, 3, 40), eta=0.3)
+    via_registry, p_reg, _ = registry.make_policy("slate/thv_ucb", _ctx(means, 3, 40), eta=0.3)
     direct = slate.thv_ucb(12, 2, 3)
     p_direct = slate.thv_ucb_params(40, np.zeros(2), eta=0.3)
     table = jnp.asarray(_table(means, 40, 0.05, seed=0))
@@ -138,11 +137,11 @@ def test_factories_need_no_registry():
 
 @pytest.mark.parametrize("name", slate.SLATE_POLICIES)
 def test_every_policy_plays_distinct_slates_and_learns(name):
-    inst = pbase.make({"kind": "dtlz", "d": 2, "n": 12, "k": 3, "sigma": 0.05, "front": "convex",
+    inst = registry.make_env({"kind": "dtlz", "d": 2, "n": 12, "k": 3, "sigma": 0.05, "front": "convex",
                        "instance_seed": 1})
     T = 60
     table = jnp.asarray(_table(inst.means, T, 0.05, seed=0))
-    policy, params, static_key = pol_base.make(f"slate/{name}", _ctx(inst.means, 3, T))
+    policy, params, static_key = registry.make_policy(f"slate/{name}", _ctx(inst.means, 3, T))
     assert policy.slate_size == 3 and static_key[0] == f"slate/{name}"
     actions = _run_table(policy, params, table, T)
     assert actions.dtype == np.int32 and actions.shape == (T, 3)
@@ -152,7 +151,7 @@ def test_every_policy_plays_distinct_slates_and_learns(name):
 
 
 def test_registry_has_all_fourteen_in_the_slate_family():
-    names = [k for k, e in pol_base.POLICIES.items() if e.family == "slate"]
+    names = [k for k, e in registry.POLICIES.items() if e.family == "slate"]
     assert sorted(names) == sorted(f"slate/{n}" for n in slate.SLATE_POLICIES) and len(names) == 14
 
 
@@ -161,13 +160,13 @@ def test_registry_has_all_fourteen_in_the_slate_family():
 def test_invalid_options(opts, msg):
     means = np.random.default_rng(0).uniform(0, 1, (12, 2))
     with pytest.raises(ValueError, match=msg):
-        pol_base.make("slate/thv_ucb", _ctx(means, 3, 100), **opts)
+        registry.make_policy("slate/thv_ucb", _ctx(means, 3, 100), **opts)
 
 
 def test_invalid_slate_size():
     means = np.random.default_rng(0).uniform(0, 1, (5, 2))
     with pytest.raises(ValueError, match="slate size k=6"):
-        pol_base.make("slate/random_k", _ctx(means, 6, 100))
+        registry.make_policy("slate/random_k", _ctx(means, 6, 100))
 
 
 def _crowding_numpy(x, layer, boundary="inf"):

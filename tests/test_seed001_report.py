@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mobandit_jax import config as cfg
-from mobandit_jax import stats
-from mobandit_jax.reproduce import load_report
+from mobandit_jax.runner import spec as cfg
+from mobandit_jax.analysis import stats
+from mobandit_jax.runner.reproduce import load_report
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"

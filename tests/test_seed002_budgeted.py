@@ -10,12 +10,12 @@ import jax
 import jax.numpy as jnp
 
 from mobandit_jax import engine
-from mobandit_jax.metrics import base as mbase
-from mobandit_jax.policies import base as pbase
 from mobandit_jax.policies import budgeted as B
 from mobandit_jax.problems import llm_configs as L
-from mobandit_jax.problems.base import Context
-from mobandit_jax.reference.cohv_ucb_numpy import run_cohv_ucb
+from mobandit_jax.types import Context
+from mobandit_jax.bench.benchmark.reference.cohv_ucb_numpy import run_cohv_ucb
+from mobandit_jax import registry
+from mobandit_jax import types
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
 NAMES = {"cohv_ucb": "cohv", "hv_ucb": "hv", "acc_cost_ucb": "acc_cost", "budgeted/uniform": "uniform"}
@@ -39,7 +39,7 @@ def _play(inst, policy, pparams, key_env, key_pol, budget, horizon):
         a = policy.select(jax.random.fold_in(key_pol, t), state, pparams)
         r, c = env.sample(key_env, a, pulls[a], t, ep)
         active = ~done & (spent + c <= budget)
-        new = policy.update(state, a, pbase.Observation(r, c), pparams)
+        new = policy.update(state, a, types.Observation(r, c), pparams)
         state = jax.tree_util.tree_map(lambda n, o: jnp.where(active, n, o), new, state)
         return (state, pulls.at[a].add(active.astype(jnp.int32)), spent + jnp.where(active, c, 0.0),
                 done | ~active), (a, active)
@@ -55,7 +55,7 @@ def _play(inst, policy, pparams, key_env, key_pol, budget, horizon):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_actions_match_numpy_loop(inst, name, seed):
     ctx = _ctx(inst)
-    policy, pparams, _ = pbase.make(name, ctx)
+    policy, pparams, _ = registry.make_policy(name, ctx)
     key_env, key_pol = jax.random.PRNGKey(100 + seed), jax.random.PRNGKey(200 + seed)
     horizon = inst.horizon
     jax_actions = _play(inst, policy, pparams, key_env, key_pol, inst.budget, horizon)
@@ -73,8 +73,8 @@ def test_actions_match_numpy_loop(inst, name, seed):
 
 def test_engine_regret_equals_reference_sum(inst):
     ctx = _ctx(inst)
-    policy, pparams, _ = pbase.make("cohv_ucb", ctx)
-    mset, mp = mbase.make("budgeted", ctx)
+    policy, pparams, _ = registry.make_policy("cohv_ucb", ctx)
+    mset, mp = registry.make_metrics("budgeted", ctx)
     horizon = inst.horizon
     run = engine.make_run(inst.env, policy, mset, horizon, record_every=horizon)
     seed_key = jax.random.PRNGKey(5)
@@ -94,18 +94,18 @@ def test_engine_regret_equals_reference_sum(inst):
 
 def test_initial_pulls_and_radii_follow_appendix_a(inst):
     ctx = _ctx(inst)
-    _, p, _ = pbase.make("cohv_ucb", ctx, eta=1.0)
+    _, p, _ = registry.make_policy("cohv_ucb", ctx, eta=1.0)
     assert int(p.n_init) == max(1, math.floor(1.0 * 8.0))  # n_init = max(1, floor(eta rho))
-    _, p, _ = pbase.make("cohv_ucb", ctx)
+    _, p, _ = registry.make_policy("cohv_ucb", ctx)
     assert int(p.n_init) == 1
     assert float(p.log_TB) == pytest.approx(math.log(math.ceil(ctx.budget / ctx.cost_floor) + 1))
     with pytest.raises(KeyError, match="unknown option"):
-        pbase.make("cohv_ucb", ctx, beta=1.0)
+        registry.make_policy("cohv_ucb", ctx, beta=1.0)
 
 
 def test_feasible_selection_avoids_arms_that_cannot_fit(inst):
     ctx = _ctx(inst)
-    policy, p, _ = pbase.make("cohv_ucb", ctx)
+    policy, p, _ = registry.make_policy("cohv_ucb", ctx)
     K = ctx.num_arms
     best = int(np.argmax(np.asarray(p.feas_cost)))  # make the most expensive arm look best
     n, sum_c = jnp.full(K, 10, jnp.int32), jnp.asarray(p.feas_cost) * 10
@@ -123,15 +123,15 @@ def test_invalid_budget_and_floor_raise(inst):
     for lam in (0.0, 1.5):
         ctx.cost_floor = lam
         with pytest.raises(ValueError, match=f"0 < lambda <= 1, got {lam}"):
-            pbase.make("cohv_ucb", ctx)
+            registry.make_policy("cohv_ucb", ctx)
     ctx = _ctx(inst)
     ctx.budget = 0.01
     with pytest.raises(ValueError, match="budget B=0.01 is below one pull"):
-        pbase.make("hv_ucb", ctx)
+        registry.make_policy("hv_ucb", ctx)
     ctx = _ctx(inst)
     ctx.mean_costs = np.full(ctx.num_arms, 0.05)
     with pytest.raises(ValueError, match=r"cost 0.05 \(entry 0\) is outside \[lambda, 1\]"):
-        pbase.make("acc_cost_ucb", ctx)
+        registry.make_policy("acc_cost_ucb", ctx)
 
 
 def test_metrics_hand_computed():
@@ -139,7 +139,7 @@ def test_metrics_hand_computed():
     costs = np.array([0.5, 1.0, 0.3])  # H = .2, .4, .18 ; nu = .4, .4, .6
     ctx = Context(num_arms=3, dim=2, horizon=10, means=means, mean_costs=costs, budget=5.0,
                   cost_floor=0.3)
-    mset, mp = mbase.make("budgeted", ctx)
+    mset, mp = registry.make_metrics("budgeted", ctx)
     assert mset.names == ("hv_efficiency_regret", "hv_regret", "moving_avg_regret_w50")
     assert mset.reduce == ("sum", "sum", "last50")
     vals = [np.asarray(mset.step(mp, jnp.int32(a), None)) for a in range(3)]
@@ -151,7 +151,7 @@ def test_metrics_hand_computed():
 def test_report_moving_average_matches_window_mean():
     from pathlib import Path
 
-    from mobandit_jax.reproduce import load_report
+    from mobandit_jax.runner.reproduce import load_report
 
     moving_average = load_report("seed002", Path(__file__).resolve().parents[1] / "experiments").moving_average
 

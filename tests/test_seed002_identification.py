@@ -10,12 +10,11 @@ import pytest
 import jax
 import jax.numpy as jnp
 
-from mobandit_jax.metrics import base as mbase
-from mobandit_jax.policies import base as pbase
 from mobandit_jax.policies import identification as I
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.types import Context, Env, IdentifyResult
 from mobandit_jax.kernels.prefix import dense
+from mobandit_jax import registry
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
 
@@ -65,7 +64,7 @@ def _hand_ctx(means, costs, budget, lam, n=2):
 def test_copsi_hand_checkable_instance():
     costs = [0.5, 0.25, 1.0]
     ctx, params = _hand_ctx(HAND, costs, budget=20.0, lam=0.25)
-    ident, p, static = pbase.make("copsi", ctx)
+    ident, p, static = registry.make_policy("copsi", ctx)
     key = jax.random.PRNGKey(0)
     rec, spent, N = ident.identify(key, key, params, p)
     # L = 1 + 1/1.25 + 1/1.5; n_1 = floor(20 / (L 1.75)) = 4, B rejected; n_2 = floor(20 / (L 1.5)) = 5
@@ -145,7 +144,7 @@ def test_elimination_matches_numpy_loop(name, rho):
     inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=rho, costs="deterministic",
                             n_profile=12)
     ctx = Context.of(inst, 1)
-    ident, p, key = pbase.make(name, ctx)
+    ident, p, key = registry.make_policy(name, ctx)
     jmax = int(p.jmax)
     c, B, K, lam = np.asarray(inst.alloc_costs), inst.budget, 14, inst.cost_floor
     Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, K + 1))
@@ -171,7 +170,7 @@ def test_uniform_alloc_spends_complete_rounds():
     inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=10.0, costs="deterministic",
                             n_profile=12)
     ctx = Context.of(inst, 1)
-    ident, p, _ = pbase.make("uniform_alloc", ctx)
+    ident, p, _ = registry.make_policy("uniform_alloc", ctx)
     key = jax.random.PRNGKey(3)
     rec, spent, N = ident.identify(key, key, inst.params, p)
     n = math.floor(inst.budget / inst.alloc_costs.sum())
@@ -186,7 +185,7 @@ def test_uniform_alloc_spends_complete_rounds():
 def test_identification_metrics_hand_computed():
     means = HAND
     ctx = Context(num_arms=3, dim=2, horizon=1, means=means, budget=8.0)
-    mset, (truth, budget) = mbase.make("identification", ctx)
+    mset, (truth, budget) = registry.make_metrics("identification", ctx)
     np.testing.assert_array_equal(np.asarray(truth), [True, False, True])
     assert float(budget) == 8.0
     mp = (truth, budget)
@@ -200,19 +199,19 @@ def test_identification_metrics_hand_computed():
     assert mset.names == ("misidentification", "f1", "budget_spent")
     assert mset.reduce == ("mean", "mean", "mean")
     with pytest.raises(ValueError, match="positive budget B, got None"):
-        mbase.make("identification", Context(num_arms=3, dim=2, horizon=1, means=means))
+        registry.make_metrics("identification", Context(num_arms=3, dim=2, horizon=1, means=means))
 
 
 def test_identification_rejects_bad_floor_and_budget():
     ctx, _ = _hand_ctx(HAND, [0.5, 0.25, 1.0], budget=20.0, lam=0.0)
     with pytest.raises(ValueError, match="0 < lambda <= 1, got 0.0"):
-        pbase.make("copsi", ctx)
+        registry.make_policy("copsi", ctx)
     ctx, _ = _hand_ctx(HAND, [0.5, 0.25, 1.0], budget=0.1, lam=0.25)
     with pytest.raises(ValueError, match="budget B=0.1 is below one pull"):
-        pbase.make("psi_sr", ctx)
+        registry.make_policy("psi_sr", ctx)
     ctx, _ = _hand_ctx(HAND, [0.5, 0.1, 1.0], budget=20.0, lam=0.25)
     with pytest.raises(ValueError, match=r"cost 0.1 \(entry 1\) is outside \[lambda, 1\]"):
-        pbase.make("copsi", ctx)
+        registry.make_policy("copsi", ctx)
 
 
 def test_copsi_schedule_unchanged_under_realized_costs():
@@ -221,7 +220,7 @@ def test_copsi_schedule_unchanged_under_realized_costs():
     for costs in ("deterministic", "random"):
         inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=30.0, costs=costs, n_profile=12)
         ctx = Context.of(inst, 1)
-        ident, p, _ = pbase.make("copsi", ctx)
+        ident, p, _ = registry.make_policy("copsi", ctx)
         key = jax.random.PRNGKey(9)
         rec, spent, N = ident.identify(key, key, inst.params, p)
         out[costs] = (np.asarray(rec), float(spent), np.asarray(N))
@@ -235,7 +234,7 @@ def test_psi_sr_equal_costs_schedule_matches_numpy_loop():
     inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=20.0, costs="deterministic",
                             n_profile=12)
     ctx = Context.of(inst, 1)
-    ident, p, key = pbase.make("psi_sr", ctx, schedule="equal_costs")
+    ident, p, key = registry.make_policy("psi_sr", ctx, schedule="equal_costs")
     jmax = int(p.jmax)
     c, B, lam = np.asarray(inst.alloc_costs), inst.budget, inst.cost_floor
     Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, 15))
@@ -246,7 +245,7 @@ def test_psi_sr_equal_costs_schedule_matches_numpy_loop():
     np.testing.assert_array_equal(np.asarray(rec), ref)
     assert float(spent) == pytest.approx(ref_spent, rel=1e-4)
     with pytest.raises(ValueError, match="schedule must be 'sr' or 'equal_costs', got 'fast'"):
-        pbase.make("psi_sr", ctx, schedule="fast")
+        registry.make_policy("psi_sr", ctx, schedule="fast")
 
 
 def test_identifiers_share_budget_and_cost_units():
@@ -258,7 +257,7 @@ def test_identifiers_share_budget_and_cost_units():
     B = 50 * K * costs.mean()
     keys = jax.random.split(jax.random.PRNGKey(7), 6)
     for name, opts in (("copsi", {}), ("psi_sr", {}), ("uniform_alloc", {}), ("psi_sr", {"schedule": "equal_costs"})):
-        ident, params, _ = pbase.make(name, ctx, **opts)
+        ident, params, _ = registry.make_policy(name, ctx, **opts)
         assert float(params.budget) == pytest.approx(B, rel=1e-6), name
         np.testing.assert_allclose(np.asarray(params.costs), costs, rtol=1e-6, err_msg=name)
         res = jax.jit(jax.vmap(lambda k: ident.identify(k, k, inst.params, params)))(keys)
@@ -286,7 +285,7 @@ def test_c_max_readings_change_lambda_not_the_token_budget():
 def test_uniform_alloc_affords_rho_rounds_despite_rounding(dataset, c_max):
     """B / sum_i c_i = rho is 9.999999999999998 in float64 for the first two: still 10 complete rounds."""
     inst = L.build_instance(dataset, "all", 10, "deterministic", c_max=c_max)
-    _, p, key = pbase.make("uniform_alloc", Context.of(inst, 1))
+    _, p, key = registry.make_policy("uniform_alloc", Context.of(inst, 1))
     assert int(p.jmax) == 10 and dict(key[1:])["length"] == I.table_length(10) == 16
 
 
@@ -297,7 +296,7 @@ def test_longer_tables_give_the_same_run(name):
     inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=30.0, costs="deterministic",
                             n_profile=12)
     ctx = Context.of(inst, 1)
-    _, p, key = pbase.make(name, ctx)
+    _, p, key = registry.make_policy(name, ctx)
     length = dict(key[1:])["length"]
     assert length == I.table_length(int(p.jmax)) >= int(p.jmax) and length & (length - 1) == 0
     factory = {"copsi": I.copsi, "psi_sr": I.psi_sr, "uniform_alloc": I.uniform_alloc}[name]

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from mobandit_jax.problems import llm_configs as L
-from mobandit_jax.problems.base import make as make_env
+from mobandit_jax.registry import make_env
 from mobandit_jax.kernels.prefix import dense
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"

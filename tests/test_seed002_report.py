@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from mobandit_jax.reproduce import load_report
+from mobandit_jax.runner.reproduce import load_report
 
 rep = load_report("seed002", Path(__file__).resolve().parents[1] / "experiments")
 

@@ -3,11 +3,11 @@ from pathlib import Path
 
 import pytest
 
-from mobandit_jax import config as cfg
-from mobandit_jax.experiment import resolve_policy_name
-from mobandit_jax.policies.base import POLICIES
-from mobandit_jax.problems.base import ENVS
-from mobandit_jax.reproduce import load_report
+from mobandit_jax.runner import spec as cfg
+from mobandit_jax.runner.plans import resolve_policy as resolve_policy_name
+from mobandit_jax.registry import POLICIES
+from mobandit_jax.registry import ENVS
+from mobandit_jax.runner.reproduce import load_report
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mobandit_jax import config as cfg
-from mobandit_jax import experiment
+from mobandit_jax.runner import spec as cfg
+from mobandit_jax.runner import plans
 
 CONFIGS = sorted(Path(__file__).resolve().parents[1].glob("configs/*.toml"))
 # Specs whose plan builds in well under a second; the others are checked up to grid expansion.
@@ -46,7 +46,7 @@ def _plan_or_config_error(spec: dict, stem: str, overrides=()):
         spec = cfg.apply_overrides(spec, overrides)
         points = cfg.grid_points(spec)
         if stem in QUICK_BUILD and len(points) * len(spec["policies"]) <= 64:
-            plan = experiment.checked_build(spec)
+            plan = plans.checked_build(spec)
             assert plan.seeds == spec["experiment"]["seeds"] and plan.chunk >= 1
             assert math.ceil(plan.seeds / plan.chunk) >= 1
     except cfg.ConfigError as err:
@@ -102,5 +102,5 @@ def test_a_line_break_in_a_spec_key_stays_escaped_in_the_one_line_error():
     spec = _raw(CONFIGS[[c.stem for c in CONFIGS].index("quickstart")])
     spec["policies"][0]["\n"] = {"front": {"x": 1.0}}
     with pytest.raises(cfg.ConfigError) as err:
-        experiment.checked_build(spec)
+        plans.checked_build(spec)
     assert "\n" not in str(err.value) and "\\n" in str(err.value)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from mobandit_jax import stats
+from mobandit_jax.analysis import stats
 
 
 def _exact_signed_rank_p(diff):

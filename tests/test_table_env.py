@@ -8,8 +8,9 @@ import pytest
 import jax
 import jax.numpy as jnp
 
-from mobandit_jax import config, problems
-from mobandit_jax.budget import with_budget
+from mobandit_jax.runner import spec as config
+from mobandit_jax import problems, registry  # noqa: F401  (importing problems fills the registry)
+from mobandit_jax.problems.budget import with_budget
 from mobandit_jax.kernels.prefix import dense
 
 from _user_data import cli_error, run_spec, write_csv
@@ -39,7 +40,7 @@ def _spec(tmp_path, text, rows=None, header=None, name="spec.toml"):
 def _env(tmp_path, extra="", rows=None, header=None):
     spec = config.load(_spec(tmp_path, "[experiment]\nhorizon = 10\n\n" + extra
                              + "\n[[policies]]\nname = \"uniform\"\nfamily = \"budgeted\"\n", rows, header))
-    return with_budget(problems.base.make(spec["env"], spec), spec.get("budget"))
+    return with_budget(registry.make_env(spec["env"], spec), spec.get("budget"))
 
 
 ENV_RAW = """\
@@ -89,7 +90,7 @@ def test_costed_pulls_and_bulk_sampler_match_the_per_pull_stream(tmp_path):
             loop += np.concatenate([np.asarray(y), [float(c)]])
         np.testing.assert_allclose(P[arm, 30], loop, atol=1e-5)
     # the rewards are the stochastic env's stream on the same means (shared sampler)
-    stoch = problems.base.make({"kind": "stochastic", "means": inst.means.tolist(), "noise": "beta"})
+    stoch = registry.make_env({"kind": "stochastic", "means": inst.means.tolist(), "noise": "beta"})
     ys = jax.vmap(lambda j: inst.env.sample(key, 2, j, 0, inst.params)[0])(jnp.arange(8))
     ys0 = jax.vmap(lambda j: stoch.env.sample(key, 2, j, 0, stoch.params)[0])(jnp.arange(8))
     np.testing.assert_array_equal(np.asarray(ys), np.asarray(ys0))
@@ -221,7 +222,7 @@ def test_budget_keys_in_scenarios_and_overrides(tmp_path):
     text = ENV_RAW + '\n[[scenarios]]\nname = "tight"\n"budget.rho" = 2\n\n[[scenarios]]\nname = "fixed"\n"budget.B" = 5.0\n'
     spec = config.load(_spec(tmp_path, "[experiment]\nhorizon = 10\n\n" + text.replace("rho = 16\n", "")
                              + "\n[[policies]]\nname = \"uniform\"\nfamily = \"budgeted\"\n"))
-    budgets = {s["scenario"]: with_budget(problems.base.make(r["env"], r), r["budget"]).budget
+    budgets = {s["scenario"]: with_budget(registry.make_env(r["env"], r), r["budget"]).budget
                for s, r in config.grid_points(spec)}
     assert budgets == pytest.approx({"tight": 2 * 4 * 0.46875, "fixed": 5.0})
     over = config.apply_overrides(spec, ["budget.rho=3", "sweep.budget.rho=[1, 2]"])

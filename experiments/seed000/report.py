@@ -29,7 +29,7 @@ import numpy as np
 from mobandit_jax.kernels import cone_optimal_mask, pareto_front_mask, preference_gaps
 from mobandit_jax.problems import llm_leaderboard as llm
 from mobandit_jax.problems import nyse
-from mobandit_jax.results import RunDir
+from mobandit_jax.runner.run_folder import RunDir
 
 POLICIES = ("PrefUCB", "ScalarizedUCB_r.r.", "ParetoUCB", "GT-PF")
 # Significance level of the t-tests against PrefUCB (Table 2 marks and the count in the differences).

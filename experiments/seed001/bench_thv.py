@@ -12,19 +12,19 @@ import time
 import numpy as np
 import jax
 
-from mobandit_jax import engine, metrics, policies, problems
+from mobandit_jax import engine, metrics, policies, problems, registry  # noqa: F401  (importing fills the registries)
 from mobandit_jax.types import Context
-from mobandit_jax.reference.thv_ucb_numpy import thv_ucb_numpy
+from mobandit_jax.bench.benchmark.reference.thv_ucb_numpy import thv_ucb_numpy
 
 SETTINGS = {2: (36, 3, 0.05), 5: (150, 6, 0.02)}
 
 
 def jax_rate(d, seeds, rounds):
     n, k, sigma = SETTINGS[d]
-    inst = problems.base.make({"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave"})
+    inst = registry.make_env({"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave"})
     ctx = Context.of(inst, rounds)
-    policy, pparams, _ = policies.base.make("slate/thv_ucb", ctx)
-    mset, mparams = metrics.base.make("slate", ctx)
+    policy, pparams, _ = registry.make_policy("slate/thv_ucb", ctx)
+    mset, mparams = registry.make_metrics("slate", ctx)
     run = engine.make_run(inst.env, policy, mset, rounds, 10)
     params = engine.stack_params([engine.RunParams(inst.params, pparams, mparams, np.float32(np.inf))])
     keys = engine.seed_keys(0, np.arange(seeds))
@@ -41,7 +41,7 @@ def jax_rate(d, seeds, rounds):
 
 def numpy_rate(d, rounds_after_init):
     n, k, sigma = SETTINGS[d]
-    inst = problems.base.make({"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave",
+    inst = registry.make_env({"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave",
                                "instance_seed": 0})
     init = math.ceil(2 * n / k)
     t0 = time.time()

@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as st
 
-from mobandit_jax import stats
-from mobandit_jax.kernels.trailing import trailing_mean
-from mobandit_jax.results import RunDir, write_json
+from mobandit_jax.analysis import stats
+from mobandit_jax.analysis.trailing import trailing_mean
+from mobandit_jax.runner.run_folder import RunDir, write_json
 
 ALGOS = ("THV-UCB", "ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd", "ParetoTS", "ParetoTS+",
          "ChebyshevUCB", "ChebyshevUCB+", "HVScalarUCB", "HVScalarUCB+", "ScalarUCB", "ScalarUCB-RandW", "RandomK")

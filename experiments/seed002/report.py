@@ -38,10 +38,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mobandit_jax.kernels import costs as cost_kernels
+from mobandit_jax.problems import costs as cost_kernels
 from mobandit_jax.problems import llm_configs as L
-from mobandit_jax.kernels.trailing import trailing_mean
-from mobandit_jax.results import RunDir
+from mobandit_jax.analysis.trailing import trailing_mean
+from mobandit_jax.runner.run_folder import RunDir
 
 DATASETS = ("gsm8k", "piqa")
 ONLINE = ("CoHV-UCB", "HV-UCB", "Accuracy-Cost-UCB", "Uniform")

@@ -31,8 +31,15 @@ from pathlib import Path
 import numpy as np
 
 from mobandit_jax.kernels.gaps import classification_gaps_np, strict_pareto_mask_np
-from mobandit_jax.problems.llm_configs import (COMMON_MODELS, DATA_DIR, DATASETS, ConfigLogs, identification_subset,
-                                               preprocess, write_logs)
+from mobandit_jax.problems.llm_configs import (
+    COMMON_MODELS,
+    DATA_DIR,
+    DATASETS,
+    ConfigLogs,
+    identification_subset,
+    preprocess,
+    write_logs,
+)
 
 MODELS = {
     "gsm8k": COMMON_MODELS + ("llama-2-7b", "qwen-7b"),

@@ -24,7 +24,8 @@ import numpy as np
 import jax.numpy as jnp
 
 from ..kernels import box_volume
-from .base import MetricSet, register
+from ..registry import register_metrics
+from ..types import MetricSet
 
 NAMES = ("hv_efficiency_regret", "hv_regret", "moving_avg_regret_w50")
 REDUCE = ("sum", "sum", "last50")
@@ -45,7 +46,7 @@ def efficiency(means, mean_costs):
     return H / np.asarray(mean_costs, np.float64)
 
 
-@register("budgeted")
+@register_metrics("budgeted")
 def build(ctx):
     """Metric set of the budgeted family (needs true means and mean costs)."""
     if ctx.mean_costs is None:

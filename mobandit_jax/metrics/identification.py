@@ -19,7 +19,8 @@ import numpy as np
 import jax.numpy as jnp
 
 from ..kernels.gaps import strict_pareto_mask_np
-from .base import MetricSet, register
+from ..registry import register_metrics
+from ..types import MetricSet
 
 NAMES = ("misidentification", "f1", "budget_spent")
 REDUCE = ("mean", "mean", "mean")
@@ -39,7 +40,7 @@ def set_scores(recommended, truth):
     return mis, jnp.where(denom > 0, 2.0 * inter / jnp.maximum(denom, 1.0), 1.0)
 
 
-@register("identification")
+@register_metrics("identification")
 def build(ctx):
     """Metric set of the identification family; ``mparams`` is (true Pareto mask, budget ``B``).
 

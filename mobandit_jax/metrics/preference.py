@@ -13,7 +13,8 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from ..kernels import cone_optimal_mask, preference_gaps, validate_cone
-from .base import MetricSet, register
+from ..registry import register_metrics
+from ..types import MetricSet
 
 
 class PreferenceTruth(NamedTuple):
@@ -44,7 +45,7 @@ def preference_metrics(dim: int) -> MetricSet:
     return MetricSet(names, reduce, step)
 
 
-@register("preference")
+@register_metrics("preference")
 def _build(ctx):
     if ctx.W is None:
         raise KeyError("preference metrics need a preference matrix: set [preference] W = [[...], ...]")

@@ -26,7 +26,8 @@ import jax
 import jax.numpy as jnp
 
 from ..kernels import greedy_hv_subset, hypervolume
-from .base import MetricSet, register
+from ..registry import register_metrics
+from ..types import MetricSet
 
 ALPHA = 1.0 - 1.0 / math.e
 MAX_ENUMERATION_SUBSETS = 2_000_000
@@ -76,7 +77,7 @@ def benchmark_value(means, k: int, ref):
     return greedy_value(means, k, ref)
 
 
-@register("slate")
+@register_metrics("slate")
 def build(ctx):
     """``(MetricSet, mparams)`` of the slate family: HV(S_t), alpha-regrets and the benchmark."""
     k = int(ctx.slate_size)

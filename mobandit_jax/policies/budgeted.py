@@ -33,9 +33,9 @@ import numpy as np
 import jax.numpy as jnp
 
 from ..kernels import box_volume
-from ..kernels.costs import validate_budget, validate_costs
+from ..problems.costs import validate_budget, validate_costs
 from ..types import Policy
-from .base import register
+from ..registry import register_policy
 
 
 class BudgetState(NamedTuple):
@@ -184,7 +184,7 @@ def _row(name, factory, doc):
     def configure(ctx, alpha, s_r, s_c, eta):
         return _configure(ctx, name, alpha, s_r, s_c, eta)
 
-    register(name, "budgeted", factory, configure, doc, alpha=ALPHA, s_r=S_R, s_c=S_C, eta=ETA)
+    register_policy(name, "budgeted", factory, configure, doc, alpha=ALPHA, s_r=S_R, s_c=S_C, eta=ETA)
 
 
 _row("cohv_ucb", cohv_ucb, "CoHV-UCB, hypervolume-per-cost UCB (seed 002, Algorithm 1)")
@@ -206,5 +206,5 @@ def uniform(num_arms: int) -> Policy:
                   lambda state, action, obs, params: RoundRobinState(state.t + 1))
 
 
-register("budgeted/uniform", "budgeted", uniform, lambda ctx: (dict(num_arms=ctx.num_arms), {}),
+register_policy("budgeted/uniform", "budgeted", uniform, lambda ctx: (dict(num_arms=ctx.num_arms), {}),
          "Uniform round-robin allocation (seed 002, Sec. 5.1)")

@@ -29,11 +29,11 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from ..kernels.costs import l_k_lambda, validate_budget, validate_costs
+from ..problems.costs import l_k_lambda, validate_budget, validate_costs
 from ..kernels.gaps import classification_gaps_np, empirical_gaps, pairwise_margins  # noqa: F401  (re-exported)
 from ..kernels.prefix import prefix_at
 from ..types import Identifier, IdentifyResult, PrefixSums
-from .base import register
+from ..registry import register_policy
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -277,9 +277,9 @@ def _configure_uniform_alloc(ctx):
             ident_params(budget, det, lam, jmax))
 
 
-register("copsi", "identification", copsi, _configure_copsi,
+register_policy("copsi", "identification", copsi, _configure_copsi,
          "CoPSI, cost-aware Pareto set identification (seed 002, Algorithm 2)")
-register("psi_sr", "identification", psi_sr, _configure_psi_sr,
+register_policy("psi_sr", "identification", psi_sr, _configure_psi_sr,
          "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)", schedule="sr")
-register("uniform_alloc", "identification", uniform_alloc, _configure_uniform_alloc,
+register_policy("uniform_alloc", "identification", uniform_alloc, _configure_uniform_alloc,
          "Uniform allocation, then the empirical Pareto set (seed 002, Section 5.1)")

@@ -44,7 +44,7 @@ from ..kernels import (
 )
 from ..kernels.counts import CountState, empirical_means, init_counts, record
 from ..types import Policy
-from .base import register
+from ..registry import register_policy
 
 
 class ConeParams(NamedTuple):
@@ -207,11 +207,11 @@ def _with_index(name):
     return configure
 
 
-register("prefucb", "preference", prefucb, _with_index("prefucb"),
+register_policy("prefucb", "preference", prefucb, _with_index("prefucb"),
          "PrefUCB: KL-UCB per preference direction, min over directions (seed 000, Alg. 1)", index="klucb")
-register("pareto_ucb", "preference", pareto_ucb, _with_index("pareto_ucb"),
+register_policy("pareto_ucb", "preference", pareto_ucb, _with_index("pareto_ucb"),
          "Pareto UCB1: uniform among non-dominated UCB vectors (Drugan & Nowe 2013)", index="pareto_ucb1")
-register("scalarized_ucb_rr", "preference", scalarized_ucb_rr,
+register_policy("scalarized_ucb_rr", "preference", scalarized_ucb_rr,
          lambda ctx: (dict(num_arms=ctx.num_arms, dim=ctx.dim, num_directions=len(_cone(ctx).W)), _cone(ctx)),
          "scalarized UCB1 on a random row of W each round (Drugan & Nowe 2013)")
 def _configure_gt_pf(ctx):
@@ -219,5 +219,5 @@ def _configure_gt_pf(ctx):
     return dict(num_arms=ctx.num_arms), oracle_params(ctx.means)
 
 
-register("gt_pf", "preference", gt_pf, _configure_gt_pf,
+register_policy("gt_pf", "preference", gt_pf, _configure_gt_pf,
          "GT-PF oracle: uniform over the true standard Pareto set (seed 000, App. B.1)")

@@ -80,7 +80,7 @@ from ..kernels.counts import CountState, empirical_means, init_counts, record
 from ..kernels.dominance import dominance_matrix, refresh_dominance, undominated, weakly_dominates
 from ..kernels.order import key_ranks, rank_below, refresh_key_ranks, sort_by_layer_value
 from ..types import Policy
-from .base import register
+from ..registry import register_policy
 
 FAMILY = "slate"
 # Marginal gains at or below this are zero-gain ties (float32 round-off of the kernel's clipped-box
@@ -750,4 +750,4 @@ SLATE_POLICIES = ("thv_ucb", "pareto_ucb", "pareto_ucb_plus", "pareto_ucb_div", 
                   "scalar_ucb", "scalar_ucb_randw", "random_k")
 for _name in SLATE_POLICIES:
     _factory, _doc, _configure, _defaults = _ROWS[_name]
-    register(f"{FAMILY}/{_name}", FAMILY, _factory, _named(_name, _configure), _doc, m0=M0, **_defaults)
+    register_policy(f"{FAMILY}/{_name}", FAMILY, _factory, _named(_name, _configure), _doc, m0=M0, **_defaults)

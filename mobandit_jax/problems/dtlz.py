@@ -40,7 +40,8 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from .base import Env, EnvInstance, register
+from ..registry import register_env
+from ..types import Env, EnvInstance
 
 FRONTS = ("concave", "convex", "linear", "clusters")
 DISTRACTOR_HIGH = 0.3
@@ -170,7 +171,7 @@ def instance_key_for_env_key(key_env):
     return jax.random.fold_in(key_env, _INSTANCE_TAG)
 
 
-@register(
+@register_env(
     "dtlz",
     doc="DTLZ fronts (concave/convex/linear/clusters) + dominated distractors, seed 001 (top-k slates)",
     keys=("d", "n", "k", "sigma", "front", "instance_seed"),

@@ -52,11 +52,11 @@ import numpy as np
 import jax.numpy as jnp
 
 from . import columns
-from ..kernels.costs import validate_budget, validate_costs  # noqa: F401  (re-exported)
+from .costs import validate_budget, validate_costs  # noqa: F401  (re-exported)
 from ..kernels.gaps import strict_pareto_mask_np
-from .base import EnvInstance, register
-from .replay import (ReplayParams, bulk_sum, instance_index, prefix_table, pull_values,  # noqa: F401  (re-exported)
-                     replay_env, sample)
+from ..registry import register_env
+from ..types import EnvInstance
+from .replay import ReplayParams, bulk_sum, instance_index, prefix_table, pull_values, replay_env, sample
 
 COLUMNS = ("config_id", "model", "temperature", "max_tokens", "prompt", "instance_id",
            "correct", "latency_s", "tokens")
@@ -300,9 +300,9 @@ def build_instance(dataset="gsm8k", subset="all", rho=8.0, costs="random", seed=
                        budget_ratio=rho, ref=np.zeros(2), horizon=horizon)
 
 
-@register(
+@register_env(
     "llm_configs",
-    "Bootstrap replays of per-instance LLM configuration logs (seed 002, Appendix A); "
+    doc="Bootstrap replays of per-instance LLM configuration logs (seed 002, Appendix A); "
     "dataset 'gsm8k'/'piqa' are SIMULATED stand-ins, or a CSV path of real logs.",
     keys=("dataset", "subset", "rho", "costs", "seed", "split_seed", "n_profile", "c_max"),
 )

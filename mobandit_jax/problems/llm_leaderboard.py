@@ -43,7 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import EnvInstance, register
+from ..registry import register_env
+from ..types import EnvInstance
 from .stochastic import make_stochastic
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "open_llm_leaderboard"
@@ -145,9 +146,9 @@ def arm_table(num_models: int = NUM_MODELS, margin: float = 0.0, data_dir=DATA_D
     return names, table.copy(), sizes.copy()
 
 
-@register(
+@register_env(
     "llm_leaderboard",
-    "Seed 000 LLM selective ensemble: 42 Open LLM Leaderboard models x 7 capabilities, Beta(c) feedback",
+    doc="Seed 000 LLM selective ensemble: 42 Open LLM Leaderboard models x 7 capabilities, Beta(c) feedback",
     keys=("num_models", "margin", "concentration", "noise"),
 )
 def build(section: dict, config: dict) -> EnvInstance:

@@ -49,7 +49,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .base import Env, EnvInstance, register
+from ..registry import register_env
+from ..types import Env, EnvInstance
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "nyse_o"
 DATA_FILE = DATA_DIR / "nyse_o.csv.gz"
@@ -395,9 +396,9 @@ def make_replay_env(rewards, random_start: bool = True) -> Env:
     return Env(sample, int(K), int(d), reset)
 
 
-@register(
+@register_env(
     "nyse_replay",
-    "Seed 000 NYSE(O) asset allocation: replay of 10 strategies' daily 7-d rewards (random cyclic start)",
+    doc="Seed 000 NYSE(O) asset allocation: replay of 10 strategies' daily 7-d rewards (random cyclic start)",
     keys=("start", "window"),
 )
 def build(section: dict, config: dict) -> EnvInstance:

@@ -30,10 +30,11 @@ import jax
 import jax.numpy as jnp
 
 from . import columns
-from ..kernels.costs import validate_costs
+from .costs import validate_costs
 from ..kernels.prefix import prefix_sums, tiled_length
 from ..types import PrefixSums
-from .base import Env, EnvInstance, register
+from ..registry import register_env
+from ..types import Env, EnvInstance
 
 
 class ReplayParams(NamedTuple):
@@ -182,7 +183,7 @@ def build_instance(path, arm, instance, objectives, cost=None, normalize=False, 
 KEYS = ("path", "arm", "instance", "objectives", "cost", "normalize", "minimize")
 
 
-@register("replay", "bootstrap replay of a long CSV of per-(arm, instance) observations; truth = per-arm means "
+@register_env("replay", doc="bootstrap replay of a long CSV of per-(arm, instance) observations; truth = per-arm means "
           "(seed 002, Appendix A)", keys=KEYS)
 def build(section: dict, config: dict) -> EnvInstance:
     """Registry builder for ``[env] kind = "replay"``."""

@@ -20,7 +20,8 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from .base import Env, EnvInstance, register
+from ..registry import register_env
+from ..types import Env, EnvInstance
 
 NOISES = ("beta", "bernoulli", "gaussian")
 JOHNK_TRIES = 8  # Johnk proposals drawn per block (see beta_johnk)
@@ -136,7 +137,7 @@ def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigm
     return EnvInstance(env, params, m, None, ("stochastic", noise, small) + m.shape, {})
 
 
-@register("stochastic", "mean table in [0,1]^d with Beta, Bernoulli or clipped Gaussian feedback (seed 000)",
+@register_env("stochastic", doc="mean table in [0,1]^d with Beta, Bernoulli or clipped Gaussian feedback (seed 000)",
           keys=("means", "noise", "concentration", "sigma"))
 def _build(section, config):
     if "means" not in section:

@@ -28,9 +28,10 @@ import jax
 import jax.numpy as jnp
 
 from . import columns
-from ..kernels.costs import validate_costs
+from .costs import validate_costs
 from ..kernels.prefix import prefix_sums, tiled_length
-from .base import Env, EnvInstance, register
+from ..registry import register_env
+from ..types import Env, EnvInstance
 from .stochastic import make_stochastic
 
 
@@ -116,7 +117,7 @@ def build_instance(path, arm, objectives, cost=None, noise="beta", concentration
 KEYS = ("path", "arm", "objectives", "cost", "noise", "concentration", "sigma", "normalize", "minimize", "k")
 
 
-@register("table", "a CSV with one row per arm: mean objectives (raw scores: normalize, minimize) and optional "
+@register_env("table", doc="a CSV with one row per arm: mean objectives (raw scores: normalize, minimize) and optional "
           "cost; stochastic feedback as kind 'stochastic'", keys=KEYS)
 def build(section: dict, config: dict) -> EnvInstance:
     """Registry builder for ``[env] kind = "table"``."""

@@ -7,12 +7,14 @@ fingerprint), ``chunks/chunk_NNNNN.npz`` (one per seed chunk, written atomically
 ``(seeds, checkpoints)`` cumulative sums, plus ``checkpoints``), ``finals.npz`` (same keys ->
 ``(seeds,)`` final values), ``grid.json`` (the setting and params of each grid index per label),
 ``summary.json`` (``{"records": [{"policy", "params", "setting", "metric", "mean", "std", "n"}]}``),
-``report.md`` and PNG figures (written by :meth:`mobandit_jax.run_results.Results.save`). No pickles anywhere. Files are written with the mode the umask
+``report.md`` and PNG figures (written by :meth:`mobandit_jax.analysis.results.Results.save`). No pickles anywhere. Files are written with the mode the umask
 allows (0644 under umask 022). A folder that is neither empty nor a run folder is never written to.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -106,7 +108,7 @@ def write_chunk(path, arrays: dict, identity: dict):
     write_npz(path, {**arrays, "identity": np.array(json.dumps(identity, sort_keys=True))})
 
 
-def chunk_identity(path) -> dict | None:
+def read_chunk_identity(path) -> dict | None:
     """The identity of a chunk file; None if it is missing, unreadable or has no identity."""
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -129,7 +131,7 @@ def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str) -> np.ndarra
     if reducer == "mean":
         return last / np.maximum(played, 1)
     if reducer.startswith("last"):
-        from .kernels.trailing import trailing_mean  # here: the kernels package imports JAX
+        from ..analysis.trailing import trailing_mean
 
         return trailing_mean(cum, rounds, int(reducer[4:]))[:, -1]
     raise ValueError(f"unknown reducer {reducer!r}; allowed: sum, mean, lastN")
@@ -193,3 +195,83 @@ def merge_chunks(files) -> dict:
         with np.load(f, allow_pickle=False) as z:
             chunks.append({k: z[k] for k in z.files if k != "identity"})
     return concat_chunks(chunks)
+
+
+# The identity of a run folder and of its chunks, from a plan (:mod:`mobandit_jax.runner.plans`).
+
+
+def precision() -> str:
+    """The float precision runs compute in: ``"float64"`` under ``--x64``, else ``"float32"``."""
+    import jax  # here: reading a run folder needs no JAX
+
+    return "float64" if jax.config.jax_enable_x64 else "float32"
+
+
+def fingerprint(plan) -> str:
+    """A hash of everything that determines the per-seed results (not the seed count), precision included.
+
+    float32 runs hash as before precision was recorded, so their earlier run folders still resume.
+    """
+    spec = {k: v for k, v in plan.spec.items() if k != "experiment"}
+    exp = {k: v for k, v in plan.spec["experiment"].items() if k not in ("seeds", "chunk")}
+    ident = {"spec": spec, "exp": exp, "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
+    if precision() != "float32":
+        ident["precision"] = precision()
+    text = json.dumps(ident, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def chunk_identity(plan, c: int) -> dict:
+    """What chunk ``c`` of a run must hold: spec fingerprint, seed index range, precision, chunk size."""
+    lo, hi = c * plan.chunk, min((c + 1) * plan.chunk, plan.seeds)
+    return {"fingerprint": fingerprint(plan), "seeds": [lo, hi], "precision": precision(), "chunk": plan.chunk}
+
+
+def chunks_kept(plan, out) -> tuple:
+    """``(chunks on disk whose identity matches the plan, chunks in the plan)``."""
+    total = math.ceil(plan.seeds / plan.chunk)
+    kept = sum(read_chunk_identity(chunk_path(out, c)) == chunk_identity(plan, c) for c in range(total))
+    return kept, total
+
+
+def marker(plan) -> dict:
+    """The ``run.json`` of the plan's run folder: tool, fingerprint, precision, spec, sizes."""
+    return {"tool": TOOL, "fingerprint": fingerprint(plan), "precision": precision(), "spec": plan.spec,
+            "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
+
+
+def check_fingerprint(plan, out):
+    """Refuse a folder that is not a run of this tool or holds another experiment; write ``run.json``.
+
+    Process 0 checks and writes the marker and clears temporary files of killed writes, before any
+    process writes a chunk.
+    """
+    import jax
+
+    from . import sharding
+
+    fp = fingerprint(plan)
+    if jax.process_index() == 0:
+        old = run_marker(out)
+        if old is not None and old.get("fingerprint") != fp:
+            if old.get("precision", precision()) != precision():
+                raise RunFolderError(
+                    f"{out} holds a {old['precision']} run and this run computes in {precision()}; run it "
+                    f"{'with' if old['precision'] == 'float64' else 'without'} --x64 or choose another --out folder")
+            raise RunFolderError(
+                f"{out} holds results of a different experiment (fingerprint {old.get('fingerprint')} != {fp}); "
+                "choose another --out folder or delete it")
+        write_json(out / MARKER, marker(plan))
+        remove_partial_writes(out)
+    sharding.barrier(f"run-folder-{fp}")
+
+
+def own_chunk(plan, out, c: int) -> bool:
+    """True if chunk ``c`` is on disk with the plan's identity; refuses a chunk of another experiment."""
+    found = read_chunk_identity(chunk_path(out, c))
+    want = chunk_identity(plan, c)
+    if found is not None and found.get("fingerprint") != want["fingerprint"]:
+        raise RunFolderError(
+            f"{chunk_path(out, c)} belongs to another experiment (fingerprint {found.get('fingerprint')} "
+            f"!= {want['fingerprint']}); it is not merged: choose another --out folder or delete it")
+    return found == want

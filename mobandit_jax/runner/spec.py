@@ -27,6 +27,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError  # noqa: F401  (re-exported: the spec's error)
+
 TOP_KEYS = ("experiment", "env", "preference", "budget", "scenarios", "sweep", "policies")
 EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting")
 PREFERENCE_KEYS = ("W",)
@@ -34,16 +36,6 @@ BUDGET_KEYS = ("rho", "B")
 DOTTED_TABLES = ("experiment", "env", "preference", "budget")
 POLICY_META_KEYS = ("name", "label", "family", "sweep")
 EXPERIMENT_DEFAULTS = {"horizon": 1000, "seeds": 10, "seed": 0, "record_every": 0, "chunk": 0, "setting": {}}
-
-
-class ConfigError(ValueError):
-    """A malformed spec: the message names the offending key or value and what is allowed.
-
-    The message is one line: line breaks inside quoted keys or values are shown escaped (``\\n``).
-    """
-
-    def __init__(self, message: str):
-        super().__init__(str(message).replace("\r", "\\r").replace("\n", "\\n"))
 
 
 def _check_keys(table: dict, allowed, where: str):

@@ -31,9 +31,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
-from . import config as cfg
+from . import execution, plans
+from . import spec as cfg
 from . import devices
-from . import experiment
 
 QUICK_SEEDS = 2
 QUICK_HORIZON = 200
@@ -147,7 +147,7 @@ def run_one(path: Path, out: Path, quick: bool, x64: bool = False) -> float:
     if quick:
         spec = _quick_spec(spec)
     t0 = time.time()
-    experiment.execute(experiment.build(spec), out, progress=False)
+    execution.execute(plans.build(spec), out, progress=False)
     return time.time() - t0
 
 

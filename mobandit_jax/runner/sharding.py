@@ -20,7 +20,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 def local_mesh(devices: int | None = None) -> Mesh:
     """A 1-d mesh named ``"seeds"`` over this process's first ``devices`` devices.
 
-    ``devices=None`` takes the ``--devices`` bound set by :func:`mobandit_jax.devices.configure`,
+    ``devices=None`` takes the ``--devices`` bound set by :func:`mobandit_jax.runner.devices.configure`,
     or every local device when there is none.
     """
     from .devices import limit

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .results import column
+from ..runner.run_folder import column
 from .plots import setting_title
 
 

@@ -13,7 +13,7 @@ parts are back. A seed's key is ``fold_in(PRNGKey(seed), index)`` and seeds neve
 so every seed computes exactly what it computes in one process.
 
 What a worker computes is the caller's task (the experiment's is
-:func:`mobandit_jax.experiment.run_parts`). A worker process that fails reports its error in one
+:func:`mobandit_jax.runner.execution.run_parts`). A worker process that fails reports its error in one
 line. Worker processes ignore SIGINT (this process stops them and keeps the finished chunks) and, on
 Linux, die with it (``PR_SET_PDEATHSIG``).
 """
@@ -56,14 +56,14 @@ class NamedTask(NamedTuple):
 def start_run_workers(spec: dict, x64: bool, workers: int, chunk: int) -> "Workers":
     """The ``workers - 1`` worker processes of a run of ``spec`` in chunks of ``chunk`` seeds, started now
     (they build and compile while this process, worker 0, builds its plan; their task is
-    :func:`mobandit_jax.experiment.work_on_parts`); pass them to ``experiment.execute``, then close them."""
-    return Workers(NamedTask("mobandit_jax.experiment", "work_on_parts", (spec, x64, workers)), workers,
+    :func:`mobandit_jax.runner.execution.work_on_parts`); pass them to ``execution.execute``, then close them."""
+    return Workers(NamedTask("mobandit_jax.runner.execution", "work_on_parts", (spec, x64, workers)), workers,
                    part_width(chunk, workers))
 
 
 def worth_it(spec: dict) -> bool:
     """Whether a spec is big enough to run in worker processes (:data:`MIN_SEED_ROUNDS`)."""
-    from .config import seed_rounds
+    from .spec import seed_rounds
 
     return seed_rounds(spec) >= MIN_SEED_ROUNDS
 
@@ -160,7 +160,7 @@ def part_width(chunk: int, workers: int) -> int:
 
 def start_processes(target, args: list, first_slot: int = 0) -> list:
     """One spawned daemon process per entry of ``args``, running ``target(*args[w], cores)``, each on its
-    own core (slot ``first_slot + w`` of :func:`mobandit_jax.devices.core_slots`) where there are enough
+    own core (slot ``first_slot + w`` of :func:`mobandit_jax.runner.devices.core_slots`) where there are enough
     (``cores=None`` otherwise), started with SIGINT ignored."""
     context = multiprocessing.get_context("spawn")
     slots = devices.core_slots(devices.cpu_cores())[first_slot:first_slot + len(args)]

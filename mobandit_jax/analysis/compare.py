@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .results import column
-from .run_results import Results
+from ..runner.run_folder import column
+from .results import Results
 from .plots import setting_title
 from .report import fmt_mean_std
 

@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_run(args):
-    from . import config as cfg, local_workers, results
+    from . import spec as cfg, workers as local_workers, run_folder as results
 
     out = Path(args.out) if args.out else Path("runs") / Path(args.config).stem
     max_bytes = cfg.parse_bytes(args.max_memory) if args.max_memory else None
@@ -50,16 +50,17 @@ def _cmd_run(args):
                 workers = stack.enter_context(local_workers.start_run_workers(spec, args.x64, workers,
                                                                               cfg.chunk_size(spec)))
             _start_jax(args)  # this process imports JAX from here on, beside its workers
-            from . import experiment
 
-            plan = experiment.checked_build(spec)
+            from . import execution, plans
+
+            plan = plans.checked_build(spec)
             if max_bytes:
-                experiment.fit_chunk(plan, max_bytes, workers)
+                execution.fit_chunk(plan, max_bytes, workers)
                 workers = min(workers, plan.chunk)  # a chunk's seeds are all that run at once
                 print(f"{plan.chunk} seeds per chunk under --max-memory {args.max_memory}")
-            res = experiment.execute(plan, out, progress=not args.quiet, workers=workers)
+            res = execution.execute(plan, out, progress=not args.quiet, workers=workers)
     except _Stopped as stop:
-        kept = "{}/{} chunks kept".format(*experiment.chunks_kept(plan, out)) if plan else "no chunk ran"
+        kept = "{}/{} chunks kept".format(*results.chunks_kept(plan, out)) if plan else "no chunk ran"
         print(("" if args.quiet else "\n") + f"interrupted: {kept}; run the same command to resume", file=sys.stderr)
         return 128 + stop.signum
     finally:
@@ -71,16 +72,16 @@ def _cmd_run(args):
 
 
 def _cmd_list(args):
-    from . import metrics, policies, problems
+    from .. import metrics, policies, problems, registry  # noqa: F401  (importing fills the registries)
 
     print("policies:")
-    for name, e in sorted(policies.base.POLICIES.items()):
+    for name, e in sorted(registry.POLICIES.items()):
         print(f"  {name:28s} [{e.family}] {e.doc}")
     print("environments:")
-    for name, e in sorted(problems.base.ENVS.items()):
+    for name, e in sorted(registry.ENVS.items()):
         print(f"  {name:28s} {e.doc}")
     print("metric families:")
-    for family in sorted(metrics.base.METRICS):
+    for family in sorted(registry.METRICS):
         print(f"  {family}")
     return 0
 
@@ -95,14 +96,14 @@ def _cmd_report(args):
     if report.exists():
         print(report.read_text())
     else:
-        from .report import tables
+        from ..analysis.report import tables
 
         print(tables(json.loads(summary.read_text())["records"]))
     return 0
 
 
 def _cmd_compare(args):
-    from . import compare
+    from ..analysis import compare
 
     compare.main(args.dirs, args.metric, args.out)
     return 0
@@ -126,7 +127,7 @@ def _setup_runtime(args):
     from . import cache, devices
 
     if args.cmd == "run":
-        from . import config as cfg, local_workers
+        from . import spec as cfg, workers as local_workers
 
         overrides = list(args.set or []) + ([f"experiment.seeds={args.seeds}"] if args.seeds is not None else [])
         args.spec = cfg.apply_overrides(cfg.load(args.config), overrides)
@@ -202,7 +203,7 @@ def main(argv=None) -> int:
     sub.add_parser("bench", help="throughput benchmarks against numpy loops and moocore (see `mobandit bench --help`)")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:  # the benchmark parses its own options (--quick, --seeds, ...)
-        from . import bench
+        from .. import bench
 
         return bench.main(argv[1:])
     args = parser.parse_args(argv)

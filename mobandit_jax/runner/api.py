@@ -1,8 +1,8 @@
 """The Python API: ``mb.run(spec) -> Results``, an experiment run from Python with its results in memory.
 
 ``run`` takes a TOML spec path or a dict with the same tables, builds and executes it as
-``mobandit run`` does (:mod:`mobandit_jax.experiment`), and returns a
-:class:`mobandit_jax.run_results.Results`; with ``out=None`` nothing is written to disk (the seed
+``mobandit run`` does (:mod:`mobandit_jax.runner.plans`, :mod:`mobandit_jax.runner.execution`), and returns a
+:class:`mobandit_jax.analysis.results.Results`; with ``out=None`` nothing is written to disk (the seed
 chunks are kept in memory).
 """
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 import copy
 import os
 
-from . import config as cfg
-from . import experiment
-from .results import run_marker
-from .run_results import Results
+from . import execution, plans
+from . import spec as cfg
+from .run_folder import run_marker
+from ..analysis.results import Results
 
 
 def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: bool = False) -> Results:
@@ -36,5 +36,5 @@ def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: b
     spec = cfg.apply_overrides(spec, overrides)
     if out is not None:
         run_marker(out)  # a file or a foreign folder is refused before anything is built
-    plan = experiment.checked_build(spec)
-    return experiment.execute(plan, out, progress=progress)
+    plan = plans.checked_build(spec)
+    return execution.execute(plan, out, progress=progress)

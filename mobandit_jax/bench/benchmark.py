@@ -3,8 +3,8 @@
 - Policies: seed-rounds per second of the engine run the way ``mobandit run`` runs a long run (jitted,
   seed-vmapped; on CPU the seeds split over one single-device worker process per core, timed together,
   unless ``--devices N``; on GPU sharded over the devices) against
-  two numpy peers of the same algorithm: the per-seed loop of ``mobandit_jax.reference`` and the
-  seed-batched peer of ``mobandit_jax.numpy_peer`` at the same seed count; compile time apart.
+  two numpy peers of the same algorithm: the per-seed loop of ``mobandit_jax.bench.reference`` and the
+  seed-batched peer of ``mobandit_jax.bench.numpy_peers`` at the same seed count; compile time apart.
 - User-data environments (``--algorithms user_envs``): PrefUCB's engine rate on the same means as
   ``kind = "stochastic"``, ``"table"`` and ``"replay"``, the per-round cost of those environments.
 - Hypervolume: the batched kernel on many small sets against ``moocore.hypervolume`` per call.
@@ -24,8 +24,8 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from . import devices, local_workers, sharding
-from .engine import RunParams, batch, make_run, seed_keys, stack_params
+from ..runner import devices, workers as local_workers, sharding
+from ..engine import RunParams, batch, make_run, seed_keys, stack_params
 
 CUSTOMER_SERVICE_W = np.array([[1, 0, 1, 0, 0, 2, 1], [0, -1, 0, 0, 0, 1, 0]], np.float64)  # seed 000, Table 3
 
@@ -80,7 +80,7 @@ def _worker_time(setup, horizon: int, width: int, repeat: int, start, out, cores
     on ``out``."""
     local_workers.start_worker(cores)
     try:
-        from . import runtime
+        from ..runner import runtime
 
         runtime.configure()
         run, compile_s = _compiled(setup, horizon, width)
@@ -163,10 +163,10 @@ def _rows(label: str, seed_counts, setup, horizon: int, numpy_rate, batched):
 def _prefucb_setup(section: dict | None = None):
     """PrefUCB (K = 42, d = 7, the Customer Service cone, M = 2) on :func:`_bench_means` with Beta feedback,
     or on the environment of ``section``: ``(env, policy, metrics, params)``."""
-    from .metrics.preference import preference_metrics, preference_truth
-    from .policies.preference import ConeParams, prefucb
-    from .problems.base import make
-    from .problems.stochastic import make_stochastic
+    from ..metrics.preference import preference_metrics, preference_truth
+    from ..policies.preference import ConeParams, prefucb
+    from ..registry import make_env as make
+    from ..problems.stochastic import make_stochastic
 
     inst = make_stochastic(_bench_means()) if section is None else make(section)
     W = CUSTOMER_SERVICE_W
@@ -180,7 +180,7 @@ def _bench_means():
 
 def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
     """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers."""
-    from .numpy_peer import prefucb_batched
+    from .numpy_peers import prefucb_batched
     from .reference.prefucb_numpy import run_prefucb_numpy
 
     means, W = _bench_means(), CUSTOMER_SERVICE_W
@@ -220,8 +220,8 @@ def bench_user_envs(seed_counts, horizon: int, numpy_rounds: int, peers: bool = 
 
 def _registry_run(env_section: dict, policy_key: str):
     """Environment, policy, metrics and params of a registered policy on a registered env."""
-    from . import metrics, policies, problems
-    from .experiment import make_context
+    from .. import metrics, policies, problems
+    from ..runner.plans import make_context
 
     inst = problems.base.make(env_section, {})
     ctx = make_context({"env": env_section}, inst, inst.horizon or 1000)
@@ -246,7 +246,7 @@ def _numpy_rate(run_rounds, warm: int, rounds: int) -> float:
 def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
                   peers: bool = True):
     """THV-UCB (seed 001) on a concave DTLZ front against its numpy loop, rounds after the forced init."""
-    from .numpy_peer import thv_ucb_batched
+    from .numpy_peers import thv_ucb_batched
     from .reference.thv_ucb_numpy import thv_ucb_numpy
 
     section = {"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave", "instance_seed": 0}
@@ -266,8 +266,8 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
 
 def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
     """CoHV-UCB (seed 002) on the simulated PIQA-like table (K = 132, D = 2) against its numpy loop."""
-    from .problems import llm_configs
-    from .numpy_peer import cohv_ucb_batched
+    from ..problems import llm_configs
+    from .numpy_peers import cohv_ucb_batched
     from .reference.cohv_ucb_numpy import run_cohv_ucb
 
     section = {"kind": "llm_configs", "dataset": "piqa", "rho": 32.0}
@@ -300,7 +300,7 @@ def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
     """Batched exact HV of ``num_sets`` sets of ``points`` points at ``d`` objectives vs moocore."""
     import moocore
 
-    from .kernels import hypervolume
+    from ..kernels import hypervolume
 
     rng = np.random.default_rng(1)
     P = rng.random((num_sets, points, d)).astype(np.float32)
@@ -320,7 +320,7 @@ def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
 
 def bench_klucb(n: int):
     """Nanoseconds per KL-UCB upper index over ``n`` random (p, level) pairs, float32."""
-    from .kernels import klucb_upper
+    from ..kernels import klucb_upper
 
     rng = np.random.default_rng(2)
     p = jnp.asarray(rng.random(n), jnp.float32)
@@ -372,7 +372,7 @@ def main(argv=None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    from . import runtime
+    from ..runner import runtime
 
     runtime.configure()  # the CPU settings the figures are taken with (MOBANDIT_XLA_DEFAULTS=1: JAX's own)
     seeds = [int(s) for s in args.seeds.split(",")]

@@ -3,7 +3,7 @@
 XLA's CPU backend exposes a single device unless ``--xla_force_host_platform_device_count=N`` is in
 ``XLA_FLAGS`` when the backend starts; seeds never communicate, so a chunk's seed axis split over N
 host devices runs N-way parallel and every seed computes exactly what it computes on one device
-(see :mod:`mobandit_jax.sharding`). The CLI calls :func:`configure` before any JAX computation;
+(see :mod:`mobandit_jax.runner.sharding`). The CLI calls :func:`configure` before any JAX computation;
 importing the package changes nothing.
 
 XLA's CPU backend also splits large kernels over a thread pool sized by the process's CPU affinity
@@ -74,7 +74,7 @@ def configure(devices: int | None = None) -> int | None:
 
     Only on the CPU platform and only when ``XLA_FLAGS`` does not already set the count (a user's
     own value wins). Returns the count requested, or ``None`` when nothing was set. ``devices`` also
-    bounds the mesh of :func:`mobandit_jax.sharding.local_mesh` on any platform (see :func:`limit`).
+    bounds the mesh of :func:`mobandit_jax.runner.sharding.local_mesh` on any platform (see :func:`limit`).
     On CPU, ``devices`` below the core count also pins the process to its first ``devices`` cores.
     """
     global _LIMIT
@@ -94,7 +94,7 @@ def configure_run(devices: int | None = None, distributed: bool = False, process
     - Multi-host runs, other platforms than CPU, one core, and a host device count of the user's own
       in ``XLA_FLAGS``: :func:`configure`.
     - With ``processes``: ``devices`` (default: every core) single-device workers, one per core, this
-      process with one host device and the others worker processes (:mod:`mobandit_jax.local_workers`).
+      process with one host device and the others worker processes (:mod:`mobandit_jax.runner.workers`).
     - Otherwise one process: :func:`configure` (a chunk's seeds sharded over one host device per core,
       or over ``devices``), except that without a ``devices`` count, when chunks of ``chunk`` seeds
       would give a device fewer than :data:`MIN_SEEDS_PER_DEVICE` seeds, it keeps one host device,

@@ -6,7 +6,7 @@ kernel launches per random call. Inside a ``lax.scan`` over rounds, with a few r
 round, those launches dominate a bandit run at a few hundred seeds. :func:`use_unrolled_threefry`
 registers a straight-line lowering of the same hash for the CPU platform: the 20 rounds become one
 fused elementwise kernel. The bits are identical (``tests/test_kernels_threefry.py``); only the
-compiled program changes. :mod:`mobandit_jax.runtime` calls it on import.
+compiled program changes. :mod:`mobandit_jax.runner.runtime` calls it on import.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 ``mobandit run`` and ``mb.run`` both merge their seed chunks into a :class:`Results`:
 ``Results.save`` writes the run folder's result files (``curves.npz``, ``finals.npz``,
 ``grid.json``, ``summary.json``, ``timing.json``, figures and ``report.md``; file layout in
-:mod:`mobandit_jax.results`), and ``Results.load`` reads a run folder back.
+:mod:`mobandit_jax.runner.run_folder`), and ``Results.load`` reads a run folder back.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import results as files
-from .engine import checkpoint_rounds
-from .results import column
+from ..runner import run_folder as files
+from ..engine import checkpoint_rounds
+from ..runner.run_folder import column
 
 
 class Curves(NamedTuple):

@@ -3,7 +3,7 @@
 What a numpy user would write to run many seeds at once: every array carries a leading seed axis
 ``S``, every seed advances one round per numpy call, arrays are allocated once, and no Python
 loop runs over seeds or arms. Same algorithms and reward models as the per-seed loops of
-:mod:`mobandit_jax.reference` (which the tests compare them with):
+:mod:`mobandit_jax.bench.reference` (which the tests compare them with):
 
 - PrefUCB (seed 000, Algorithm 1, Eqs. 2-4): the KL-UCB index (Eq. 3) of ``min_k S_k(a)`` by
   vectorised Halley steps from a closed-form point above the root, the projected means kept per

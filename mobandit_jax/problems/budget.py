@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from .config import ConfigError
-from .kernels.costs import validate_budget
-from .types import EnvInstance
+from ..errors import ConfigError
+from ..types import EnvInstance
+from .costs import validate_budget
 
 KEYS = ("rho", "B")
 

@@ -5,15 +5,15 @@ defaults are tuned for large tensors instead and cost most of such a round (meas
 ``jax.profiler`` on PrefUCB, K = 42, d = 7, 256 seeds):
 
 - Threefry random bits lowered as a rolled loop: replaced by the straight-line lowering of
-  :mod:`mobandit_jax.kernels.threefry` (identical bits);
+  :mod:`mobandit_jax.runner.threefry` (identical bits);
 - YNNPACK library fusions of small dots and reductions (``--xla_cpu_experimental_ynn_fusion_type``,
   jaxlib 0.10): turned off, which halved the per-round time of the engine's policy step. The flag is
   added to ``XLA_FLAGS`` only if the user has not set it, only for jaxlib versions known to accept
   it, and only takes effect if no JAX backend has been started yet.
 
-Importing the package changes neither: ``mobandit`` (the CLI) and :func:`mobandit_jax.experiment.execute`
+Importing the package changes neither: ``mobandit`` (the CLI) and :func:`mobandit_jax.runner.execution.execute`
 call :func:`configure`; Python users who build runs with ``make_run`` call
-``mobandit_jax.runtime.configure()`` themselves, before their first JAX computation (the XLA flag is
+``mobandit_jax.runner.runtime.configure()`` themselves, before their first JAX computation (the XLA flag is
 read when the backend starts). Set ``MOBANDIT_XLA_DEFAULTS=1`` to keep JAX's defaults for both.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ def configure():
     """Apply the settings above unless ``MOBANDIT_XLA_DEFAULTS`` is set (calling it again is harmless)."""
     if os.environ.get("MOBANDIT_XLA_DEFAULTS"):
         return
-    from .kernels.threefry import use_unrolled_threefry
+    from .threefry import use_unrolled_threefry
 
     use_unrolled_threefry()
     flags = os.environ.get("XLA_FLAGS", "")

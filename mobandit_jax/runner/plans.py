@@ -1,0 +1,177 @@
+"""From a validated spec to a plan: every environment, policy and metric set built, grouped by program.
+
+``build(spec)`` expands the grid, builds every environment, policy and metric set through the
+registries (:mod:`mobandit_jax.registry`), and groups the (grid point, policy option) pairs that share
+one compiled function (same policy code, same static shapes). :func:`checked_build` reports a bad value
+met while building as a one-line :class:`~mobandit_jax.types.ConfigError` naming its spec key.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+from . import runtime
+from . import spec as cfg
+from .. import engine, metrics, policies, problems  # noqa: F401  (importing fills the registries)
+from ..kernels import validate_cone
+from ..problems.budget import with_budget
+from ..registry import POLICIES, RegistryError, make_env, make_metrics, make_policy
+from ..types import Context
+
+DEFAULT_CHECKPOINTS = 100
+
+
+@dataclass
+class Group:
+    """Grid points that share one compiled, batched run function."""
+
+    label: str
+    name: str
+    family: str
+    run: object
+    params: list = field(default_factory=list)  # RunParams per member
+    members: list = field(default_factory=list)  # (grid index within label, setting, options)
+
+
+@dataclass
+class Plan:
+    """A built experiment: groups, shared sizes and the metadata written next to the results."""
+
+    spec: dict
+    groups: list
+    horizon: int
+    record_every: int
+    seeds: int
+    base_seed: int
+    chunk: int
+    names: dict  # label -> metric names
+    reduce: dict  # label -> {metric: reducer}
+    grid: dict  # label -> [{"setting", "params"}]
+
+
+def resolve_policy(entry: dict) -> str:
+    """The registry name of a ``[[policies]]`` entry (its ``name``, and its ``family`` if given)."""
+    try:
+        return POLICIES.resolve(entry["name"], entry.get("family"))
+    except RegistryError as err:
+        raise cfg.ConfigError(str(err)) from None
+
+
+def make_context(resolved: dict, inst, horizon: int) -> Context:
+    """The :class:`Context` policy and metric builders read, from a resolved spec and its environment."""
+    W = resolved.get("preference", {}).get("W")
+    if W is not None:
+        W = validate_cone(W)
+        if W.shape[1] != inst.env.dim:
+            raise cfg.ConfigError(f"preference matrix W has {W.shape[1]} columns but the arms have "
+                                  f"d = {inst.env.dim} objectives")
+    return Context.of(inst, horizon, W)
+
+
+def _signature(tree) -> tuple:
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return (str(treedef),) + tuple((np.shape(x), str(jnp.asarray(x).dtype)) for x in leaves)
+
+
+def build(spec: dict) -> Plan:
+    """Expand and build every run of a validated spec (after :func:`mobandit_jax.runner.runtime.configure`)."""
+    runtime.configure()
+    exp = spec["experiment"]
+    points = cfg.grid_points(spec)
+    built = []
+    for setting, resolved in points:
+        inst = with_budget(make_env(resolved["env"], resolved), resolved.get("budget"))
+        horizon = max(exp["horizon"], int(inst.horizon))
+        built.append((setting, resolved, inst, horizon))
+    horizon = max(h for *_, h in built)
+    record_every = exp["record_every"] or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))
+
+    contexts = [make_context(resolved, inst, horizon) for _, resolved, inst, _ in built]
+    family_metrics: dict = {}  # (grid point, family) -> (MetricSet, mparams), built once for all its policies
+    groups: dict = {}
+    names, reduce, grid = {}, {}, {}
+    for entry in spec["policies"]:
+        label = entry.get("label", entry["name"])
+        if label in grid:
+            raise cfg.ConfigError(f"two [[policies]] entries share the label {label!r}; give each a distinct 'label'")
+        key = resolve_policy(entry)
+        family = POLICIES[key].family
+        grid[label] = []
+        for i, (setting, resolved, inst, _) in enumerate(built):
+            ctx = contexts[i]
+            if (i, family) not in family_metrics:
+                family_metrics[i, family] = make_metrics(family, ctx)
+            mset, mparams = family_metrics[i, family]
+            names.setdefault(label, tuple(mset.names))
+            reduce.setdefault(label, dict(zip(mset.names, mset.reduce)))
+            for options in cfg.policy_points(entry, setting):
+                policy, pparams, static_key = make_policy(key, ctx, **options)
+                budget = ctx.budget if ctx.budget is not None else np.inf
+                budgeted = bool(np.isfinite(budget))
+                params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, jnp.float32))
+                gkey = (label, static_key, inst.static_key, _signature(params), budgeted)
+                if gkey not in groups:
+                    run = engine.make_run(inst.env, policy, mset, horizon, record_every, budgeted)
+                    groups[gkey] = Group(label, entry["name"], family, run)
+                g = len(grid[label])
+                grid[label].append({"setting": setting, "params": {"name": entry["name"], **options}})
+                groups[gkey].params.append(params)
+                groups[gkey].members.append(g)
+    return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"], cfg.chunk_size(spec),
+                names, reduce, grid)
+
+
+def checked_build(spec: dict) -> Plan:
+    """:func:`build`, with a bad value met while building reported as a one-line :class:`ConfigError`.
+
+    Environment, policy and metric builders raise ``ValueError`` / ``KeyError`` / ``TypeError`` on
+    values the spec parser cannot check by itself; the message gains the spec key holding the value.
+    """
+    for entry in spec["policies"]:
+        _check_option_types(entry)
+    try:
+        return build(spec)
+    except cfg.ConfigError:
+        raise
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as err:
+        msg = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+        keys = [k for k, v in _spec_values(spec)
+                if isinstance(v, str) and repr(v) in msg and k.split(".")[-1].split()[-1] not in msg]
+        named = isinstance(err, KeyError) and " " in msg  # the registries' own messages name the key
+        where = f"{keys[0]}: " if keys else "" if named else f"building env kind {spec['env']['kind']!r}: "
+        raise cfg.ConfigError(where + " ".join(msg.split())) from err
+
+
+def _check_option_types(entry: dict):
+    """Each option (and swept value) of a [[policies]] entry has the type of the registry default."""
+    default = POLICIES[resolve_policy(entry)].defaults
+    values = [(k, v) for k, v in entry.items() if k not in cfg.POLICY_META_KEYS]
+    values += [(k, v) for k, vs in entry.get("sweep", {}).items() for v in vs]
+    for k, v in values:
+        want = default.get(k)
+        if isinstance(v, dict):  # a table of per-setting values, resolved by the policy's builder
+            continue
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if (isinstance(want, bool) and not isinstance(v, bool)) or (
+                isinstance(want, (int, float)) and not isinstance(want, bool) and not number) or (
+                isinstance(want, str) and not isinstance(v, str)):
+            raise cfg.ConfigError(f"policy {entry.get('label', entry['name'])!r}: option {k} = {v!r} must be "
+                                  f"{type(want).__name__} like its default {want!r}")
+
+
+def _spec_values(spec: dict):
+    """``(dotted key, value)`` of every env and preference value, sweep value and scenario override."""
+    for table in ("env", "preference", "experiment"):
+        for k, v in spec.get(table, {}).items():
+            if k != "kind":  # a kind is named by the registry's own message
+                yield f"{table}.{k}", v
+    for k, values in spec.get("sweep", {}).items():
+        for v in values:
+            yield f"sweep.{k}", v
+    for sc in spec.get("scenarios", []):
+        for k, v in sc.items():
+            yield f"[[scenarios]] {sc['name']!r} {k}", v
