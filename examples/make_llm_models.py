@@ -1,7 +1,7 @@
 """Rebuild ``examples/llm_models.csv`` from the bundled Open LLM Leaderboard scores.
 
 The 12 base models with the highest mean Open LLM Leaderboard v2 score (the selection rule of
-seed 000, Section 4.1, ``mobandit_jax/problems/llm_leaderboard.py``), three of their v2 scores as
+PDMOB, Section 4.1, ``mobandit_jax/problems/llm_leaderboard.py``), three of their v2 scores as
 objectives in [0, 1] (MMLU-PRO, BIG-Bench Hard, IFEval; higher is better) and their size in
 billions of parameters as the cost of a pull. Run from the repository root:
 ``python examples/make_llm_models.py``.

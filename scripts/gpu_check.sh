@@ -9,7 +9,7 @@
 #   2. the tests marked `gpu` (they skip themselves without a GPU backend);
 #   3. engine throughput of PrefUCB, THV-UCB (d = 2) and CoHV-UCB at 1 .. 1,048,576 seeds in
 #      powers of 4, each sweep ending at the first seed count that runs out of device memory;
-#   4. one full spec, configs/seed001_d5.toml.
+#   4. one full spec, configs/topk_pareto/d5.toml.
 # --dry-run: CPU backend, no install, 1 and 4 seeds, 20 rounds, the spec at 2 seeds and 50 rounds
 # (checks the script itself on a machine without a GPU).
 set -u
@@ -61,7 +61,7 @@ for algo in prefucb thv_d2 cohv; do
   step "bench_$algo" "$LIMIT_BENCH" "$PYTHON" -m mobandit_jax.runner.cli bench --engine-only --algorithms "$algo" \
     --seeds "$SEEDS" --rounds "$ROUNDS" --json "$WORK/bench_$algo.json"
 done
-step spec "$LIMIT_SPEC" "$PYTHON" -m mobandit_jax.runner.cli run configs/seed001_d5.toml --out "$WORK/seed001_d5" --quiet \
+step spec "$LIMIT_SPEC" "$PYTHON" -m mobandit_jax.runner.cli run configs/topk_pareto/d5.toml --out "$WORK/topk_pareto/d5" --quiet \
   --no-cache "${SPEC_ARGS[@]}"
 
 "$PYTHON" - "$WORK" "$OUT_JSON" "$DRY" <<'PY'
@@ -90,10 +90,10 @@ for algo in ("prefucb", "thv_d2", "cohv"):
         data = json.loads(path.read_text())
         best = max(data["policies"], key=lambda r: r["seed_rounds_per_s"], default=None)
         report["bench"][algo] = {**data, "best": best}
-summary = work / "seed001_d5" / "summary.json"
+summary = work / "topk_pareto/d5" / "summary.json"
 if summary.exists():
     records = json.loads(summary.read_text())["records"]
-    report["spec"] = {"config": "configs/seed001_d5.toml", "records": len(records),
+    report["spec"] = {"config": "configs/topk_pareto/d5.toml", "records": len(records),
                       "seconds": report["steps"]["spec"]["seconds"]}
 pathlib.Path(out).write_text(json.dumps(report, indent=1))
 print(f"wrote {out}")

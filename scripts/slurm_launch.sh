@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Multi-host sweep on Slurm: one task per node, every task runs its share of the seed chunks.
 #
-#   sbatch scripts/slurm_launch.sh configs/seed001_d5.toml runs/seed001_d5
+#   sbatch scripts/slurm_launch.sh configs/topk_pareto/d5.toml runs/topk_pareto/d5
 #
 # jax.distributed.initialize() reads the Slurm environment (coordinator = first node, process
 # count and index from SLURM_NTASKS / SLURM_PROCID). Each process shards its chunk's seeds over its

@@ -14,7 +14,7 @@ BUILDERS = report_builders(EXPERIMENTS)
 # Modules of the package a builder may import anywhere (and their names).
 GENERAL = ("mobandit_jax.runner.run_folder", "mobandit_jax.analysis.stats", "mobandit_jax.kernels", "mobandit_jax.problems.llm_leaderboard",
            "mobandit_jax.problems.nyse", "mobandit_jax.problems.llm_configs")
-# Seed 002 rebuilds instances and identification policies: only inside these functions.
+# Xue et al. rebuilds instances and identification policies: only inside these functions.
 PACKAGE_ACCESS = {"budget_use", "classification_gaps"}
 # Paper tables and report-only helpers that are leaving the package.
 PAPER_NAMES = {"TABLE1", "TABLE2_ETA", "table2_eta", "SCENARIO_ROLES", "SCENARIOS", "MANDATES", "scenario_matrices",
@@ -61,9 +61,9 @@ def test_import_scan_sees_module_and_function_level_imports():
     assert _general(found[0][0]) and not _general(found[1][0]) and not _general("mobandit_jax.resultsx")
 
 
-def test_seed002_paper_values_are_read_from_its_table_file():
-    rep = load_report("seed002", EXPERIMENTS)
-    tables = json.loads((EXPERIMENTS / "seed002" / "paper_tables.json").read_text())
+def test_cost_aware_paper_values_are_read_from_its_table_file():
+    rep = load_report("cost_aware", EXPERIMENTS)
+    tables = json.loads((EXPERIMENTS / "cost_aware" / "paper_tables.json").read_text())
     assert rep.PAPER == tables["quoted"]
     assert rep._paper(rep.PAPER["stoch"], "gsm8k", "Uniform") == "0.026 / 0.028"
     assert rep._paper(rep.PAPER["ident_large"], "piqa", "CoPSI") == "0.148"

@@ -1,7 +1,7 @@
 """PrefUCB's stored KL-UCB indices along a trajectory against a float64 root finder (scipy brentq).
 
 The policy keeps every arm's index of the next round and refines the unpulled arms' from their last
-value (seed 000, Eq. 3 with beta_t = log t); here they are checked after every update against fresh
+value (PDMOB, Eq. 3 with beta_t = log t); here they are checked after every update against fresh
 float64 roots of the same ``min_k S_k(r_hat(a))`` and level ``log(t + 1) / n(a)``.
 """
 import numpy as np

@@ -132,15 +132,15 @@ def test_shipped_report_list_covers_the_paper_specs():
     root = Path(__file__).resolve().parents[1]
     builders = reproduce.report_builders(root / "experiments")
     assert {p: b.path for p, b in builders.items()} == {
-        p: root / "experiments" / p / "report.py" for p in ("seed000", "seed001", "seed002")}
+        p: root / "experiments" / p / "report.py" for p in ("pdmob", "topk_pareto", "cost_aware")}
     grouped, alone = reproduce.group(reproduce.discover(root / "configs"), builders)
     assert [p.stem for p in alone] == ["quickstart"]
-    assert {key: path.stem for key, path in grouped["seed001"].items()} == {
+    assert {key: path.stem for key, path in grouped["topk_pareto"].items()} == {
         **{key: f"seed001_{key}" for key in ("d2", "d3", "d4", "d5", "eta_grid", "eta_d3", "eta_d4", "eta_d5",
                                              "fixed_d2", "fixed_d3", "fixed_d4", "fixed_d5")},
-        "alt_d2": "seed001_alt_baselines_d2"}
-    assert set(grouped["seed000"]) == {"llm", "assets", "identity_ablation"}
-    assert set(grouped["seed002"]) == {"online", "identification", "f1", "stochastic_costs"}
+        "alt_d2": "topk_pareto/alt_baselines_d2"}
+    assert set(grouped["pdmob"]) == {"llm", "assets", "identity_ablation"}
+    assert set(grouped["cost_aware"]) == {"online", "identification", "f1", "stochastic_costs"}
 
 
 def test_compare_records_lists_each_differing_number_and_missing_records():

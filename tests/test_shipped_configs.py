@@ -11,13 +11,13 @@ from mobandit_jax.runner.reproduce import load_report
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))
-ALGOS = load_report("seed001", CONFIG_DIR.parent / "experiments").ALGOS
+ALGOS = load_report("topk_pareto", CONFIG_DIR.parent / "experiments").ALGOS
 
 
 def test_configs_are_shipped():
     names = {p.stem for p in CONFIGS}
-    assert {"quickstart", "seed000_llm", "seed000_assets", "seed001_d2", "seed001_eta_grid",
-            "seed002_online", "seed002_identification", "seed002_f1", "seed002_stochastic_costs"} <= names
+    assert {"quickstart", "pdmob/llm", "pdmob/assets", "topk_pareto/d2", "topk_pareto/eta_grid",
+            "cost_aware/online", "cost_aware/identification", "cost_aware/f1", "cost_aware/stochastic_costs"} <= names
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
@@ -38,17 +38,17 @@ def test_spec_is_valid(path):
 ETA_TUNED = {k.split("/")[1] for k, e in POLICIES.items() if e.family == "slate" and "eta" in e.defaults}
 
 
-SEED001_ETA_GRIDS = {2: "seed001_eta_grid", 3: "seed001_eta_d3", 4: "seed001_eta_d4", 5: "seed001_eta_d5"}
+SEED001_ETA_GRIDS = {2: "topk_pareto/eta_grid", 3: "topk_pareto/eta_d3", 4: "topk_pareto/eta_d4", 5: "topk_pareto/eta_d5"}
 
 
 @pytest.mark.parametrize("d", sorted(SEED001_ETA_GRIDS))
-def test_seed001_main_and_eta_grid_runs_make_one_table(d):
+def test_topk_pareto_main_and_eta_grid_runs_make_one_table(d):
     """The seed-001 report reads the eta-tuned rows of a main table from the eta grid: both specs run the
     same experiment, the main spec holds exactly the policies without an eta, and the grid holds every
     eta-tuned policy on the grid {0.01, 0.1, 0.3, 1.0} of Appendix B."""
-    main = cfg.load(CONFIG_DIR / f"seed001_d{d}.toml")
+    main = cfg.load(CONFIG_DIR / f"topk_pareto_d{d}.toml")
     grid = cfg.load(CONFIG_DIR / f"{SEED001_ETA_GRIDS[d]}.toml")
-    fixed = cfg.load(CONFIG_DIR / "seed001_fixed_d2.toml")
+    fixed = cfg.load(CONFIG_DIR / "topk_pareto_fixed_d2.toml")
     same = ("horizon", "seeds", "seed", "record_every", "setting")
     assert [main["experiment"][k] for k in same] == [grid["experiment"][k] for k in same]
     assert main["env"] == grid["env"] and main["sweep"] == grid["sweep"]
@@ -60,8 +60,8 @@ def test_seed001_main_and_eta_grid_runs_make_one_table(d):
         assert {point["eta"] for point in cfg.policy_points(entry)} == {0.01, 0.1, 0.3, 1.0}, entry["name"]
 
 
-def test_seed001_fixed_d2_gives_every_eta_policy_a_tuned_eta_per_front():
-    spec = cfg.load(CONFIG_DIR / "seed001_fixed_d2.toml")
+def test_topk_pareto_fixed_d2_gives_every_eta_policy_a_tuned_eta_per_front():
+    spec = cfg.load(CONFIG_DIR / "topk_pareto_fixed_d2.toml")
     for entry in spec["policies"]:
         for setting, _ in cfg.grid_points(spec):
             (options,) = cfg.policy_points(entry, setting)

@@ -13,8 +13,8 @@ from mobandit_jax.runner import plans
 
 CONFIGS = sorted(Path(__file__).resolve().parents[1].glob("configs/*.toml"))
 # Specs whose plan builds in well under a second; the others are checked up to grid expansion.
-QUICK_BUILD = {"quickstart", "seed000_llm", "seed002_f1", "seed002_identification", "seed002_online",
-               "seed002_stochastic_costs"}
+QUICK_BUILD = {"quickstart", "pdmob/llm", "cost_aware/f1", "cost_aware/identification", "cost_aware/online",
+               "cost_aware/stochastic_costs"}
 SCALARS = st.one_of(st.integers(-3, 5000), st.floats(allow_nan=True, allow_infinity=True), st.booleans(),
                     st.text(max_size=6), st.sampled_from(["stochastic", "prefucb", "beta", "sum", "last10"]))
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),

@@ -1,4 +1,4 @@
-"""Paired statistics of seed 001 Table 6 against scipy, brute force and hand-computed values."""
+"""Paired statistics of Gutowski et al. Table 6 against scipy, brute force and hand-computed values."""
 import itertools
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Paired comparison statistics of seed 001, Appendix B, Table 6.
+"""Paired comparison statistics of Gutowski et al., Appendix B, Table 6.
 
 Two methods are compared on the same environment seeds (paired samples ``a_s``, ``b_s``, e.g. the
 per-seed ``HV_last100`` of THV-UCB and of a baseline). Table 6 reports:

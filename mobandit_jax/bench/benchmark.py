@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from ..runner import devices, workers as local_workers, sharding
 from ..engine import RunParams, batch, make_run, seed_keys, stack_params
 
-CUSTOMER_SERVICE_W = np.array([[1, 0, 1, 0, 0, 2, 1], [0, -1, 0, 0, 0, 1, 0]], np.float64)  # seed 000, Table 3
+CUSTOMER_SERVICE_W = np.array([[1, 0, 1, 0, 0, 2, 1], [0, -1, 0, 0, 0, 1, 0]], np.float64)  # PDMOB, Table 3
 
 
 def _timed(fn, repeat: int = 1):
@@ -245,7 +245,7 @@ def _numpy_rate(run_rounds, warm: int, rounds: int) -> float:
 
 def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
                   peers: bool = True):
-    """THV-UCB (seed 001) on a concave DTLZ front against its numpy loop, rounds after the forced init."""
+    """THV-UCB (Gutowski et al.) on a concave DTLZ front against its numpy loop, rounds after the forced init."""
     from .numpy_peers import thv_ucb_batched
     from .reference.thv_ucb_numpy import thv_ucb_numpy
 
@@ -265,7 +265,7 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
 
 
 def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
-    """CoHV-UCB (seed 002) on the simulated PIQA-like table (K = 132, D = 2) against its numpy loop."""
+    """CoHV-UCB (Xue et al.) on the simulated PIQA-like table (K = 132, D = 2) against its numpy loop."""
     from ..problems import llm_configs
     from .numpy_peers import cohv_ucb_batched
     from .reference.cohv_ucb_numpy import run_cohv_ucb

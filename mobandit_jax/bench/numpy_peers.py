@@ -5,12 +5,12 @@ What a numpy user would write to run many seeds at once: every array carries a l
 loop runs over seeds or arms. Same algorithms and reward models as the per-seed loops of
 :mod:`mobandit_jax.bench.reference` (which the tests compare them with):
 
-- PrefUCB (seed 000, Algorithm 1, Eqs. 2-4): the KL-UCB index (Eq. 3) of ``min_k S_k(a)`` by
+- PrefUCB (PDMOB, Algorithm 1, Eqs. 2-4): the KL-UCB index (Eq. 3) of ``min_k S_k(a)`` by
   vectorised Halley steps from a closed-form point above the root, the projected means kept per
   arm and refreshed only for the pulled arm, ties broken uniformly at random;
-- THV-UCB (seed 001, Algorithm 1): safe pruning by one ``(S, n, n)`` dominance test, the greedy
+- THV-UCB (Gutowski et al., Algorithm 1): safe pruning by one ``(S, n, n)`` dominance test, the greedy
   slate by inclusion-exclusion gains ``HV(T + i) - HV(T)`` of all candidates at once;
-- CoHV-UCB (seed 002, Algorithm 1): index ``prod_d U_i^(d) / c_low_i`` over feasible arms,
+- CoHV-UCB (Xue et al., Algorithm 1): index ``prod_d U_i^(d) / c_low_i`` over feasible arms,
   per-seed budgets (a seed stops for good at its first pull over budget).
 """
 from __future__ import annotations

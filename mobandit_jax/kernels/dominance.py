@@ -1,6 +1,6 @@
 """Pareto and cone dominance: masks, layers, normalised projections and preference gaps.
 
-Seed 000 (preference-directed MO bandits), Section 2.1:
+PDMOB (preference-directed MO bandits), Section 2.1:
 - Def. 1: the preference cone ``C = {x : W x >= 0}``, ``W`` of shape ``(M, d)``;
 - Def. 2: ``x`` C-dominates ``y`` iff ``W (x - y) >= 0``; arm ``i`` is Pareto C-optimal iff no
   other arm C-dominates it (read literally: two arms whose difference lies in the lineality space

@@ -1,4 +1,4 @@
-"""Pareto set identification gaps of seed 002 (Xue et al.), Section 3.2 and Eq. (1).
+"""Pareto set identification gaps of Xue et al. (Xue et al.), Section 3.2 and Eq. (1).
 
 Section 3.2 writes ``u < v`` for a strict inequality in *every* coordinate: arm ``i`` is dominated
 iff some ``j`` has ``m(i, j) = min_d (mu_j - mu_i) > 0`` (weak Pareto order, not the weak-dominance

@@ -9,7 +9,7 @@ coordinate add nothing. Two exact, branch-free algorithms, chosen by the static 
   by doubling (m steps, 2^m x d work and memory per set).
 
 The marginal contribution of a candidate ``c`` to a set ``B`` (the greedy step of a top-k slate,
-seed 001 Algorithm 1) uses ``HV(B + c) - HV(B) = vol([r, c]) - HV({min(c, b) : b in B})``; at
+Gutowski et al. Algorithm 1) uses ``HV(B + c) - HV(B) = vol([r, c]) - HV({min(c, b) : b in B})``; at
 d >= 3 the subset minima of ``B`` are built once and clipped by each candidate.
 Padding rows equal to ``r`` (or anything not dominating ``r``) are inert, so variable-size sets
 fit in fixed shapes.

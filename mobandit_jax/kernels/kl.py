@@ -1,6 +1,6 @@
 """Bernoulli KL divergence and the KL-UCB confidence indices (Garivier & Cappe, 2011).
 
-Seed 000, Eq. (3): ``U = sup{q in [p, 1] : n kl(p, q) <= beta}``; here ``level = beta / n``.
+PDMOB, Eq. (3): ``U = sup{q in [p, 1] : n kl(p, q) <= beta}``; here ``level = beta / n``.
 The root is found by a fixed number of Halley steps (3 in float32, 4 in float64), started above the
 root at the tightest of four closed-form caps (Pinsker's inequality and three sharper lower bounds
 on ``kl``); ``kl(p, .)`` is convex and increasing on ``[p, 1)`` and its first two derivatives are

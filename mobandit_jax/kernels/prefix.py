@@ -1,6 +1,6 @@
 """Prefix sums of each arm's pulls, read one count at a time, in a fixed tiled summation order.
 
-A phase-based identifier (seed 002, Algorithm 2) needs the sum of an arm's first ``n`` pulls for a
+A phase-based identifier (Xue et al., Algorithm 2) needs the sum of an arm's first ``n`` pulls for a
 few counts ``n`` per phase. :func:`prefix_sums` keeps the per-pull values in tiles of ``BASE = 16``
 and the sums of the tiles (themselves in tiles of 16, and so on); :func:`prefix_at` adds the head
 of one tile to the sum of the tiles before it, one level at a time. Building costs one pass over

@@ -1,4 +1,4 @@
-"""Budgeted online metrics of seed 002 (Section 3.1; Appendix A "Supplementary evaluation metrics").
+"""Budgeted online metrics of Xue et al. (Section 3.1; Appendix A "Supplementary evaluation metrics").
 
 With the zero reference point, ``H_i = HV(mu_i) = prod_d mu_i^(d)``, ``nu_i = H_i / mu_i^c``,
 ``i* = argmax nu_i`` and ``Delta_i = nu_{i*} - nu_i``. Per pull ``i_t`` (summed by the engine):

@@ -1,4 +1,4 @@
-"""Fixed-budget Pareto identification metrics of seed 002 (Section 3.2; Appendix A, F1).
+"""Fixed-budget Pareto identification metrics of Xue et al. (Section 3.2; Appendix A, F1).
 
 For a recommended set ``P_hat`` (a (K,) bool mask returned by an Identifier) and the true Pareto
 set ``P*`` (Section 3.2: arms not strictly dominated in every coordinate by another arm, computed

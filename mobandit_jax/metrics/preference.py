@@ -1,4 +1,4 @@
-"""Per-round metrics of the preference-directed family (seed 000, Def. 5 and Section 4).
+"""Per-round metrics of the preference-directed family (PDMOB, Def. 5 and Section 4).
 
 - ``regret_indicator``: ``1{a_t not in P*_C}`` (summed: ``R^01_T``);
 - ``regret_gap``: ``Delta_{a_t} 1{a_t not in P*_C}`` (summed: ``R^gap_T``);

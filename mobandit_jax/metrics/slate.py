@@ -1,4 +1,4 @@
-"""Top-k slate metrics of seed 001 (Problem Setting, Eq. (1)-(2); Experiments, "Computing V*").
+"""Top-k slate metrics of Gutowski et al. (Problem Setting, Eq. (1)-(2); Experiments, "Computing V*").
 
 Per round, on the true means (pseudo-hypervolume, no observation noise):
 

@@ -1,6 +1,6 @@
 """Budgeted online multi-objective selection: CoHV-UCB and its baselines.
 
-Seed 002 (Xue et al., "Cost-Aware Multi-Objective Bandits"), Section 4.1 and Algorithm 1
+Xue et al. (Xue et al., "Cost-Aware Multi-Objective Bandits"), Section 4.1 and Algorithm 1
 (CoHV-UCB): after the initial pulls, every round computes for each arm
 
     U_i   = min(1, rbar_i + beta^r_i)                         (line 5, clipped optimistic vector)
@@ -187,9 +187,9 @@ def _row(name, factory, doc):
     register_policy(name, "budgeted", factory, configure, doc, alpha=ALPHA, s_r=S_R, s_c=S_C, eta=ETA)
 
 
-_row("cohv_ucb", cohv_ucb, "CoHV-UCB, hypervolume-per-cost UCB (seed 002, Algorithm 1)")
-_row("hv_ucb", hv_ucb, "HV-UCB: CoHV-UCB without the cost denominator (seed 002, Sec. 5.1)")
-_row("acc_cost_ucb", acc_cost_ucb, "Accuracy-Cost-UCB: optimistic accuracy per cost (seed 002, Sec. 5.1)")
+_row("cohv_ucb", cohv_ucb, "CoHV-UCB, hypervolume-per-cost UCB (Xue et al., Algorithm 1)")
+_row("hv_ucb", hv_ucb, "HV-UCB: CoHV-UCB without the cost denominator (Xue et al., Sec. 5.1)")
+_row("acc_cost_ucb", acc_cost_ucb, "Accuracy-Cost-UCB: optimistic accuracy per cost (Xue et al., Sec. 5.1)")
 
 
 class RoundRobinState(NamedTuple):
@@ -207,4 +207,4 @@ def uniform(num_arms: int) -> Policy:
 
 
 register_policy("budgeted/uniform", "budgeted", uniform, lambda ctx: (dict(num_arms=ctx.num_arms), {}),
-         "Uniform round-robin allocation (seed 002, Sec. 5.1)")
+         "Uniform round-robin allocation (Xue et al., Sec. 5.1)")

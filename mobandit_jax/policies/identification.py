@@ -1,6 +1,6 @@
 """Fixed-budget cost-aware Pareto set identification: CoPSI, PSI-SR and uniform allocation.
 
-Seed 002 (Xue et al., "Cost-Aware Multi-Objective Bandits"), Section 3.2 (Pareto set, pairwise
+Xue et al. (Xue et al., "Cost-Aware Multi-Objective Bandits"), Section 3.2 (Pareto set, pairwise
 margins ``m(i, j)``, ``M(i, j)``, classification gaps), Section 4.2 and Algorithm 2 (CoPSI:
 cost-aware targets ``n_r = floor(B / (L_{K,lambda} C_r))`` with
 ``L_{K,lambda} = 1 + sum_{l=2}^K 1 / (1 + (l-1) lambda)``, empirical Pareto set, empirical gaps of
@@ -18,7 +18,7 @@ of two sums and a whole run is ``K - 1`` vectorized phases. The gaps of Eq. (1) 
 
 How the paper was read where it is silent (``lambda`` in ``L_{K,lambda}`` is ``min_i c_i``; the budget
 guard; the PSI-SR schedules; the float32 tie tolerances of line 15) is written in
-``experiments/seed002/reading_notes.md``.
+``experiments/cost_aware/reading_notes.md``.
 """
 from __future__ import annotations
 
@@ -278,8 +278,8 @@ def _configure_uniform_alloc(ctx):
 
 
 register_policy("copsi", "identification", copsi, _configure_copsi,
-         "CoPSI, cost-aware Pareto set identification (seed 002, Algorithm 2)")
+         "CoPSI, cost-aware Pareto set identification (Xue et al., Algorithm 2)")
 register_policy("psi_sr", "identification", psi_sr, _configure_psi_sr,
          "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)", schedule="sr")
 register_policy("uniform_alloc", "identification", uniform_alloc, _configure_uniform_alloc,
-         "Uniform allocation, then the empirical Pareto set (seed 002, Section 5.1)")
+         "Uniform allocation, then the empirical Pareto set (Xue et al., Section 5.1)")

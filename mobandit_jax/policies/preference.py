@@ -1,4 +1,4 @@
-"""Preference-directed policies of seed 000 (Selective Ensemble Based on Preference-Directed MOB).
+"""Preference-directed policies of PDMOB (Selective Ensemble Based on Preference-Directed MOB).
 
 - ``prefucb``: Algorithm 1. Pull each arm once; then for every arm ``a`` and direction ``k``
   ``U_{a,k}(t) = sup{q in [S_k(r_hat(a)), 1] : n(a) kl(S_k(r_hat(a)), q) <= beta_t}`` with
@@ -90,7 +90,7 @@ def _next_level(counts):
 
 
 def prefucb(num_arms: int, dim: int, index: str = "klucb") -> Policy:
-    """PrefUCB (seed 000, Algorithm 1) for ``num_arms`` arms with ``dim`` objectives."""
+    """PrefUCB (PDMOB, Algorithm 1) for ``num_arms`` arms with ``dim`` objectives."""
 
     def init(params):
         dtype = params.W.dtype
@@ -208,7 +208,7 @@ def _with_index(name):
 
 
 register_policy("prefucb", "preference", prefucb, _with_index("prefucb"),
-         "PrefUCB: KL-UCB per preference direction, min over directions (seed 000, Alg. 1)", index="klucb")
+         "PrefUCB: KL-UCB per preference direction, min over directions (PDMOB, Alg. 1)", index="klucb")
 register_policy("pareto_ucb", "preference", pareto_ucb, _with_index("pareto_ucb"),
          "Pareto UCB1: uniform among non-dominated UCB vectors (Drugan & Nowe 2013)", index="pareto_ucb1")
 register_policy("scalarized_ucb_rr", "preference", scalarized_ucb_rr,
@@ -220,4 +220,4 @@ def _configure_gt_pf(ctx):
 
 
 register_policy("gt_pf", "preference", gt_pf, _configure_gt_pf,
-         "GT-PF oracle: uniform over the true standard Pareto set (seed 000, App. B.1)")
+         "GT-PF oracle: uniform over the true standard Pareto set (PDMOB, App. B.1)")

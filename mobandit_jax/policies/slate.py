@@ -1,4 +1,4 @@
-"""Top-k slate policies of seed 001: THV-UCB (Algorithm 1) and the 13 baselines of "Baselines".
+"""Top-k slate policies of Gutowski et al.: THV-UCB (Algorithm 1) and the 13 baselines of "Baselines".
 
 Every policy picks a slate ``S_t`` of ``k`` distinct arms per round under semi-bandit feedback
 (``Observation.reward`` is ``(k, d)``). All share (i) the state: round counter ``t``, pull counts
@@ -706,7 +706,7 @@ def _named(name, configure):
 
 
 _ROWS = {
-    "thv_ucb": (thv_ucb, "THV-UCB: greedy optimistic marginal hypervolume with safe pruning (seed 001, Alg. 1)",
+    "thv_ucb": (thv_ucb, "THV-UCB: greedy optimistic marginal hypervolume with safe pruning (Gutowski et al., Alg. 1)",
                 lambda ctx, eta, delta, clip, m0: ({**_sizes(ctx), "clip": bool(clip)},
                                                    thv_ucb_params(ctx.horizon, _ref(ctx), eta, delta, m0)),
                 dict(eta=THV_ETA, delta=None, clip=True)),

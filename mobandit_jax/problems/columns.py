@@ -5,11 +5,11 @@ whole columns with numpy, so a 10 MB file loads in well under a second. Every ba
 error line naming the file, the column and the row: rows count the lines after the header from 1
 (blank lines included, skipped when read), so row ``r`` is line ``r + 1`` of the file.
 
-Objectives are means in [0, 1] as in the papers' problem statement (seed 000, Section 2.2; seed 002,
+Objectives are means in [0, 1] as in the papers' problem statement (PDMOB, Section 2.2; Xue et al.,
 Section 2). Raw scores are mapped there explicitly: ``normalize`` min-max scales columns to [0, 1],
 ``minimize`` marks lower-is-better columns (``1 - x`` for values already in [0, 1], ``(max - x) /
 (max - min)`` when normalized). Costs are divided by their largest value, so they lie in (0, 1] and
-the cost floor lambda is the smallest of them (seed 002, Appendix A).
+the cost floor lambda is the smallest of them (Xue et al., Appendix A).
 """
 from __future__ import annotations
 

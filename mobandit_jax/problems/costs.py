@@ -1,4 +1,4 @@
-"""Costs of seed 002 (Xue et al., "Cost-Aware Multi-Objective Bandits"): validation and ``L_{K,lambda}``.
+"""Costs of Xue et al. (Xue et al., "Cost-Aware Multi-Objective Bandits"): validation and ``L_{K,lambda}``.
 
 Section 3.1: every pull costs ``c in [lambda, 1]`` with a known floor ``0 < lambda <= 1``; Algorithm 2
 allocates with ``L_{K,lambda} = 1 + sum_{l=2}^K 1 / (1 + (l-1) lambda)``.

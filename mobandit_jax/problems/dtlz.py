@@ -1,4 +1,4 @@
-"""DTLZ-style synthetic top-k Pareto bandit instances (seed 001, Experiments, "Synthetic Environments").
+"""DTLZ-style synthetic top-k Pareto bandit instances (Gutowski et al., Experiments, "Synthetic Environments").
 
 An instance has ``n`` arms with mean vectors in ``[0, 1]^d``:
 
@@ -15,7 +15,7 @@ An instance has ``n`` arms with mean vectors in ``[0, 1]^d``:
 Pulls return the mean plus ``N(0, sigma^2)`` noise per coordinate, clipped to ``[0, 1]^d``, and
 cost nothing (no budget). The reference point is 0.
 
-Readings of points the text leaves open (documented in ``experiments/seed001/report.md``):
+Readings of points the text leaves open (documented in ``experiments/topk_pareto/report.md``):
 
 - every angle is drawn i.i.d. ``U[0, pi/2]`` (literal reading; no area-uniform sampling on the sphere);
 - "theta_1" of the clusters geometry is the first angle (the only one at d = 2); each front arm
@@ -173,7 +173,7 @@ def instance_key_for_env_key(key_env):
 
 @register_env(
     "dtlz",
-    doc="DTLZ fronts (concave/convex/linear/clusters) + dominated distractors, seed 001 (top-k slates)",
+    doc="DTLZ fronts (concave/convex/linear/clusters) + dominated distractors, Gutowski et al. (top-k slates)",
     keys=("d", "n", "k", "sigma", "front", "instance_seed"),
 )
 def build(section: dict, config: dict) -> EnvInstance:

@@ -1,6 +1,6 @@
 """Budgeted LLM configuration evaluation: per-instance logs, preprocessing and bootstrap replays.
 
-Implements the experimental environment of seed 002 (Xue et al., "Cost-Aware Multi-Objective
+Implements the experimental environment of Xue et al. (Xue et al., "Cost-Aware Multi-Objective
 Bandits: Theory and Application to Budgeted LLM Configuration Evaluation"): Section 5.1 (datasets,
 Table 1, the 14-arm identification subset) and Appendix A "Experimental Details" (200/800
 profiling/evaluation split, latency percentiles ``tau5``/``tau95``, the normalized inverse-latency
@@ -18,7 +18,7 @@ Data sources
   **simulated** stand-in of the same shape bundled with the package
   (``mobandit_jax/data/llm_configs/<dataset>_simulated.csv.gz``, :func:`bundled_logs`): GSM8K-like
   K = 108, PIQA-like K = 132, 1,000 instances each, generator seeds 258 / 87. The generator and
-  its seed search are ``experiments/seed002/simulated_logs.py``. Everything built from it is
+  its seed search are ``experiments/cost_aware/simulated_logs.py``. Everything built from it is
   labelled "simulated" (``info["label"]``, ``info["simulated"]``).
 
 Choices where Appendix A is silent (documented here and in the report)
@@ -169,12 +169,12 @@ def write_logs(logs: ConfigLogs, path) -> None:
 
 
 def bundled_logs(dataset: str, seed=None) -> ConfigLogs:
-    """The bundled **simulated** ``"gsm8k"`` / ``"piqa"`` stand-in (written by experiments/seed002/simulated_logs.py)."""
+    """The bundled **simulated** ``"gsm8k"`` / ``"piqa"`` stand-in (written by experiments/cost_aware/simulated_logs.py)."""
     if dataset not in DATASETS:
         raise ValueError(f"env.dataset must be 'gsm8k', 'piqa' (simulated) or a path to a .csv log, got {dataset!r}")
     if seed is not None and int(seed) != BUNDLED_SEEDS[dataset]:
         raise ValueError(f"env.seed = {seed}: the bundled {dataset} stand-in has generator seed "
-                         f"{BUNDLED_SEEDS[dataset]}; write logs of another seed with experiments/seed002/simulated_logs.py "
+                         f"{BUNDLED_SEEDS[dataset]}; write logs of another seed with experiments/cost_aware/simulated_logs.py "
                          "--seed N and give their path as env.dataset")
     if dataset not in _BUNDLED:
         logs = load_logs(DATA_DIR / f"{dataset}_simulated.csv.gz")
@@ -302,7 +302,7 @@ def build_instance(dataset="gsm8k", subset="all", rho=8.0, costs="random", seed=
 
 @register_env(
     "llm_configs",
-    doc="Bootstrap replays of per-instance LLM configuration logs (seed 002, Appendix A); "
+    doc="Bootstrap replays of per-instance LLM configuration logs (Xue et al., Appendix A); "
     "dataset 'gsm8k'/'piqa' are SIMULATED stand-ins, or a CSV path of real logs.",
     keys=("dataset", "subset", "rho", "costs", "seed", "split_seed", "n_profile", "c_max"),
 )

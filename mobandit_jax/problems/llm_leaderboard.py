@@ -1,6 +1,6 @@
-"""The LLM selective-ensemble arm table of seed 000 (K = 42 models, d = 7 capabilities).
+"""The LLM selective-ensemble arm table of PDMOB (K = 42 models, d = 7 capabilities).
 
-Seed 000 (preference-directed MO bandits), Section 4.1 and Appendix B.2, Table 3. The paper builds
+PDMOB (preference-directed MO bandits), Section 4.1 and Appendix B.2, Table 3. The paper builds
 its action set from the Open LLM Leaderboard: ``K = 42`` models described by ``d = 7`` capabilities
 (accuracy, advanced problem-solving, reasoning, domain knowledge, interaction consistency,
 multitasking, processing speed), and draws stochastic feedback from a Beta distribution with
@@ -32,7 +32,7 @@ Feedback (Section 4.1): ``y ~ Beta(c mu, c (1 - mu))`` per coordinate, ``c = 1``
 stochastic environment (``make_stochastic``, i.e. ``stochastic_sampler("beta")``), so the reward of arm ``i`` at
 its ``j``-th pull is a pure function of ``(key, i, j)``.
 
-The paper's Table 3 matrices and scenario roles are report data: ``experiments/seed000/report.py``.
+The paper's Table 3 matrices and scenario roles are report data: ``experiments/pdmob/report.py``.
 """
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def arm_table(num_models: int = NUM_MODELS, margin: float = 0.0, data_dir=DATA_D
 
 @register_env(
     "llm_leaderboard",
-    doc="Seed 000 LLM selective ensemble: 42 Open LLM Leaderboard models x 7 capabilities, Beta(c) feedback",
+    doc="PDMOB LLM selective ensemble: 42 Open LLM Leaderboard models x 7 capabilities, Beta(c) feedback",
     keys=("num_models", "margin", "concentration", "noise"),
 )
 def build(section: dict, config: dict) -> EnvInstance:

@@ -1,6 +1,6 @@
-"""NYSE(O) online asset allocation of seed 000: ten base strategies, seven daily rewards, eight mandates.
+"""NYSE(O) online asset allocation of PDMOB: ten base strategies, seven daily rewards, eight mandates.
 
-Seed 000 (preference-directed MO bandits), Section 4.2 and Appendix B.3-B.4 (Tables 4, 5). The
+PDMOB (preference-directed MO bandits), Section 4.2 and Appendix B.3-B.4 (Tables 4, 5). The
 learner picks one of ``K = 10`` base portfolio strategies each day and observes a 7-d reward
 (CWG, SR, MDD, Sortino, Alpha, TO, CR) over ``T = 5651`` days of the NYSE(O) data set (36 stocks,
 Li and Hoi 2014; bundled in ``mobandit_jax/data/nyse_o/``).
@@ -37,7 +37,7 @@ deterministic index policies identical across seeds. The regret reference ``mean
 average of ``R`` over all ``T`` days (exact for ``horizon = T``).
 
 The mandates of Table 5 and Appendix B.3's data-driven weights are report data:
-``experiments/seed000/report.py``.
+``experiments/pdmob/report.py``.
 """
 from __future__ import annotations
 
@@ -398,7 +398,7 @@ def make_replay_env(rewards, random_start: bool = True) -> Env:
 
 @register_env(
     "nyse_replay",
-    doc="Seed 000 NYSE(O) asset allocation: replay of 10 strategies' daily 7-d rewards (random cyclic start)",
+    doc="PDMOB NYSE(O) asset allocation: replay of 10 strategies' daily 7-d rewards (random cyclic start)",
     keys=("start", "window"),
 )
 def build(section: dict, config: dict) -> EnvInstance:

@@ -1,6 +1,6 @@
 """Bootstrap replay of recorded per-instance observations (``[env] kind = "replay"``).
 
-The environment of seed 002 (Xue et al., Appendix A: "arm-wise bootstrap replays shared by all
+The environment of Xue et al. (Xue et al., Appendix A: "arm-wise bootstrap replays shared by all
 methods of a repetition") for any long CSV with one row per (arm, instance) observation::
 
     [env]
@@ -184,7 +184,7 @@ KEYS = ("path", "arm", "instance", "objectives", "cost", "normalize", "minimize"
 
 
 @register_env("replay", doc="bootstrap replay of a long CSV of per-(arm, instance) observations; truth = per-arm means "
-          "(seed 002, Appendix A)", keys=KEYS)
+          "(Xue et al., Appendix A)", keys=KEYS)
 def build(section: dict, config: dict) -> EnvInstance:
     """Registry builder for ``[env] kind = "replay"``."""
     return build_instance(section.get("path"), columns.column_name(section, "arm"),

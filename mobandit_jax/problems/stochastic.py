@@ -1,4 +1,4 @@
-"""Stochastic mean-table environment of seed 000 (PDMOB, Section 2.2 and Section 4.1).
+"""Stochastic mean-table environment of PDMOB (PDMOB, Section 2.2 and Section 4.1).
 
 Each arm ``a`` has a mean vector ``r(a)`` in ``[0, 1]^d``; a pull returns ``y`` in ``[0, 1]^d``
 with ``E[y] = r(a)``. Feedback models (each objective drawn independently):
@@ -137,7 +137,7 @@ def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigm
     return EnvInstance(env, params, m, None, ("stochastic", noise, small) + m.shape, {})
 
 
-@register_env("stochastic", doc="mean table in [0,1]^d with Beta, Bernoulli or clipped Gaussian feedback (seed 000)",
+@register_env("stochastic", doc="mean table in [0,1]^d with Beta, Bernoulli or clipped Gaussian feedback (PDMOB)",
           keys=("means", "noise", "concentration", "sigma"))
 def _build(section, config):
     if "means" not in section:

@@ -1,6 +1,6 @@
 """A user's per-arm table as a stochastic environment (``[env] kind = "table"``).
 
-A CSV with one row per arm gives the mean vector ``r(a)`` in ``[0, 1]^d`` of each arm (seed 000,
+A CSV with one row per arm gives the mean vector ``r(a)`` in ``[0, 1]^d`` of each arm (PDMOB,
 Section 2.2) and, optionally, its mean cost; pulls draw from the feedback models of
 ``kind = "stochastic"`` (:mod:`mobandit_jax.problems.stochastic`, same sampler and validation)::
 
@@ -15,7 +15,7 @@ Section 2.2) and, optionally, its mean cost; pulls draw from the feedback models
     minimize = []               # objectives where lower is better (latency, price)
     k = 3                       # slate size, for the slate family
 
-Costs are divided by the largest one (seed 002, Appendix A: costs in units of ``c_max``), so they
+Costs are divided by the largest one (Xue et al., Appendix A: costs in units of ``c_max``), so they
 lie in (0, 1]; each pull of arm ``i`` is charged ``c_i`` and the cost floor lambda is ``min_i c_i``.
 A budget comes from the spec's ``[budget]`` table.
 """

@@ -190,7 +190,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("reproduce", help="run every spec in configs/ and rebuild the reports in experiments/")
     _global_options(p, default=argparse.SUPPRESS)
     p.add_argument("--quick", action="store_true", help="2 seeds, short horizons, outputs under runs/quick/")
-    p.add_argument("--only", nargs="*", help="prefixes to run, e.g. seed000 seed002")
+    p.add_argument("--only", nargs="*", help="prefixes to run, e.g. pdmob cost_aware")
     p.add_argument("--check", action="store_true", help="re-run into a temporary folder and exit 1 if any committed "
                    "number in experiments/*/summary.json differs")
     p.add_argument("--configs", default="configs")

@@ -1,9 +1,10 @@
 """``mobandit reproduce``: run every spec in ``configs/`` and the report builders listed in ``experiments/``.
 
 ``experiments/reports.toml`` lists the report builders: per paper, the builder file (relative to that
-file) and the specs it reads, e.g. ``[seed000] builder = "seed000/report.py"``, ``runs = {llm = "seed000_llm", ...}``.
-Each spec ``configs/<stem>.toml`` runs into ``runs/<stem>``; the builder file, imported by path, writes the
-paper's report with ``build({key: runs/<stem>, ...}, experiments/seed000)``. A spec that no builder lists
+file) and the specs it reads, e.g. ``[pdmob] builder = "pdmob/report.py"``, ``runs = {llm = "pdmob/llm", ...}``.
+Each spec ``configs/<name>.toml`` (``configs/pdmob/llm.toml``: name ``pdmob/llm``) runs into ``runs/<name>``;
+the builder file, imported by path, writes the paper's report with ``build({key: runs/<name>, ...},
+experiments/pdmob)``. A spec that no builder lists
 (``quickstart.toml``, a user's ``seed999_mine.toml``) is run and keeps the generic ``report.md`` of its run
 directory.
 ``--quick`` is a smoke version (2 seeds, horizons capped at 200 rounds) whose runs and reports go
@@ -40,20 +41,24 @@ QUICK_HORIZON = 200
 REGISTRY = "reports.toml"
 
 
-def discover(config_dir) -> list:
-    """The spec files ``config_dir/*.toml``, sorted; an error naming the folder if there are none."""
+PAPERS = {"seed000": "pdmob", "seed001": "topk_pareto", "seed002": "cost_aware"}  # earlier names, still accepted
+
+
+def discover(config_dir) -> dict:
+    """``{name: path}`` of the spec files under ``config_dir``, sorted by name: a spec's name is its path
+    below ``config_dir`` without ``.toml`` (``topk_pareto/d2``); an error naming the folder if there are none."""
     config_dir = Path(config_dir)
     if not config_dir.is_dir():
         raise FileNotFoundError(f"no spec folder {config_dir.resolve()}: run `mobandit reproduce` from the "
                                 "repository root or pass --configs DIR")
-    paths = sorted(config_dir.glob("*.toml"))
-    if not paths:
+    specs = {p.relative_to(config_dir).with_suffix("").as_posix(): p for p in config_dir.rglob("*.toml")}
+    if not specs:
         raise FileNotFoundError(f"spec folder {config_dir.resolve()} holds no *.toml spec")
-    return paths
+    return dict(sorted(specs.items()))
 
 
 class Builder(NamedTuple):
-    """One entry of ``reports.toml``: the builder file and ``{run key: spec stem}``."""
+    """One entry of ``reports.toml``: the builder file and ``{run key: spec name}``."""
 
     path: Path
     runs: dict
@@ -73,13 +78,14 @@ def report_builders(experiments_dir) -> dict:
         where = f"{registry}: [{paper}]"
         if not isinstance(entry, dict) or set(entry) != {"builder", "runs"}:
             raise ValueError(f"{where} must be a table with exactly the keys builder and runs, e.g. "
-                             f'builder = "{paper}/report.py", runs = {{main = "{paper}_main"}}')
+                             f'builder = "{paper}/report.py", runs = {{main = "{paper}/main"}}')
         rel, runs = entry["builder"], entry["runs"]
         if not isinstance(rel, str):
             raise ValueError(f"{where} builder = {rel!r}; expected the path of a report builder file "
                              f"relative to {registry.parent}")
         if not (isinstance(runs, dict) and runs and all(isinstance(v, str) for v in runs.values())):
-            raise ValueError(f"{where} runs = {runs!r}; expected a table of run key = spec file stem")
+            raise ValueError(f"{where} runs = {runs!r}; expected a table of run key = spec name (its path "
+                             "below the spec folder, without .toml)")
         path = registry.parent / rel
         if not path.is_file():
             raise FileNotFoundError(f"{where} builder = {rel!r}, but {path} does not exist")
@@ -108,27 +114,34 @@ def load_report(paper: str, experiments_dir="experiments") -> ModuleType:
     return load_builder(builders[paper].path, paper)
 
 
-def group(paths, builders: dict) -> tuple:
-    """``({paper: {run key: spec path}}, [spec paths no builder lists])``, both in the order of ``paths``."""
-    listed = {stem: (paper, key) for paper, builder in builders.items() for key, stem in builder.runs.items()}
+def group(specs: dict, builders: dict) -> tuple:
+    """``({paper: {run key: spec name}}, [spec names no builder lists])``, both in the order of ``specs``."""
+    listed = {name: (paper, key) for paper, builder in builders.items() for key, name in builder.runs.items()}
     grouped, alone = {}, []
-    for path in paths:
-        if path.stem in listed:
-            paper, key = listed[path.stem]
-            grouped.setdefault(paper, {})[key] = path
+    for name in specs:
+        if name in listed:
+            paper, key = listed[name]
+            grouped.setdefault(paper, {})[key] = name
         else:
-            alone.append(path)
+            alone.append(name)
     return grouped, alone
 
 
-def _selected(paths, only, config_dir) -> list:
-    """The specs named ``NAME.toml`` or ``NAME_*.toml`` for a NAME in ``only`` (all specs if ``only`` is empty)."""
+def _matches(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith((f"{prefix}/", f"{prefix}_"))
+
+
+def _selected(specs: dict, only, config_dir) -> dict:
+    """The specs named NAME, NAME/* or NAME_* for a NAME in ``only`` (all specs if ``only`` is empty); the
+    papers' earlier names (``seed001``, ``seed001_d2``) name the same specs."""
     if not only:
-        return list(paths)
+        return dict(specs)
+    only = [next((new + name[len(old):].replace("_", "/", 1) for old, new in PAPERS.items()
+                  if name.startswith(old)), name) for name in only]
     for name in only:
-        if not any(p.stem == name or p.stem.startswith(f"{name}_") for p in paths):
-            raise ValueError(f"--only {name}: no spec {name}.toml or {name}_*.toml in {config_dir}")
-    return [p for p in paths if any(p.stem == n or p.stem.startswith(f"{n}_") for n in only)]
+        if not any(_matches(s, name) for s in specs):
+            raise ValueError(f"--only {name}: no spec {name}.toml, {name}/*.toml or {name}_*.toml in {config_dir}")
+    return {s: p for s, p in specs.items() if any(_matches(s, n) for n in only)}
 
 
 def _quick_spec(spec: dict) -> dict:
@@ -165,7 +178,7 @@ def cost(path: Path, quick: bool) -> int:
 def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", quick: bool = False,
          only: list | None = None, log=print, jobs: int = 1, x64: bool = False, reports_dir=None,
          listed_only: bool = False) -> dict:
-    """Run the specs (``jobs`` at a time) and build the reports; return ``{spec stem: wall seconds}``.
+    """Run the specs (``jobs`` at a time) and build the reports; return ``{spec name: wall seconds}``.
 
     ``reports_dir`` overrides where the reports go; ``listed_only`` skips the specs no builder lists.
     """
@@ -174,13 +187,13 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
     runs = Path(runs_dir) / ("quick" if quick else "")
     reports_root = Path(reports_dir) if reports_dir is not None else (
         runs / "experiments" if quick else Path(experiments_dir))
-    paths = _selected(discover(config_dir), only, config_dir)
+    specs = _selected(discover(config_dir), only, config_dir)
     builders = report_builders(experiments_dir)
-    groups, alone = group(paths, builders)
+    groups, alone = group(specs, builders)
     if listed_only:
-        paths, alone = [p for p in paths if p not in alone], []
+        specs, alone = {s: p for s, p in specs.items() if s not in alone}, []
     modules = {paper: load_builder(builders[paper].path, paper) for paper in groups}
-    paths = sorted(paths, key=lambda path: -cost(path, quick))
+    names = sorted(specs, key=lambda name: -cost(specs[name], quick))
     timing = {}
     t0 = time.time()
     if jobs > 1:
@@ -191,24 +204,24 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
                 slots.put(cores)
             pinning = {"initializer": _take_cores, "initargs": (slots,)}
         with ProcessPoolExecutor(jobs, mp_context=context, **pinning) as pool:
-            futures = {path: pool.submit(run_one, path, runs / path.stem, quick, x64) for path in paths}
-            for path, future in futures.items():
-                timing[path.stem] = round(future.result(), 2)
-                log(f"  {path.stem}: {timing[path.stem]:.1f} s")
+            futures = {name: pool.submit(run_one, specs[name], runs / name, quick, x64) for name in names}
+            for name, future in futures.items():
+                timing[name] = round(future.result(), 2)
+                log(f"  {name}: {timing[name]:.1f} s")
     else:
-        for path in paths:
-            log(f"running {path} -> {runs / path.stem}")
-            timing[path.stem] = round(run_one(path, runs / path.stem, quick, x64), 2)
-            log(f"  {path.stem}: {timing[path.stem]:.1f} s")
+        for name in names:
+            log(f"running {specs[name]} -> {runs / name}")
+            timing[name] = round(run_one(specs[name], runs / name, quick, x64), 2)
+            log(f"  {name}: {timing[name]:.1f} s")
     timing["total"] = round(sum(timing.values()), 2)
     timing["wall"] = round(time.time() - t0, 2)
-    for paper, specs in groups.items():
+    for paper, members in groups.items():
         t1 = time.time()
-        modules[paper].build({key: runs / path.stem for key, path in specs.items()}, reports_root / paper)
+        modules[paper].build({key: runs / name for key, name in members.items()}, reports_root / paper)
         log(f"  report {reports_root / paper}: {time.time() - t1:.1f} s")
-    for path in alone:
-        log(f"  {path.stem}: no report builder in {Path(experiments_dir) / REGISTRY}; "
-            f"generic report {runs / path.stem / 'report.md'}")
+    for name in alone:
+        log(f"  {name}: no report builder in {Path(experiments_dir) / REGISTRY}; "
+            f"generic report {runs / name / 'report.md'}")
     timing["wall_with_reports"] = round(time.time() - t0, 2)
     runs.mkdir(parents=True, exist_ok=True)
     (runs / "reproduce_timing.json").write_text(json.dumps(timing, indent=1))
@@ -257,9 +270,9 @@ def check(config_dir="configs", experiments_dir="experiments", quick: bool = Fal
     The committed reference is ``experiments_dir/<paper>/summary.json`` (with ``quick``,
     ``runs_dir/quick/experiments/<paper>/summary.json``, written by ``mobandit reproduce --quick``).
     """
-    paths = _selected(discover(config_dir), only, config_dir)
+    specs = _selected(discover(config_dir), only, config_dir)
     builders = report_builders(experiments_dir)
-    groups, _ = group(paths, builders)
+    groups, _ = group(specs, builders)
     reference = Path(runs_dir) / "quick" / "experiments" if quick else Path(experiments_dir)
     for paper in groups:
         if not (reference / paper / "summary.json").is_file():
@@ -268,10 +281,10 @@ def check(config_dir="configs", experiments_dir="experiments", quick: bool = Fal
     with tempfile.TemporaryDirectory(prefix="mobandit_check_") as tmp:
         main(config_dir, Path(tmp) / "runs", experiments_dir, quick=quick, only=only, log=log, jobs=jobs, x64=x64,
              reports_dir=Path(tmp) / "experiments", listed_only=True)
-        for paper, specs in groups.items():
+        for paper, members in groups.items():
             committed = json.loads((reference / paper / "summary.json").read_text())["records"]
             reproduced = json.loads((Path(tmp) / "experiments" / paper / "summary.json").read_text())["records"]
-            complete = set(specs) == set(builders[paper].runs)
+            complete = set(members) == set(builders[paper].runs)
             found = compare_records(paper, committed, reproduced, complete)
             log(f"  check {paper}: {len(reproduced)} records reproduced, {len(found)} differing number(s)")
             diffs += found

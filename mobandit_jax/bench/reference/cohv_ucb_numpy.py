@@ -1,4 +1,4 @@
-"""A plain numpy per-round loop of CoHV-UCB (seed 002, Algorithm 1) and its baselines.
+"""A plain numpy per-round loop of CoHV-UCB (Xue et al., Algorithm 1) and its baselines.
 
 Independent of the JAX code: float64, one Python iteration per pull, the index computed with an
 explicit product ``prod_d U_i^(d)`` (hypervolume of one point w.r.t. the zero reference). It

@@ -1,4 +1,4 @@
-"""A plain numpy per-round loop of PrefUCB (seed 000, Algorithm 1), independent of the JAX code.
+"""A plain numpy per-round loop of PrefUCB (PDMOB, Algorithm 1), independent of the JAX code.
 
 Used as the reference in tests (same instance and horizon, statistical agreement) and as the
 baseline of ``scripts/bench.py``. The KL-UCB index of every arm and direction (Eq. 3) is a

@@ -1,4 +1,4 @@
-"""A plain numpy per-round loop of THV-UCB (seed 001, Algorithm 1), independent of the JAX code.
+"""A plain numpy per-round loop of THV-UCB (Gutowski et al., Algorithm 1), independent of the JAX code.
 
 Used as the reference in tests (exact action equality under an identical reward table, and
 statistical agreement) and as the baseline of ``scripts/bench.py``. The hypervolume is computed

@@ -1,0 +1,140 @@
+"""The docs' code blocks run, and the site builds.
+
+Conventions of the fenced code blocks in ``docs/*.md`` (what this test does with each):
+
+- ```` ```python ````: runs. The blocks of a page run in order in one namespace, in a fresh
+  temporary folder as the current directory.
+- ```` ```LANG title="NAME" ````: a file, shown with its name. It is written to ``NAME`` in that
+  folder when the page reaches it (later blocks read it, or import it as a plugin) and is not run.
+  A TOML file must parse; when ``NAME`` is a file of the repository (``configs/quickstart.toml``),
+  every table the block shows must equal that table of the file.
+- a block on the line after ``<!-- no-run -->``: shown only, neither run nor written.
+- any other ```` ```toml ```` block is a fragment and must parse.
+- ``bash``, ``text`` and other blocks are not run.
+
+Pages keep horizons and seed counts small, so each page runs in seconds.
+"""
+import importlib.util
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
+FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
+NO_RUN = "<!-- no-run -->"
+
+
+def blocks(page: str) -> list:
+    """``(lang, title or None, code, first line of the code, shown only)`` of each fenced block of ``page``."""
+    text = (DOCS / page).read_text()
+    found = []
+    for m in FENCE.finditer(text):
+        lang, info, code = m.group(1), m.group(2), m.group(3)
+        title = re.search(r'title="([^"]+)"', info)
+        before = text[:m.start()].rstrip("\n").rsplit("\n", 1)[-1].strip()
+        line = text.count("\n", 0, m.start(3))
+        found.append((lang, title.group(1) if title else None, code, line, before == NO_RUN))
+    return found
+
+
+def test_pages_found():
+    assert {"index.md", "getting-started.md", "own-data.md", "own-policy.md", "sweeps.md"} <= set(PAGES)
+
+
+def _check_file(page: str, name: str, lang: str, code: str):
+    if lang != "toml":
+        return
+    shown = tomllib.loads(code)
+    repo_file = ROOT / name
+    if repo_file.is_file():
+        spec = tomllib.loads(repo_file.read_text())
+        for table, values in shown.items():
+            assert spec.get(table) == values, f"{page}: block {name!r} table [{table}] differs from the file"
+
+
+def run_page(page: str, folder: Path) -> dict:
+    """Run ``page``'s blocks by the conventions above, in ``folder``; return the namespace."""
+    scope = {"__name__": f"docs_{Path(page).stem.replace('-', '_')}"}
+    for lang, title, code, line, shown_only in blocks(page):
+        if shown_only:
+            continue
+        if title is not None:
+            path = folder / title
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(code)
+            _check_file(page, title, lang, code)
+        elif lang == "toml":
+            tomllib.loads(code)
+        elif lang == "python":
+            source = "\n" * line + code  # tracebacks name the page's own line numbers
+            exec(compile(source, str(DOCS / page), "exec"), scope)
+    return scope
+
+
+def _getting_started(ns, folder):
+    curves = ns["curves"]
+    assert curves.values.shape == (2, 1, 8, 10) and curves.policies == ("PrefUCB", "ParetoUCB")
+    assert int(curves.checkpoints[-1]) == 400
+    np.testing.assert_allclose(ns["out"]["regret_gap"], curves.values[0, 0], rtol=1e-5, atol=1e-4)
+    assert ns["both"]["regret_gap"].shape == (2, 8, 10)
+    np.testing.assert_array_equal(ns["both"]["regret_gap"][0], ns["out"]["regret_gap"])
+    assert (folder / "runs/first/summary.json").is_file() and ns["back"].records == ns["res"].records
+    assert {r["n"] for r in ns["more"].records} == {16} and (folder / "runs/second/run.json").is_file()
+
+
+def _own_data(ns, folder):
+    assert set(ns["regret"]) == {"PrefUCB", "ParetoUCB"}
+    assert ns["budgeted"].metrics() == ["hv_efficiency_regret", "hv_regret", "moving_avg_regret_w50"]
+    assert {r["policy"] for r in ns["online"].records} == {"cohv_ucb", "hv_ucb", "budgeted/uniform"}
+    assert ns["found"].metrics() == ["misidentification", "f1", "budget_spent"]
+    assert sorted(p.name for p in folder.iterdir()) == ["examples", "logs.csv", "models.csv"]  # nothing else written
+
+
+def _own_policy(ns, folder):
+    params = [r["params"] for r in ns["res"].records if r["metric"] == "regret_gap"]
+    assert params == [{"name": "eps_greedy", "epsilon": 0.05}, {"name": "eps_greedy", "epsilon": 0.2},
+                      {"name": "prefucb"}]
+    np.testing.assert_allclose(ns["out"]["regret_gap"], ns["small"].curves("regret_gap").values[0, 0],
+                               rtol=1e-5, atol=1e-4)
+    assert {r["policy"] for r in ns["coins"].records} == {"prefucb", "eps_greedy"}
+
+
+def _sweeps(ns, folder):
+    curves = ns["curves"]
+    assert curves.values.shape == (2, 4, 4, 10)
+    assert curves.policies == ("PrefUCB {'index': 'klucb'}", "PrefUCB {'index': 'pareto_ucb1'}")
+    assert curves.settings[0] == {"K": 4, "scenario": "two_rows", "concentration": 0.5}
+    assert {r["n"] for r in ns["fewer"].records} == {2}
+    assert {r["setting"]["concentration"] for r in ns["fewer"].records} == {1.0}
+
+
+CHECKS = {"getting-started.md": _getting_started, "own-data.md": _own_data, "own-policy.md": _own_policy,
+          "sweeps.md": _sweeps}
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_blocks_run(page, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ns = run_page(page, tmp_path)
+    if page in CHECKS:
+        CHECKS[page](ns, tmp_path)
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
+def test_mkdocs_build_strict(tmp_path):
+    """``mkdocs build --strict`` passes (every warning is an error); skipped where mkdocs is not installed."""
+    for name in ("mkdocs", "material", "mkdocstrings_handlers.python"):
+        if importlib.util.find_spec(name.split(".")[0]) is None or importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed (pip install mkdocs-material 'mkdocstrings[python]')")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (tmp_path / "site" / "index.html").is_file()
