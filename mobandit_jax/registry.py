@@ -64,8 +64,12 @@ class MetricsEntry(NamedTuple):
     module: str
 
 
+PLUGIN_MODULES: set = set()  # modules imported as plugins (:mod:`mobandit_jax.runner.plugins`)
+
+
 class Registry(dict):
-    """Names -> entries of one kind; adding a name twice is an error."""
+    """Names -> entries of one kind; adding a name twice is an error, unless a plugin module replaces a
+    row another plugin module registered (two specs' plugins, or an edited copy, in one process)."""
 
     def __init__(self, kind: str):
         super().__init__()
@@ -73,7 +77,8 @@ class Registry(dict):
 
     def add(self, entry):
         """Add ``entry`` under ``entry.name``; refuses a name already registered."""
-        if entry.name in self:
+        old = self.get(entry.name)
+        if old is not None and not (old.module in PLUGIN_MODULES and entry.module in PLUGIN_MODULES):
             raise RegistryError(f"{self.kind} {entry.name!r} is registered already (by {self[entry.name].module}); "
                                 "choose another name")
         self[entry.name] = entry

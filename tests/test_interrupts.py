@@ -50,7 +50,7 @@ def test_signal_stops_with_one_line_and_keeps_chunks(setup, tmp_path, signum):
     _wait_for_chunks(proc, out, 2)
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
-    kept = sum(results.chunk_identity(p) is not None for p in _chunks(out))
+    kept = sum(results.read_chunk_identity(p) is not None for p in _chunks(out))
     assert proc.returncode == 128 + signum, err
     assert err.strip().splitlines() == [f"interrupted: {kept}/{CHUNKS} chunks kept; run the same command to resume"]
     assert 2 <= kept < CHUNKS and "Traceback" not in err

@@ -228,7 +228,7 @@ def test_interrupted_workers_keep_chunks_leave_no_process_and_resume_to_the_same
         while _alive(kids) and time.time() < end:
             time.sleep(0.05)
         assert not _alive(kids)
-    kept = sum(results.chunk_identity(p) is not None for p in out.glob("chunks/chunk_*.npz"))
+    kept = sum(results.read_chunk_identity(p) is not None for p in out.glob("chunks/chunk_*.npz"))
     assert 2 <= kept < 8
     assert subprocess.run(cmd + ["on", "--out", str(out)], env=env, timeout=600).returncode == 0
     assert (out / "summary.json").read_bytes() == (tmp_path / "ref" / "summary.json").read_bytes()

@@ -106,7 +106,7 @@ def test_half_written_files_are_never_read_as_chunks(tmp_path, capsys, done):
     chunk.write_bytes(chunk.read_bytes()[:100])  # truncated, as if written in place and killed
     (folder / "summary.json").unlink()
     assert _run(capsys, done[0], "--out", folder)[0] == 0
-    assert not stale.exists() and results.chunk_identity(chunk) is not None
+    assert not stale.exists() and results.read_chunk_identity(chunk) is not None
     assert (folder / "summary.json").read_bytes() == (done[1] / "summary.json").read_bytes()
 
 

@@ -1,8 +1,9 @@
-"""Pareto set identification gaps of Xue et al. (Xue et al.), Section 3.2 and Eq. (1).
+"""Pareto set identification gaps (Auer et al. 2016, "Pareto front identification from stochastic bandit
+feedback"), in the form of Xue et al. ("Cost-Aware Multi-Objective Bandits"), Section 3.2 and Eq. (1).
 
-Section 3.2 writes ``u < v`` for a strict inequality in *every* coordinate: arm ``i`` is dominated
-iff some ``j`` has ``m(i, j) = min_d (mu_j - mu_i) > 0`` (weak Pareto order, not the weak-dominance
-``pareto_front_mask``). ``M(i, j) = max_d (mu_i - mu_j)``.
+``u < v`` is a strict inequality in *every* coordinate: arm ``i`` is dominated iff some ``j`` has
+``m(i, j) = min_d (mu_j - mu_i) > 0`` (weak Pareto order, not the weak-dominance ``pareto_front_mask``);
+``M(i, j) = max_d (mu_i - mu_j)``. Every fixed-budget identifier reads these gaps.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Fixed-budget cost-aware Pareto set identification: CoPSI, PSI-SR and uniform allocation.
 
-Xue et al. (Xue et al., "Cost-Aware Multi-Objective Bandits"), Section 3.2 (Pareto set, pairwise
+Xue et al. ("Cost-Aware Multi-Objective Bandits"), Section 3.2 (Pareto set, pairwise
 margins ``m(i, j)``, ``M(i, j)``, classification gaps), Section 4.2 and Algorithm 2 (CoPSI:
 cost-aware targets ``n_r = floor(B / (L_{K,lambda} C_r))`` with
 ``L_{K,lambda} = 1 + sum_{l=2}^K 1 / (1 + (l-1) lambda)``, empirical Pareto set, empirical gaps of
@@ -29,13 +29,24 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from ..problems.costs import l_k_lambda, validate_budget, validate_costs
+from ..problems.costs import validate_budget, validate_costs
 from ..kernels.gaps import classification_gaps_np, empirical_gaps, pairwise_margins  # noqa: F401  (re-exported)
 from ..kernels.prefix import prefix_at
 from ..types import Identifier, IdentifyResult, PrefixSums
 from ..registry import register_policy
 
 RTOL, ATOL = 1e-10, 1e-12
+
+
+def l_k_lambda(K: int, lam, xp=jnp):
+    """``L_{K,lambda} = 1 + sum_{l=2}^K 1 / (1 + (l-1) lambda)``, in ``xp`` (numpy or jax.numpy).
+
+    With ``xp = jax.numpy`` the terms take the default float dtype (float32, float64 under x64).
+    """
+    if xp is np:
+        return 1.0 + sum(1.0 / (1.0 + (ell - 1) * lam) for ell in range(2, K + 1))
+    ell = jnp.arange(2, K + 1, dtype=float)
+    return 1.0 + jnp.sum(1.0 / (1.0 + (ell - 1.0) * lam))
 
 
 def tie_tolerances(dtype):

@@ -14,7 +14,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from . import runtime
+from . import plugins, runtime
 from . import spec as cfg
 from .. import engine, metrics, policies, problems  # noqa: F401  (importing fills the registries)
 from ..kernels import validate_cone
@@ -51,6 +51,7 @@ class Plan:
     names: dict  # label -> metric names
     reduce: dict  # label -> {metric: reducer}
     grid: dict  # label -> [{"setting", "params"}]
+    plugins: str | None = None  # hash of the plugins' source (None: the spec names none)
 
 
 def resolve_policy(entry: dict) -> str:
@@ -80,6 +81,7 @@ def _signature(tree) -> tuple:
 def build(spec: dict) -> Plan:
     """Expand and build every run of a validated spec (after :func:`mobandit_jax.runner.runtime.configure`)."""
     runtime.configure()
+    plugins.load(spec["experiment"].get("plugins"))
     exp = spec["experiment"]
     points = cfg.grid_points(spec)
     built = []
@@ -122,7 +124,7 @@ def build(spec: dict) -> Plan:
                 groups[gkey].params.append(params)
                 groups[gkey].members.append(g)
     return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"], cfg.chunk_size(spec),
-                names, reduce, grid)
+                names, reduce, grid, plugins.digest(spec))
 
 
 def checked_build(spec: dict) -> Plan:
@@ -131,12 +133,13 @@ def checked_build(spec: dict) -> Plan:
     Environment, policy and metric builders raise ``ValueError`` / ``KeyError`` / ``TypeError`` on
     values the spec parser cannot check by itself; the message gains the spec key holding the value.
     """
+    plugins.load(spec["experiment"].get("plugins"))
     for entry in spec["policies"]:
         _check_option_types(entry)
     try:
         return build(spec)
-    except cfg.ConfigError:
-        raise
+    except (cfg.ConfigError, RegistryError) as err:
+        raise cfg.ConfigError(str(err)) from None
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as err:
         msg = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
         keys = [k for k, v in _spec_values(spec)

@@ -217,6 +217,8 @@ def fingerprint(plan) -> str:
     ident = {"spec": spec, "exp": exp, "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
     if precision() != "float32":
         ident["precision"] = precision()
+    if plan.plugins is not None:
+        ident["plugins"] = plan.plugins  # the plugins' source: an edited plugin is another experiment
     text = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

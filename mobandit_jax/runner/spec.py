@@ -27,10 +27,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from . import plugins
 from ..errors import ConfigError  # noqa: F401  (re-exported: the spec's error)
 
 TOP_KEYS = ("experiment", "env", "preference", "budget", "scenarios", "sweep", "policies")
-EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting")
+EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting", "plugins")
 PREFERENCE_KEYS = ("W",)
 BUDGET_KEYS = ("rho", "B")
 DOTTED_TABLES = ("experiment", "env", "preference", "budget")
@@ -78,6 +79,9 @@ def anchor_paths(spec: dict, base: Path) -> dict:
     sweep = spec.get("sweep")
     if isinstance(sweep, dict) and isinstance(sweep.get("env.path"), list):
         sweep["env.path"] = [anchored(p) for p in sweep["env.path"]]
+    exp = spec.get("experiment")
+    if isinstance(exp, dict) and isinstance(exp.get("plugins"), list):
+        exp["plugins"] = plugins.anchor(exp["plugins"], base)
     return spec
 
 
@@ -154,6 +158,8 @@ def validate(spec: dict) -> dict:
         raise ConfigError("experiment.setting must be a table of constant labels, e.g. {d = 2}")
     if "name" in exp and not isinstance(exp["name"], str):
         raise ConfigError(f"experiment.name = {exp['name']!r} must be a string")
+    if "plugins" in exp:
+        plugins.validate(exp["plugins"])
     spec = {**spec, "experiment": exp}
     if "preference" in spec:
         _check_keys(spec["preference"], PREFERENCE_KEYS, "preference")
