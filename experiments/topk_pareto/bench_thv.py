@@ -14,7 +14,7 @@ import jax
 
 from mobandit_jax import engine, metrics, policies, problems, registry  # noqa: F401  (importing fills the registries)
 from mobandit_jax.types import Context
-from mobandit_jax.bench.benchmark.reference.thv_ucb_numpy import thv_ucb_numpy
+from mobandit_jax.bench.reference.thv_ucb_numpy import thv_ucb_numpy
 
 SETTINGS = {2: (36, 3, 0.05), 5: (150, 6, 0.02)}
 

@@ -1,6 +1,6 @@
 """Budgeted online multi-objective selection: CoHV-UCB and its baselines.
 
-Xue et al. (Xue et al., "Cost-Aware Multi-Objective Bandits"), Section 4.1 and Algorithm 1
+Xue et al. ("Cost-Aware Multi-Objective Bandits"), Section 4.1 and Algorithm 1
 (CoHV-UCB): after the initial pulls, every round computes for each arm
 
     U_i   = min(1, rbar_i + beta^r_i)                         (line 5, clipped optimistic vector)

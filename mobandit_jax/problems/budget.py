@@ -1,6 +1,6 @@
 """The ``[budget]`` table: the total cost budget ``B`` of a run on an environment whose pulls cost.
 
-Xue et al. (Xue et al.), Section 2 and Appendix A: a run stops once the next pull's cost would exceed
+Xue et al., Section 2 and Appendix A: a run stops once the next pull's cost would exceed
 ``B``; ``B = rho * K * c_bar`` with ``c_bar`` the mean of the per-arm costs ``c_i`` (in units of the
 largest cost), so ``rho`` is the budget in "rounds of uniform exploration". Section 4.1: a run of
 cost floor lambda lasts at most ``T_B = ceil(B / lambda) + 1`` rounds::

@@ -1,6 +1,6 @@
 """Budgeted LLM configuration evaluation: per-instance logs, preprocessing and bootstrap replays.
 
-Implements the experimental environment of Xue et al. (Xue et al., "Cost-Aware Multi-Objective
+Implements the experimental environment of Xue et al. ("Cost-Aware Multi-Objective
 Bandits: Theory and Application to Budgeted LLM Configuration Evaluation"): Section 5.1 (datasets,
 Table 1, the 14-arm identification subset) and Appendix A "Experimental Details" (200/800
 profiling/evaluation split, latency percentiles ``tau5``/``tau95``, the normalized inverse-latency

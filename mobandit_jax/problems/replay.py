@@ -1,6 +1,6 @@
 """Bootstrap replay of recorded per-instance observations (``[env] kind = "replay"``).
 
-The environment of Xue et al. (Xue et al., Appendix A: "arm-wise bootstrap replays shared by all
+The environment of Xue et al. (Appendix A: "arm-wise bootstrap replays shared by all
 methods of a repetition") for any long CSV with one row per (arm, instance) observation::
 
     [env]

@@ -1,4 +1,4 @@
-"""Stochastic mean-table environment of PDMOB (PDMOB, Section 2.2 and Section 4.1).
+"""Stochastic mean-table environment of PDMOB (Section 2.2 and Section 4.1).
 
 Each arm ``a`` has a mean vector ``r(a)`` in ``[0, 1]^d``; a pull returns ``y`` in ``[0, 1]^d``
 with ``E[y] = r(a)``. Feedback models (each objective drawn independently):
