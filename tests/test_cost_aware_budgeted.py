@@ -13,7 +13,7 @@ from mobandit_jax import engine
 from mobandit_jax.policies import budgeted as B
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.types import Context
-from mobandit_jax.bench.benchmark.reference.cohv_ucb_numpy import run_cohv_ucb
+from mobandit_jax.bench.reference.cohv_ucb_numpy import run_cohv_ucb
 from mobandit_jax import registry
 from mobandit_jax import types
 

@@ -10,7 +10,7 @@ pytestmark = [pytest.mark.gpu,
 
 def test_klucb_on_gpu_matches_float64_bisection():
     from mobandit_jax import klucb_upper
-    from mobandit_jax.bench.benchmark.reference.prefucb_numpy import klucb_upper_numpy
+    from mobandit_jax.bench.reference.prefucb_numpy import klucb_upper_numpy
 
     rng = np.random.default_rng(0)
     p = rng.random(100_000).astype(np.float32)

@@ -3,10 +3,10 @@ the same actions on the same reward tables (THV-UCB, CoHV-UCB), the same pull di
 (PrefUCB, whose reference draws its own Beta rewards), and the KL-UCB root against bisection."""
 import numpy as np
 
-from mobandit_jax.bench.benchmark.numpy_peers import cohv_ucb_batched, klucb_upper_batched, prefucb_batched, thv_ucb_batched
-from mobandit_jax.bench.benchmark.reference.cohv_ucb_numpy import run_cohv_ucb
-from mobandit_jax.bench.benchmark.reference.prefucb_numpy import klucb_upper_numpy, run_prefucb_numpy
-from mobandit_jax.bench.benchmark.reference.thv_ucb_numpy import thv_ucb_numpy
+from mobandit_jax.bench.numpy_peers import cohv_ucb_batched, klucb_upper_batched, prefucb_batched, thv_ucb_batched
+from mobandit_jax.bench.reference.cohv_ucb_numpy import run_cohv_ucb
+from mobandit_jax.bench.reference.prefucb_numpy import klucb_upper_numpy, run_prefucb_numpy
+from mobandit_jax.bench.reference.thv_ucb_numpy import thv_ucb_numpy
 
 
 def test_klucb_halley_matches_bisection():

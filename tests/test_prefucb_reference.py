@@ -3,7 +3,7 @@ import numpy as np
 
 from mobandit_jax.runner import spec as cfg
 from mobandit_jax.kernels import cone_optimal_mask
-from mobandit_jax.bench.benchmark.reference.prefucb_numpy import run_prefucb_numpy
+from mobandit_jax.bench.reference.prefucb_numpy import run_prefucb_numpy
 from mobandit_jax.runner import execution
 from mobandit_jax.runner import plans
 
