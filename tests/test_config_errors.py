@@ -132,7 +132,7 @@ CLI_CASES = {  # id: (edit of the spec text, extra arguments, text the one error
     "option_type": (_edit('name = "prefucb"', 'name = "hv_ucb"\nalpha = "big"'), [],
                     "policy 'PrefUCB': option alpha = 'big' must be float like its default 2.0"),
     "unknown_option": (_edit('label = "PrefUCB"', "alpha = 2.0"), [],
-                       "policy 'prefucb' got unknown option(s) ['alpha']"),
+                       "policy 'preference/prefucb' got unknown option(s) ['alpha']"),
     "seeds_not_integer": (None, ["--seeds", "x"], "argument --seeds: invalid int value: 'x'"),
 }
 

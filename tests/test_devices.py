@@ -162,7 +162,7 @@ def test_core_slots_deal_the_cores_into_disjoint_equal_shares(monkeypatch):
 @pytest.mark.skipif(devices.cpu_cores() < 2, reason="needs two cores")
 @pytest.mark.parametrize("call, cores", [("configure(1)", 1), ("configure(None)", None), ("configure_workers(2)", None)])
 def test_fewer_devices_than_cores_confine_the_process_to_that_many_cores(call, cores):
-    code = ("import os; from mobandit_jax import devices; devices._platform_is_cpu = lambda: True; "
+    code = ("import os; from mobandit_jax.runner import devices; devices._platform_is_cpu = lambda: True; "
             f"devices.{call}; print(sorted(os.sched_getaffinity(0)), os.environ['XLA_FLAGS'])")
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout

@@ -64,10 +64,10 @@ def _find_cycle(graph: dict):
 
 def test_import_reader_sees_function_level_imports():
     assert "mobandit_jax.runner.threefry" in _targets("mobandit_jax.runner.runtime", MODULES["mobandit_jax.runner.runtime"])
-    assert _targets("mobandit_jax.runner.execution", MODULES["mobandit_jax.runner.execution"]) >= {
-        "mobandit_jax.runner.spec", "mobandit_jax.engine"}
-    assert "mobandit_jax" not in _targets("mobandit_jax.runner.execution", MODULES["mobandit_jax.runner.execution"])
-    assert "mobandit_jax.registry" in _targets("mobandit_jax.runner.execution", MODULES["mobandit_jax.runner.execution"])
+    assert _targets("mobandit_jax.runner.plans", MODULES["mobandit_jax.runner.plans"]) >= {
+        "mobandit_jax.runner.spec", "mobandit_jax.engine", "mobandit_jax.registry"}
+    assert "mobandit_jax" not in _targets("mobandit_jax.runner.plans", MODULES["mobandit_jax.runner.plans"])
+    assert "mobandit_jax.runner.plans" in _targets("mobandit_jax.runner.cli", MODULES["mobandit_jax.runner.cli"])
     assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _find_cycle({"a": {"b"}, "b": set()}) is None
 
@@ -83,7 +83,28 @@ def test_the_cli_reads_its_spec_and_starts_its_workers_without_jax():
     import subprocess
     import sys
 
-    code = ("import sys, mobandit_jax as mb; from mobandit_jax import cache, cli, config, devices, local_workers, "
-            "results, runtime; assert 'jax' not in sys.modules, 'jax imported'; mb.make_run; "
+    code = ("import sys, mobandit_jax as mb; from mobandit_jax.runner import cache, cli, spec, devices, workers, "
+            "run_folder, runtime, plugins; assert 'jax' not in sys.modules, 'jax imported'; mb.make_run; "
             "assert 'jax' in sys.modules; assert callable(mb.make_policy) and mb.POLICIES")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+LAYERS = {  # a layer of the package -> the layers it must not import (function-level imports count)
+    "mobandit_jax.kernels": ("policies", "problems", "metrics", "runner", "analysis", "bench", "registry"),
+    "mobandit_jax.policies": ("runner", "analysis", "bench"),
+    "mobandit_jax.problems": ("runner", "analysis", "bench"),
+    "mobandit_jax.metrics": ("runner", "analysis", "bench"),
+    "mobandit_jax.engine": ("policies", "problems", "metrics", "runner", "analysis", "bench", "registry"),
+    "mobandit_jax.types": ("kernels", "policies", "problems", "metrics", "runner", "analysis", "bench", "registry"),
+    "mobandit_jax.registry": ("policies", "problems", "metrics", "runner", "analysis", "bench"),
+}
+
+
+def test_the_layers_import_only_downwards():
+    bad = []
+    for name, path in MODULES.items():
+        for layer, forbidden in LAYERS.items():
+            if name == layer or name.startswith(layer + "."):
+                bad += [(name, t) for t in _targets(name, path)
+                        if any(t == f"mobandit_jax.{f}" or t.startswith(f"mobandit_jax.{f}.") for f in forbidden)]
+    assert bad == []

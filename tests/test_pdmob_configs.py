@@ -14,8 +14,8 @@ rep = load_report("pdmob", ROOT / "experiments")  # Tables 3 and 5 as printed
 
 
 @pytest.mark.parametrize("name, horizon, seeds, env, matrices", [
-    ("pdmob_llm.toml", 10000, 10, "llm_leaderboard", rep.scenario_matrices()),
-    ("pdmob_assets.toml", 5651, 20, "nyse_replay", rep.mandate_matrices()),
+    ("pdmob/llm.toml", 10000, 10, "llm_leaderboard", rep.scenario_matrices()),
+    ("pdmob/assets.toml", 5651, 20, "nyse_replay", rep.mandate_matrices()),
 ])
 def test_config_matches_the_paper_setup(name, horizon, seeds, env, matrices):
     spec = cfg.load(ROOT / "configs" / name)
@@ -35,7 +35,7 @@ def test_assets_config_runs_end_to_end(tmp_path):
     import sys
 
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(ROOT / "configs" / "pdmob_assets.toml"),
+    cmd = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(ROOT / "configs" / "pdmob/assets.toml"),
            "--out", str(out), "--seeds", "2", "--set", "experiment.horizon=100",
            "--set", "experiment.record_every=50", "--quiet"]
     subprocess.run(cmd, check=True, cwd=ROOT, capture_output=True)

@@ -64,27 +64,27 @@ def _experiments(tmp_path, registry, builder=BUILDER):
     return exp
 
 
-LISTED = '[paper]\nbuilder = "paper/report.py"\nruns = {a = "paper_a", b = "paper_b"}\n'
+LISTED = '[paper]\nbuilder = "paper/report.py"\nruns = {a = "paper/a", b = "paper/b"}\n'
 
 
 def test_listed_builders_get_their_runs_and_other_specs_keep_the_generic_report(tmp_path):
     configs = tmp_path / "configs"
     configs.mkdir()
-    for stem in ("paper_a", "seed999_mine"):
+    (configs / "paper").mkdir()
+    for stem in ("paper/a", "seed999_mine"):
         (configs / f"{stem}.toml").write_text(SPEC.format(horizon=40))
     exp = _experiments(tmp_path, LISTED)
     lines = []
     reproduce.main(configs, tmp_path / "runs", exp, jobs=1, log=lines.append)
     built = json.loads((exp / "paper" / "built.json").read_text())
-    assert built == {"a": str(tmp_path / "runs" / "paper_a")}  # paper_b is listed but not in configs/
+    assert built == {"a": str(tmp_path / "runs" / "paper" / "a")}  # paper/b is listed but not in configs/
     mine = tmp_path / "runs" / "seed999_mine"
     assert "prefucb" in (mine / "report.md").read_text().lower() and (mine / "summary.json").is_file()
     assert not (exp / "seed999").exists()
     assert any("seed999_mine: no report builder" in line for line in lines)
     builders = reproduce.report_builders(exp)
-    assert reproduce.group([configs / "paper_a.toml", configs / "paper_c.toml"], builders) == (
-        {"paper": {"a": configs / "paper_a.toml"}}, [configs / "paper_c.toml"])
-    assert reproduce.group([configs / "paper_c.toml"], builders) == ({}, [configs / "paper_c.toml"])
+    assert reproduce.group({"paper/a": None, "paper/c": None}, builders) == ({"paper": {"a": "paper/a"}}, ["paper/c"])
+    assert reproduce.group({"paper/c": None}, builders) == ({}, ["paper/c"])
 
 
 def test_without_a_spec_folder_the_command_names_the_folder_it_looked_for(tmp_path, monkeypatch, capsys):
@@ -103,15 +103,15 @@ def test_without_a_spec_folder_the_command_names_the_folder_it_looked_for(tmp_pa
 @pytest.mark.parametrize("registry, builder, error, match", [
     (LISTED.replace("report.py", "missing.py"), BUILDER, FileNotFoundError, "missing.py does not exist"),
     (LISTED.replace('"paper/report.py"', "3"), BUILDER, ValueError, "builder = 3; expected the path"),
-    (LISTED.replace('b = "paper_b"', "b = 2"), BUILDER, ValueError, "expected a table of run key = spec file stem"),
+    (LISTED.replace('b = "paper/b"', "b = 2"), BUILDER, ValueError, "expected a table of run key = spec name"),
     ('paper = "paper/report.py"\n', BUILDER, ValueError, "must be a table with exactly the keys builder and runs"),
     ("paper = \n", BUILDER, ValueError, "not a valid TOML file"),
     (LISTED, "X = 1\n", ValueError, "must define build"),
 ])
 def test_bad_report_lists_are_refused_before_any_run(tmp_path, registry, builder, error, match):
     configs = tmp_path / "configs"
-    configs.mkdir()
-    (configs / "paper_a.toml").write_text(SPEC.format(horizon=40))
+    (configs / "paper").mkdir(parents=True)
+    (configs / "paper" / "a.toml").write_text(SPEC.format(horizon=40))
     exp = _experiments(tmp_path, registry, builder)
     with pytest.raises(error, match=match):
         reproduce.main(configs, tmp_path / "runs", exp, log=lambda *a: None)
@@ -122,7 +122,7 @@ def test_only_names_specs_that_exist(tmp_path):
     configs = tmp_path / "configs"
     configs.mkdir()
     (configs / "paper_a.toml").write_text(SPEC.format(horizon=40))
-    with pytest.raises(ValueError, match="--only seed003: no spec seed003.toml or seed003_"):
+    with pytest.raises(ValueError, match=r"--only seed003: no spec seed003.toml, seed003/\*.toml or seed003_"):
         reproduce.main(configs, tmp_path / "runs", tmp_path / "exp", only=["seed003"], log=lambda *a: None)
 
 
@@ -134,9 +134,9 @@ def test_shipped_report_list_covers_the_paper_specs():
     assert {p: b.path for p, b in builders.items()} == {
         p: root / "experiments" / p / "report.py" for p in ("pdmob", "topk_pareto", "cost_aware")}
     grouped, alone = reproduce.group(reproduce.discover(root / "configs"), builders)
-    assert [p.stem for p in alone] == ["quickstart"]
-    assert {key: path.stem for key, path in grouped["topk_pareto"].items()} == {
-        **{key: f"seed001_{key}" for key in ("d2", "d3", "d4", "d5", "eta_grid", "eta_d3", "eta_d4", "eta_d5",
+    assert alone == ["quickstart"]
+    assert grouped["topk_pareto"] == {
+        **{key: f"topk_pareto/{key}" for key in ("d2", "d3", "d4", "d5", "eta_grid", "eta_d3", "eta_d4", "eta_d5",
                                              "fixed_d2", "fixed_d3", "fixed_d4", "fixed_d5")},
         "alt_d2": "topk_pareto/alt_baselines_d2"}
     assert set(grouped["pdmob"]) == {"llm", "assets", "identity_ablation"}

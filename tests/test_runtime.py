@@ -60,6 +60,7 @@ before = (os.environ.get('XLA_FLAGS'), dict(mlir._platform_specific_lowerings['c
 import mobandit_jax
 after = (os.environ.get('XLA_FLAGS'), dict(mlir._platform_specific_lowerings['cpu']).get(threefry2x32_p))
 assert before == after, (before, after)
+import mobandit_jax.runner.runtime
 mobandit_jax.runner.runtime.configure()
 configured = (os.environ.get('XLA_FLAGS'), dict(mlir._platform_specific_lowerings['cpu']).get(threefry2x32_p))
 print(configured != before)
@@ -77,7 +78,7 @@ def test_import_leaves_xla_flags_and_lowerings_unchanged():
 def test_xla_flag_added_by_configure_without_overriding_the_user(tmp_path):
     import os
 
-    code = "import os, mobandit_jax; mobandit_jax.runner.runtime.configure(); print(os.environ.get('XLA_FLAGS', ''))"
+    code = "import os, mobandit_jax.runner.runtime; mobandit_jax.runner.runtime.configure(); print(os.environ.get('XLA_FLAGS', ''))"
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "MOBANDIT_XLA_DEFAULTS")}
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env).stdout
     from mobandit_jax.runner import runtime
@@ -94,9 +95,10 @@ BACKEND_CHECK = """
 import sys
 import matplotlib
 matplotlib.use("svg")
-from mobandit_jax import compare, config, experiment
+from mobandit_jax.analysis import compare
+from mobandit_jax.runner import execution, plans, spec as config
 spec, out = config.load(sys.argv[1]), sys.argv[2]
-experiment.execute(experiment.build(spec), out, progress=False)  # writes the run's figures
+execution.execute(plans.build(spec), out, progress=False)  # writes the run's figures
 compare.main([out], out=out + "/compare.png")
 print(matplotlib.get_backend())
 """

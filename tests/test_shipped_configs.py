@@ -4,23 +4,22 @@ from pathlib import Path
 import pytest
 
 from mobandit_jax.runner import spec as cfg
-from mobandit_jax.runner.plans import resolve_policy as resolve_policy_name
-from mobandit_jax.registry import POLICIES
-from mobandit_jax.registry import ENVS
+from mobandit_jax.runner.plans import resolve_policy
+from mobandit_jax.registry import ENVS, POLICIES
 from mobandit_jax.runner.reproduce import load_report
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
-CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))
+CONFIGS = sorted(CONFIG_DIR.rglob("*.toml"))
 ALGOS = load_report("topk_pareto", CONFIG_DIR.parent / "experiments").ALGOS
 
 
 def test_configs_are_shipped():
-    names = {p.stem for p in CONFIGS}
+    names = {p.relative_to(CONFIG_DIR).with_suffix("").as_posix() for p in CONFIGS}
     assert {"quickstart", "pdmob/llm", "pdmob/assets", "topk_pareto/d2", "topk_pareto/eta_grid",
             "cost_aware/online", "cost_aware/identification", "cost_aware/f1", "cost_aware/stochastic_costs"} <= names
 
 
-@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.relative_to(CONFIG_DIR).with_suffix("").as_posix())
 def test_spec_is_valid(path):
     spec = cfg.load(path)
     assert spec["env"]["kind"] in ENVS
@@ -29,7 +28,7 @@ def test_spec_is_valid(path):
     for setting, resolved in cfg.grid_points(spec):
         assert set(resolved["env"]) <= allowed_env, setting
     for entry in spec["policies"]:
-        key = resolve_policy_name(entry["name"], entry.get("family"))
+        key = resolve_policy(entry)
         for setting, _ in cfg.grid_points(spec):
             for options in cfg.policy_points(entry, setting):
                 assert set(options) <= set(POLICIES[key].defaults), (entry["name"], options)
@@ -46,9 +45,9 @@ def test_topk_pareto_main_and_eta_grid_runs_make_one_table(d):
     """The seed-001 report reads the eta-tuned rows of a main table from the eta grid: both specs run the
     same experiment, the main spec holds exactly the policies without an eta, and the grid holds every
     eta-tuned policy on the grid {0.01, 0.1, 0.3, 1.0} of Appendix B."""
-    main = cfg.load(CONFIG_DIR / f"topk_pareto_d{d}.toml")
+    main = cfg.load(CONFIG_DIR / f"topk_pareto/d{d}.toml")
     grid = cfg.load(CONFIG_DIR / f"{SEED001_ETA_GRIDS[d]}.toml")
-    fixed = cfg.load(CONFIG_DIR / "topk_pareto_fixed_d2.toml")
+    fixed = cfg.load(CONFIG_DIR / "topk_pareto/fixed_d2.toml")
     same = ("horizon", "seeds", "seed", "record_every", "setting")
     assert [main["experiment"][k] for k in same] == [grid["experiment"][k] for k in same]
     assert main["env"] == grid["env"] and main["sweep"] == grid["sweep"]
@@ -61,7 +60,7 @@ def test_topk_pareto_main_and_eta_grid_runs_make_one_table(d):
 
 
 def test_topk_pareto_fixed_d2_gives_every_eta_policy_a_tuned_eta_per_front():
-    spec = cfg.load(CONFIG_DIR / "topk_pareto_fixed_d2.toml")
+    spec = cfg.load(CONFIG_DIR / "topk_pareto/fixed_d2.toml")
     for entry in spec["policies"]:
         for setting, _ in cfg.grid_points(spec):
             (options,) = cfg.policy_points(entry, setting)

@@ -38,7 +38,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mobandit_jax.policies import identification
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.analysis.trailing import trailing_mean
 from mobandit_jax.runner.run_folder import RunDir
@@ -115,6 +114,8 @@ def classification_gaps(means) -> np.ndarray:
 
 def l_k_lambda(K, lam) -> float:
     """CoPSI's ``L_{K,lambda} = 1 + sum_{l=2}^K 1 / (1 + (l-1) lambda)`` (Algorithm 2), in numpy."""
+    from mobandit_jax.policies import identification
+
     return float(identification.l_k_lambda(K, lam, np))
 
 

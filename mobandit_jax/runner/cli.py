@@ -72,7 +72,10 @@ def _cmd_run(args):
 
 
 def _cmd_list(args):
-    from .. import metrics, policies, problems, registry  # noqa: F401  (importing fills the registries)
+    from .. import registry
+    from .plugins import load
+
+    load([])  # the built-ins and the installed plugins (the mobandit_jax.plugins entry points)
 
     print("policies:")
     for name, e in sorted(registry.POLICIES.items()):
@@ -203,9 +206,9 @@ def main(argv=None) -> int:
     sub.add_parser("bench", help="throughput benchmarks against numpy loops and moocore (see `mobandit bench --help`)")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:  # the benchmark parses its own options (--quick, --seeds, ...)
-        from .. import bench
+        from ..bench import benchmark
 
-        return bench.main(argv[1:])
+        return benchmark.main(argv[1:])
     args = parser.parse_args(argv)
     try:
         _setup_runtime(args)
