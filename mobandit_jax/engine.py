@@ -28,7 +28,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .types import Identifier, Observation, RunParams
+from .types import Identifier, Observation, RunParams  # noqa: F401  (RunParams re-exported)
 
 RESET_STREAM = 2
 

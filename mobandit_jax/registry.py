@@ -4,7 +4,8 @@ A :class:`Registry` maps names to entries. Policies are named ``family/name`` (`
 ``slate/thv_ucb``); a bare name resolves where it is unique (``prefucb``, ``thv_ucb``), so a spec may
 write either. A bare name that several families share names the one registered first (``pareto_ucb``:
 the preference family's, which the package registers before the slate family's); ``family = "slate"``
-in a spec, or the full name, picks another, and a plugin never changes what a built-in bare name means. Environments are named by their ``kind``; metric sets by the policy family they score.
+in a spec, or the full name, picks another, and a plugin never changes what a built-in bare name means.
+Environments are named by their ``kind``; metric sets by the policy family they score.
 
 Each ``register_*`` works as a call or, with its callable left out, as a decorator::
 

@@ -3,7 +3,6 @@ import copy
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from mobandit_jax.runner import spec as cfg
@@ -98,7 +97,8 @@ def test_scenarios_and_sweep_expand_with_settings(small_spec):
 
 def test_cli_reports_errors_without_traceback(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
-    bad.write_text('[experiment]\nhorizon = 10\nseedz = 3\n[env]\nkind = "stochastic"\nmeans = [[0.1, 0.2], [0.3, 0.4]]\n'
+    bad.write_text('[experiment]\nhorizon = 10\nseedz = 3\n[env]\nkind = "stochastic"\n'
+                   'means = [[0.1, 0.2], [0.3, 0.4]]\n'
                    '[[policies]]\nname = "gt_pf"\n')
     assert main(["run", str(bad), "--out", str(tmp_path / "o")]) == 2
     assert "seedz" in capsys.readouterr().err
@@ -106,7 +106,8 @@ def test_cli_reports_errors_without_traceback(tmp_path, capsys):
 
 
 def test_cli_list_names_every_family():
-    out = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "list"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "list"], capture_output=True, text=True,
+                         check=True).stdout
     for name in ("prefucb", "pareto_ucb", "scalarized_ucb_rr", "gt_pf", "stochastic", "preference"):
         assert name in out
 

@@ -5,7 +5,6 @@ import os
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -39,8 +38,8 @@ def _device_state_restored(monkeypatch):
 def _cli(args, env_extra=None):
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS", cache.DISABLE_ENV)}
     env.update({"JAX_COMPILATION_CACHE_DIR": TEST_CACHE, **(env_extra or {})})
-    return subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", *args], env=env, capture_output=True,
+                          text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +117,8 @@ def test_cache_switches(monkeypatch, tmp_path):
     updates = {}
     monkeypatch.setattr(jax.config, "update", lambda name, value: updates.__setitem__(name, value))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    for name in ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "JAX_ENABLE_COMPILATION_CACHE",
-                 cache.DISABLE_ENV):
+    for name in ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+                 "JAX_ENABLE_COMPILATION_CACHE", cache.DISABLE_ENV):
         monkeypatch.delenv(name, raising=False)
     assert cache.configure(False) is None and updates == {"jax_enable_compilation_cache": False}
     assert os.environ["JAX_ENABLE_COMPILATION_CACHE"] == "false"
@@ -142,7 +141,8 @@ def test_bench_refuses_a_bad_device_count_repeat_count_and_unknown_algorithms():
     assert p.stderr.strip().splitlines() == ["error: --devices -1: the number of devices must be an integer >= 1"]
     p = _cli(["bench", "--algorithms", "prefucb,ucb9"])
     assert p.returncode == 2
-    assert p.stderr.strip().splitlines() == ["error: --algorithms: unknown ucb9; choose from prefucb, thv_d2, thv_d5, cohv, user_envs"]
+    assert p.stderr.strip().splitlines() == [
+        "error: --algorithms: unknown ucb9; choose from prefucb, thv_d2, thv_d5, cohv, user_envs"]
     p = _cli(["bench", "--repeat", "0"])
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == ["error: --repeat 0: give at least 1 timed run"]
@@ -160,7 +160,8 @@ def test_core_slots_deal_the_cores_into_disjoint_equal_shares(monkeypatch):
 
 
 @pytest.mark.skipif(devices.cpu_cores() < 2, reason="needs two cores")
-@pytest.mark.parametrize("call, cores", [("configure(1)", 1), ("configure(None)", None), ("configure_workers(2)", None)])
+@pytest.mark.parametrize("call, cores",
+                         [("configure(1)", 1), ("configure(None)", None), ("configure_workers(2)", None)])
 def test_fewer_devices_than_cores_confine_the_process_to_that_many_cores(call, cores):
     code = ("import os; from mobandit_jax.runner import devices; devices._platform_is_cpu = lambda: True; "
             f"devices.{call}; print(sorted(os.sched_getaffinity(0)), os.environ['XLA_FLAGS'])")

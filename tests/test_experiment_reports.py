@@ -49,7 +49,8 @@ def test_builder_imports_only_the_general_api(prefix):
         assert name.rsplit(".", 1)[1] not in PAPER_NAMES, f"{prefix}: {name}"
     for node in ast.walk(tree):
         assert not (isinstance(node, ast.ImportFrom) and node.level), f"{prefix}: relative import line {node.lineno}"
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("L", "llm", "nyse"):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in ("L", "llm", "nyse")):
             assert node.attr not in PAPER_NAMES, f"{prefix}: {node.value.id}.{node.attr}"
 
 

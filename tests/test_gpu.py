@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(jax.default_backend() != "gpu", reason="no GPU backend (jax.default_backend() is not gpu)")]
+              pytest.mark.skipif(jax.default_backend() != "gpu",
+                                 reason="no GPU backend (jax.default_backend() is not gpu)")]
 
 
 def test_klucb_on_gpu_matches_float64_bisection():

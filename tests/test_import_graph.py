@@ -63,7 +63,8 @@ def _find_cycle(graph: dict):
 
 
 def test_import_reader_sees_function_level_imports():
-    assert "mobandit_jax.runner.threefry" in _targets("mobandit_jax.runner.runtime", MODULES["mobandit_jax.runner.runtime"])
+    assert "mobandit_jax.runner.threefry" in _targets("mobandit_jax.runner.runtime",
+                                                      MODULES["mobandit_jax.runner.runtime"])
     assert _targets("mobandit_jax.runner.plans", MODULES["mobandit_jax.runner.plans"]) >= {
         "mobandit_jax.runner.spec", "mobandit_jax.engine", "mobandit_jax.registry"}
     assert "mobandit_jax" not in _targets("mobandit_jax.runner.plans", MODULES["mobandit_jax.runner.plans"])

@@ -28,7 +28,8 @@ def setup(tmp_path_factory):
 
 
 def _start(spec, out, env):
-    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out", str(out), "--quiet"],
+    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out", str(out),
+                             "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 

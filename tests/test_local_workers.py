@@ -79,9 +79,11 @@ class _Empty:
 
 def test_a_worker_that_dies_is_reported_in_one_line():
     alive = type("Alive", (), {"exitcode": None})()
-    with pytest.raises(RuntimeError, match=r"^worker process 1 stopped with exit code -9 \(killed by signal 9: out of memory\?"):
+    with pytest.raises(RuntimeError,
+                       match=r"^worker process 1 stopped with exit code -9 \(killed by signal 9: out of memory\?"):
         local_workers.next_message(_Empty(), [alive, _Dead()])
-    with pytest.raises(RuntimeError, match=r"^worker process 0 stopped with exit code 1 \(see its error output above\)$"):
+    with pytest.raises(RuntimeError,
+                       match=r"^worker process 0 stopped with exit code 1 \(see its error output above\)$"):
         local_workers.next_message(_Empty(), [type("Failed", (), {"exitcode": 1})(), alive])
 
 

@@ -20,7 +20,8 @@ T = 493  # rounds played
 
 
 def _state(name, params):
-    counts = CountState(jnp.int32(T), jnp.asarray(COUNTS, jnp.float32), jnp.asarray(MEANS * COUNTS[:, None], jnp.float32))
+    counts = CountState(jnp.int32(T), jnp.asarray(COUNTS, jnp.float32),
+                        jnp.asarray(MEANS * COUNTS[:, None], jnp.float32))
     if name != "prefucb":
         return counts
     # PrefUCB also keeps min_k S_k of each arm's empirical mean and the next round's KL-UCB index
@@ -42,7 +43,8 @@ def _klucb(p, level):
 
 
 def _radius(mu, n, t, d):
-    front = sum(not any(np.all(mu[j] >= mu[i]) and np.any(mu[j] > mu[i]) for j in range(len(mu))) for i in range(len(mu)))
+    front = sum(not any(np.all(mu[j] >= mu[i]) and np.any(mu[j] > mu[i]) for j in range(len(mu)))
+                for i in range(len(mu)))
     return np.sqrt(2 * np.log(t * (d * front) ** 0.25) / n)
 
 

@@ -1,6 +1,5 @@
 """PDMOB NYSE(O): loader errors, strategies vs plain references, window metrics, mandates, replay env."""
 import gzip
-import re
 from pathlib import Path
 
 import jax

@@ -36,7 +36,8 @@ def _context(family: str, seed: int) -> Context:
 
 
 def _env_params(ctx: Context):
-    table = np.concatenate([np.repeat(ctx.means[:, None, :], 3, 1), np.repeat(ctx.alloc_costs[:, None, None], 3, 1)], -1)
+    table = np.concatenate([np.repeat(ctx.means[:, None, :], 3, 1),
+                            np.repeat(ctx.alloc_costs[:, None, None], 3, 1)], -1)
     return L.LLMParams(jnp.asarray(table, jnp.float32))
 
 

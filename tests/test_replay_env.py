@@ -88,9 +88,11 @@ def _reference_instances(key, arm, pulls, n):
     """numpy reference of the bootstrap stream: instance of pull j of ``arm`` among its ``n`` rows."""
     m = np.uint64(0xFFFFFFFF)
     w = np.asarray(jax.random.key_data(key), np.uint64).ravel()
-    arm_key = _mix32(w[0] ^ _mix32(w[-1] ^ _mix32((np.uint64(arm) * np.uint64(0x9E3779B9) + np.uint64(0x85EBCA6B)) & m)))
+    arm_key = _mix32(w[0] ^ _mix32(w[-1] ^ _mix32((np.uint64(arm) * np.uint64(0x9E3779B9) + np.uint64(0x85EBCA6B))
+                                                  & m)))
     j = np.asarray(pulls, np.uint64)
-    return (_mix32(arm_key ^ _mix32((j * np.uint64(0x9E3779B1) + np.uint64(0x7F4A7C15)) & m)) % np.uint64(n)).astype(int)
+    return (_mix32(arm_key ^ _mix32((j * np.uint64(0x9E3779B1) + np.uint64(0x7F4A7C15)) & m))
+            % np.uint64(n)).astype(int)
 
 
 def test_a_pull_replays_a_recorded_row_of_that_arm(tmp_path):
@@ -103,7 +105,8 @@ def test_a_pull_replays_a_recorded_row_of_that_arm(tmp_path):
         recorded = [r[2:] for r in rows if r[0] == name]
         y, c = jax.vmap(lambda j: inst.env.sample(key, arm, j, 0, inst.params))(pulls)
         got = np.concatenate([np.asarray(y), np.asarray(c)[:, None]], 1)
-        want = np.array([[a, b, t / t_max] for a, b, t in recorded])[_reference_instances(key, arm, pulls, len(recorded))]
+        want = np.array([[a, b, t / t_max] for a, b, t in recorded])[
+            _reference_instances(key, arm, pulls, len(recorded))]
         np.testing.assert_allclose(got, want, rtol=1e-6)
         assert len({tuple(r) for r in np.round(got, 5)}) > 5  # a bootstrap, not one row
     P = np.asarray(dense(inst.env.prefix_table(key, inst.params, 50), 50))

@@ -78,7 +78,8 @@ def test_import_leaves_xla_flags_and_lowerings_unchanged():
 def test_xla_flag_added_by_configure_without_overriding_the_user(tmp_path):
     import os
 
-    code = "import os, mobandit_jax.runner.runtime; mobandit_jax.runner.runtime.configure(); print(os.environ.get('XLA_FLAGS', ''))"
+    code = ("import os, mobandit_jax.runner.runtime; mobandit_jax.runner.runtime.configure(); "
+            "print(os.environ.get('XLA_FLAGS', ''))")
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "MOBANDIT_XLA_DEFAULTS")}
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env).stdout
     from mobandit_jax.runner import runtime

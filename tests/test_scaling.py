@@ -34,8 +34,8 @@ CACHE = {"JAX_COMPILATION_CACHE_DIR": os.path.join(tempfile.gettempdir(), "moban
 
 def _run(args, env_extra=None, cwd=None):
     env = {**os.environ, **CACHE, **(env_extra or {})}
-    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", *args, "--quiet"], env=env, cwd=cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", *args, "--quiet"], env=env,
+                            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _finals(d):
@@ -62,7 +62,8 @@ def test_four_fake_devices_match_one_device(single):
     assert a.keys() == b.keys()
     for k in a:
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
-    assert json.loads((single / "one" / "summary.json").read_text()) == json.loads((single / "four" / "summary.json").read_text())
+    assert (json.loads((single / "one" / "summary.json").read_text())
+            == json.loads((single / "four" / "summary.json").read_text()))
 
 
 def test_two_processes_merge_to_the_single_host_summary(single):
@@ -76,4 +77,5 @@ def test_two_processes_merge_to_the_single_host_summary(single):
         assert p.returncode == 0, err
     chunks = sorted(p.name for p in (single / "two" / "chunks").glob("chunk_*.npz"))
     assert len(chunks) == 4  # 10 seeds in chunks of 3, shared by the two processes
-    assert json.loads((single / "one" / "summary.json").read_text()) == json.loads((single / "two" / "summary.json").read_text())
+    assert (json.loads((single / "one" / "summary.json").read_text())
+            == json.loads((single / "two" / "summary.json").read_text()))

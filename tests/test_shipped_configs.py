@@ -37,7 +37,8 @@ def test_spec_is_valid(path):
 ETA_TUNED = {k.split("/")[1] for k, e in POLICIES.items() if e.family == "slate" and "eta" in e.defaults}
 
 
-SEED001_ETA_GRIDS = {2: "topk_pareto/eta_grid", 3: "topk_pareto/eta_d3", 4: "topk_pareto/eta_d4", 5: "topk_pareto/eta_d5"}
+SEED001_ETA_GRIDS = {2: "topk_pareto/eta_grid", 3: "topk_pareto/eta_d3", 4: "topk_pareto/eta_d4",
+                     5: "topk_pareto/eta_d5"}
 
 
 @pytest.mark.parametrize("d", sorted(SEED001_ETA_GRIDS))
@@ -54,7 +55,8 @@ def test_topk_pareto_main_and_eta_grid_runs_make_one_table(d):
     assert len(ETA_TUNED) == 10
     assert {p["name"] for p in main["policies"]}.isdisjoint(ETA_TUNED)
     assert {p["name"] for p in grid["policies"]} == ETA_TUNED
-    assert sorted(p["label"] for p in main["policies"] + grid["policies"]) == sorted(p["label"] for p in fixed["policies"])
+    assert (sorted(p["label"] for p in main["policies"] + grid["policies"])
+            == sorted(p["label"] for p in fixed["policies"]))
     for entry in grid["policies"]:
         assert {point["eta"] for point in cfg.policy_points(entry)} == {0.01, 0.1, 0.3, 1.0}, entry["name"]
 

@@ -1,8 +1,6 @@
 """``[env] kind = "table"``: a user's per-arm CSV (raw scores, lower-is-better, costs) with every family."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 import jax
@@ -167,7 +165,8 @@ def test_budgeted_identification_and_slate_families_run_on_a_table(tmp_path):
 def _bad(tmp_path, capsys, rows=None, env=TABLE_ENV, extra=""):
     header = ["model", "accuracy", "speed", "safety", "price"]
     good = [["a", 0.8, 0.8, 0.3, 1], ["b", 0.7, 0.7, 0.4, 2], ["c", 0.6, 0.6, 0.5, 3]]
-    text = "[experiment]\nhorizon = 10\n\n" + env + extra + "\n[[policies]]\nname = \"cohv_ucb\"\nfamily = \"budgeted\"\n"
+    text = ("[experiment]\nhorizon = 10\n\n" + env + extra
+            + "\n[[policies]]\nname = \"cohv_ucb\"\nfamily = \"budgeted\"\n")
     return cli_error(_spec(tmp_path, text, good if rows is None else rows, header), tmp_path, capsys)
 
 
@@ -219,7 +218,8 @@ def test_budget_on_an_env_without_costs(tmp_path, capsys):
 
 
 def test_budget_keys_in_scenarios_and_overrides(tmp_path):
-    text = ENV_RAW + '\n[[scenarios]]\nname = "tight"\n"budget.rho" = 2\n\n[[scenarios]]\nname = "fixed"\n"budget.B" = 5.0\n'
+    text = (ENV_RAW + '\n[[scenarios]]\nname = "tight"\n"budget.rho" = 2\n\n'
+            '[[scenarios]]\nname = "fixed"\n"budget.B" = 5.0\n')
     spec = config.load(_spec(tmp_path, "[experiment]\nhorizon = 10\n\n" + text.replace("rho = 16\n", "")
                              + "\n[[policies]]\nname = \"uniform\"\nfamily = \"budgeted\"\n"))
     budgets = {s["scenario"]: with_budget(registry.make_env(r["env"], r), r["budget"]).budget
@@ -227,5 +227,6 @@ def test_budget_keys_in_scenarios_and_overrides(tmp_path):
     assert budgets == pytest.approx({"tight": 2 * 4 * 0.46875, "fixed": 5.0})
     over = config.apply_overrides(spec, ["budget.rho=3", "sweep.budget.rho=[1, 2]"])
     assert over["budget"]["rho"] == 3 and over["sweep"]["budget.rho"] == [1, 2]
-    with pytest.raises(config.ConfigError, match=r"unknown key\(s\) \['rhoo'\] in \[budget\]; allowed keys: \['B', 'rho'\]"):
+    with pytest.raises(config.ConfigError,
+                       match=r"unknown key\(s\) \['rhoo'\] in \[budget\]; allowed keys: \['B', 'rho'\]"):
         config.apply_overrides(spec, ["budget.rhoo=3"])

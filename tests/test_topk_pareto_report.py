@@ -196,8 +196,10 @@ def test_eta_agreement_alternative_readings_and_notes_fields(tmp_path):
     [(_, _, table)] = topk_pareto._tables({k: topk_pareto.Run(v) for k, v in runs.items() if k in ("d2", "eta_grid")})
     ranks = []
     for i, f in enumerate(topk_pareto.FRONTS):
-        mine = alt[f"{alt_labels[0]}|{i * len(ETAS) + ETAS.index(table2_eta('pareto_ucb_crowd', 2, f))}|hv_last100"].mean()
-        others = [table.final(a, table.index(a, f), "hv_last100").mean() for a in topk_pareto.ALGOS if a != "ParetoUCB-Crowd"]
+        mine = alt[f"{alt_labels[0]}|{i * len(ETAS) + ETAS.index(table2_eta('pareto_ucb_crowd', 2, f))}"
+                   "|hv_last100"].mean()
+        others = [table.final(a, table.index(a, f), "hv_last100").mean() for a in topk_pareto.ALGOS
+                  if a != "ParetoUCB-Crowd"]
         ranks.append(1 + sum(o > mine for o in others))
     span = str(min(ranks)) if min(ranks) == max(ranks) else f"{min(ranks)}–{max(ranks)}"
     text = (out / "report.md").read_text()

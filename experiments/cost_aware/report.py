@@ -475,7 +475,8 @@ def identification_section(run, out):
     md += choice_lines(run) + [""]
     labels = [p for p in IDENT + (IDENT_EXTRA,) if p in run.grid]
     sel = reading(run)
-    md += [f"Pareto F1 on the subset (reading `{CHOSEN}` where swept):", "", "| data | rho | " + " | ".join(labels) + " |",
+    md += [f"Pareto F1 on the subset (reading `{CHOSEN}` where swept):", "",
+           "| data | rho | " + " | ".join(labels) + " |",
            "|---" * (2 + len(labels)) + "|"]
     for ds in DATASETS:
         for rho in run.rhos(dataset=ds):
@@ -520,7 +521,8 @@ def choice_lines(run):
              "keep lambda = c < 1 and a larger L_{K,lambda}, so CoPSI under-spends even without cost dispersion. "
              "The `instance` reading stays for the online and stochastic-cost runs, whose per-pull charges "
              "must lie in [lambda, 1]. CoPSI still spends less than PSI-SR by design: even with equal costs and "
-             f"lambda = 1 its targets spend at most 1 - 1 / (2 L_{{K,1}}) = {1 - 1 / (2 * l_k_lambda(K, 1.0)):.3f} of B "
+             f"lambda = 1 its targets spend at most 1 - 1 / (2 L_{{K,1}}) = "
+             f"{1 - 1 / (2 * l_k_lambda(K, 1.0)):.3f} of B "
              f"for K = {K} (table above; the last two arms share the final phase), while PSI-SR converts B into "
              "unit pulls and spends it almost entirely. At the largest budget:", ""]
     for ds in DATASETS:
@@ -559,7 +561,9 @@ def f1_section(run, out):
         md.append("")
     md += f1_check_lines(run)
     chosen = CHOSEN if reading(run) else "instance"
-    md += ["", "![](" + fig_ident(run, "f1", "fig5_f1.png", "Pareto F1 (±1 s.e.)", out, log=False, name=chosen) + ")", ""]
+    md += ["",
+           "![](" + fig_ident(run, "f1", "fig5_f1.png", "Pareto F1 (±1 s.e.)", out, log=False, name=chosen) + ")",
+           ""]
     return md
 
 
@@ -673,20 +677,25 @@ def build(run_dirs: dict, out_dir) -> Path:
                     md.append(f"| {ds} | {_rho_label(rho)} | {token_budget(ds, rho):.0f} | " + " | ".join(cells) + " |")
             key = "eff_rho32" if metric == "hv_efficiency_regret" else "std_rho32"
             for ds in DATASETS:
-                md.append(f"| {ds} paper (real data) | 32 | — | " + " | ".join(_paper(PAPER[key], ds, p) for p in ONLINE) + " |")
+                md.append(f"| {ds} paper (real data) | 32 | — | "
+                          + " | ".join(_paper(PAPER[key], ds, p) for p in ONLINE) + " |")
             md.append("")
-        md += ["![](" + fig_online_budget(run, "hv_efficiency_regret", "fig2ab_efficiency_regret.png", "R_B^HV", out) + ")",
+        md += ["![](" + fig_online_budget(run, "hv_efficiency_regret", "fig2ab_efficiency_regret.png", "R_B^HV", out)
+               + ")",
                "![](" + fig_online_budget(run, "hv_regret", "fig3_standard_regret.png", "R_B^std", out) + ")", ""]
         fname, finals = fig_trajectories(run, out)
         md += ["### Trajectories at rho = 32 (Figure 4)", "",
-               "Final cumulative efficiency regret and final moving-average per-pull regret (w = 50), ours / paper:", "",
+               "Final cumulative efficiency regret and final moving-average per-pull regret (w = 50), ours / paper:",
+               "",
                "| data | " + " | ".join(ONLINE) + " |", "|---" * (1 + len(ONLINE)) + "|"]
         for ds in DATASETS:
             if ds in finals:
                 md.append(f"| {ds} cumulative | " + " | ".join(
-                    f"{finals[ds][p][0]:.4g} / {_paper(PAPER['traj_cum'], ds, p)}" for p in ONLINE if p in finals[ds]) + " |")
+                    f"{finals[ds][p][0]:.4g} / {_paper(PAPER['traj_cum'], ds, p)}"
+                    for p in ONLINE if p in finals[ds]) + " |")
                 md.append(f"| {ds} moving avg | " + " | ".join(
-                    f"{finals[ds][p][1]:.4g} / {_paper(PAPER['traj_ma'], ds, p)}" for p in ONLINE if p in finals[ds]) + " |")
+                    f"{finals[ds][p][1]:.4g} / {_paper(PAPER['traj_ma'], ds, p)}"
+                    for p in ONLINE if p in finals[ds]) + " |")
         md += ["", "![](" + fname + ")", ""]
 
     if "identification" in runs:

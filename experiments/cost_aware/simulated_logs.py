@@ -104,7 +104,8 @@ def _generate(dataset: str, seed: int, n_instances: int) -> ConfigLogs:
     correct = (rng.uniform(size=(K, n_instances)) < probs).astype(float)
     sig_l, sig_t = 0.3, 0.15  # lognormal spreads; mean-preserving
     latency = lat_cfg[:, None] * np.exp(sig_l * rng.normal(size=(K, n_instances)) - sig_l ** 2 / 2)
-    tokens = np.maximum(1.0, np.round(tok_cfg[:, None] * np.exp(sig_t * rng.normal(size=(K, n_instances)) - sig_t ** 2 / 2)))
+    tokens = np.maximum(1.0, np.round(tok_cfg[:, None]
+                                      * np.exp(sig_t * rng.normal(size=(K, n_instances)) - sig_t ** 2 / 2)))
     return ConfigLogs(tuple(configs), tuple(f"q{n:04d}" for n in range(n_instances)), correct, latency, tokens,
                       f"simulated {dataset}-like stand-in (generator seed {seed})", True)
 

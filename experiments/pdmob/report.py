@@ -440,7 +440,8 @@ def _llm_section(run: Run, out: Path) -> str:
     t1 = table1(run)
     s += "\n### Table 1 — real-world scenarios (ours, mean ± std over seeds; *paper* in italics)\n\n"
     s += "| Performance | Method | " + " | ".join(REAL_WORLD) + " |\n|---|---|" + "---|" * 4 + "\n"
-    titles = {"main": "Main objective (↑)", "relaxable": "Relaxable objective (↓)", "ratio": "Optimal selection ratio (↑)"}
+    titles = {"main": "Main objective (↑)", "relaxable": "Relaxable objective (↓)",
+              "ratio": "Optimal selection ratio (↑)"}
     for m, title in titles.items():
         best = []
         for j in range(4):
@@ -509,11 +510,13 @@ def _assets_section(run: Run, out: Path) -> str:
     s += f"### Figure 5 — cumulative gap-weighted regret\n\n![Figure 5]({f5.name})\n\n"
     s += (f"### Figures 6-7 — sub-objective trends (100-round moving average)\n\n![Figure 6]({f6.name})\n\n"
           f"![Figure 7]({f7.name})\n\n"
-          "Groups per mandate (`mandate_levels` in `experiments/pdmob/report.py`, total weight s_j over the three rows): relaxable "
+          "Groups per mandate (`mandate_levels` in `experiments/pdmob/report.py`, total weight s_j over the three "
+          "rows): relaxable "
           "s_j < 0, preferred s_j >= max(s)/2, moderate in between.\n\n")
     dd = data_driven_mandates(tab)
     s += "### Data-driven W (Appendix B.3) versus Table 5\n\n"
-    s += ("`data_driven_W` (`experiments/pdmob/report.py`): positive weights proportional to the training variance of the row's "
+    s += ("`data_driven_W` (`experiments/pdmob/report.py`): positive weights proportional to the training variance "
+          "of the row's "
           "primary objectives (summing to 1), penalties `-min(0.3, |beta|)` from the slope of the row's "
           "primary composite on the penalised objective; sign pattern per row taken from Table 5.\n\n")
     s += "| Mandate | max abs diff | mean abs diff (non-zero entries) |\n|---|---|---|\n"

@@ -205,7 +205,8 @@ def _main_table(d, run, title=None):
     lines = [title, "",
              "HV_last100: ours mean ± 95% CI (Student t, 10 seeds) / paper. Final regret: our cumulative "
              "alpha-regret, positive part (`alpha_regret_pos`) / paper. Rank: our rank by HV_last100 (paper's).", "",
-             "| Algorithm | " + " | ".join(f"{f} HV (ours / paper) | {f} regret (ours / paper) | rank" for f in FRONTS) + " |",
+             "| Algorithm | "
+             + " | ".join(f"{f} HV (ours / paper) | {f} regret (ours / paper) | rank" for f in FRONTS) + " |",
              "|---|" + "---|---|---|" * len(FRONTS)]
     means = {f: {} for f in FRONTS}
     for a in ALGOS:
@@ -272,7 +273,8 @@ def _table6(selected, kind="main", heading="## Paired statistics (Table 6 analog
              "seed (the same seed draws the same instance and noise for every method). Bootstrap: B = 10,000 "
              "percentile resamples; Cohen's d is the paired d_z; Wilcoxon signed-rank one-sided (H1: THV-UCB > "
              "baseline). Where the paper lists the setting, its baseline, Delta and d are shown.", "",
-             "| setting | our 2nd best | Delta | bootstrap 95% CI | Cohen's d | Wilcoxon p | wins | paper: baseline, Delta, d |",
+             "| setting | our 2nd best | Delta | bootstrap 95% CI | Cohen's d | Wilcoxon p | wins | "
+             "paper: baseline, Delta, d |",
              "|---|---|---|---|---|---|---|---|"]
     rows = []
     for d, _, run in selected:
@@ -576,7 +578,8 @@ def _alt_readings(runs, tables):
 
 def _runs_section(run_dirs, runs):
     lines = ["## Runs", "", "Each run directory is the output of `mobandit run configs/<spec>.toml --out <dir>` "
-             "(`mobandit reproduce --only topk_pareto` runs them all into `runs/<spec>` and builds this report). Wall time: "
+             "(`mobandit reproduce --only topk_pareto` runs them all into `runs/<spec>` and builds this report). "
+             "Wall time: "
              "the run's `timing.json`, i.e. of its last invocation, near 0 when that one resumed from chunks "
              "already on disk (2 shared CPU cores).", "",
              "| key | spec | run directory | seeds | horizon | wall of the last invocation (s) |",
@@ -675,7 +678,8 @@ def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
         counts = eta_agreement(agreement)
         lines += [f"Our eta* equals Table 2's in {counts['eta_agree_thv']} cells for THV-UCB and in "
                   f"{counts['eta_agree_baselines']} cells for the baselines; in {counts['eta_gain_below_001']} cells "
-                  "(all algorithms) HV_last100 at our eta* exceeds the value at the paper's eta* by less than 0.01.", ""]
+                  "(all algorithms) HV_last100 at our eta* exceeds the value at the paper's eta* by less than 0.01.",
+                  ""]
     alt_lines, alt_rows = _alt_readings(runs, tables)
     lines += alt_lines
     figs = _figures(tables + _select(runs, "fixed"), out_dir)

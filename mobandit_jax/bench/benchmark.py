@@ -326,7 +326,8 @@ def bench_klucb(n: int):
     p = jnp.asarray(rng.random(n), jnp.float32)
     level = jnp.asarray(np.exp(rng.uniform(np.log(1e-6), np.log(10), n)), jnp.float32)
     jax.block_until_ready(klucb_upper(p, level))
-    return {"kernel": f"klucb_upper float32, {n} indices", "ns_per_index": _timed(lambda: klucb_upper(p, level), 3) / n * 1e9}
+    return {"kernel": f"klucb_upper float32, {n} indices",
+            "ns_per_index": _timed(lambda: klucb_upper(p, level), 3) / n * 1e9}
 
 
 ALGORITHMS = {  # name -> (seed counts, horizon, numpy rounds, peers) -> rows
@@ -360,7 +361,8 @@ def main(argv=None) -> int:
     chosen = ["prefucb"] if args.prefucb_only else args.algorithms.split(",")
     unknown = sorted(set(chosen) - set(ALGORITHMS))
     if unknown:
-        print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}", file=sys.stderr)
+        print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}",
+              file=sys.stderr)
         return 2
     global WORKERS, REPEAT
     if args.repeat < 1:
@@ -391,7 +393,8 @@ def main(argv=None) -> int:
     print(f"\n{'algorithm':34s} {'seeds':>8s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} "
           f"{'numpy batched':>14s} {'ratio':>8s} {'compile s':>10s}")
     for r in rows:
-        peer = (f"{r['numpy_seed_rounds_per_s']:12.0f} {r['speedup']:7.1f}x {r['numpy_batched_seed_rounds_per_s']:14.0f} "
+        peer = (f"{r['numpy_seed_rounds_per_s']:12.0f} {r['speedup']:7.1f}x "
+                f"{r['numpy_batched_seed_rounds_per_s']:14.0f} "
                 f"{r['speedup_batched']:7.1f}x" if "speedup" in r else f"{'-':>12s} {'-':>8s} {'-':>14s} {'-':>8s}")
         print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['seed_rounds_per_s']:14.0f} {peer} {r['compile_s']:10.1f}")
     for note in OUT_OF_MEMORY:
@@ -399,7 +402,8 @@ def main(argv=None) -> int:
     if args.engine_only:
         return 0
     hv = bench_hypervolume(2000 if args.quick else 20000)
-    print(f"\n{hv['kernel']}: {hv['ours_us_per_set']:.3f} us/set (batched) vs moocore {hv['moocore_us_per_call']:.2f} us/call "
+    print(f"\n{hv['kernel']}: {hv['ours_us_per_set']:.3f} us/set (batched) vs moocore "
+          f"{hv['moocore_us_per_call']:.2f} us/call "
           f"-> {hv['speedup']:.1f}x")
     kl = bench_klucb(100_000 if args.quick else 1_000_000)
     print(f"{kl['kernel']}: {kl['ns_per_index']:.1f} ns/index")

@@ -144,7 +144,8 @@ def thv_ucb_batched(means, k: int, horizon: int, seeds: int, *, eta: float = 0.0
             for m in range(k):  # greedy, one slot of every seed per step
                 member, sign = tables[m]
                 chosen = g[rows, slate[:, :m]]  # (S, m, d)
-                corner = np.where(member[None, :, :, None], chosen[:, None, :, :], np.inf).min(axis=2, initial=np.inf)  # (S, 2^m, d)
+                corner = np.where(member[None, :, :, None], chosen[:, None, :, :], np.inf).min(
+                    axis=2, initial=np.inf)  # (S, 2^m, d)
                 gain = (np.minimum(g[:, :, None, :], corner[:, None, :, :]).prod(axis=3) * sign).sum(axis=2)  # (S, n)
                 if m:
                     gain = np.where(gain > gain_tol, gain, 0.0)

@@ -4,7 +4,8 @@ PDMOB, Eq. (3): ``U = sup{q in [p, 1] : n kl(p, q) <= beta}``; here ``level = be
 The root is found by a fixed number of Halley steps (3 in float32, 4 in float64), started above the
 root at the tightest of four closed-form caps (Pinsker's inequality and three sharper lower bounds
 on ``kl``); ``kl(p, .)`` is convex and increasing on ``[p, 1)`` and its first two derivatives are
-rational, so each step costs two logarithms and convergence is cubic. The divergence is evaluated through ``log1p`` of small
+rational, so each step costs two logarithms and convergence is cubic.
+The divergence is evaluated through ``log1p`` of small
 relative differences, which keeps float32 values sharp at levels as small as 1e-6 where
 ``log(p / q)`` would lose its last digits. ``klucb_upper_refine`` moves a known root to a nearby
 higher level (a tangent step and one Halley step), for indices whose level grows slowly.

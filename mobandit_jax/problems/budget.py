@@ -44,4 +44,5 @@ def with_budget(inst: EnvInstance, table) -> EnvInstance:
         raise ConfigError(f"budget.{key} = {value!r}: {err}") from None
     rho = budget / scale
     horizon = int(math.ceil(budget / inst.cost_floor)) + 1
-    return inst._replace(budget=budget, budget_ratio=rho, horizon=horizon, info={**inst.info, "budget": budget, "rho": rho})
+    return inst._replace(budget=budget, budget_ratio=rho, horizon=horizon,
+                         info={**inst.info, "budget": budget, "rho": rho})

@@ -136,7 +136,8 @@ def read(path, needed: dict) -> Columns:
     missing = [col for col in needed if col not in header]
     if missing:
         keys = ", ".join(dict.fromkeys(needed[col] for col in missing))
-        raise ValueError(f"{path}: missing column(s) {missing} (named by {keys}); the header (line 1) has {list(header)}")
+        raise ValueError(f"{path}: missing column(s) {missing} (named by {keys}); "
+                         f"the header (line 1) has {list(header)}")
     index = {h: n for n, h in enumerate(header)}
     return Columns(path, header, {col: cols[index[col]] for col in needed}, rows)
 

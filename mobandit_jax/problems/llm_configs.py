@@ -56,7 +56,8 @@ from .costs import validate_budget, validate_costs  # noqa: F401  (re-exported)
 from ..kernels.gaps import strict_pareto_mask_np
 from ..registry import register_env
 from ..types import EnvInstance
-from .replay import ReplayParams, bulk_sum, instance_index, prefix_table, pull_values, replay_env, sample
+from .replay import ReplayParams, replay_env
+from .replay import bulk_sum, instance_index, prefix_table, pull_values, sample  # noqa: F401  (re-exported)
 
 COLUMNS = ("config_id", "model", "temperature", "max_tokens", "prompt", "instance_id",
            "correct", "latency_s", "tokens")
@@ -145,7 +146,8 @@ def load_logs(path) -> ConfigLogs:
     if miss.size:
         k, n = miss[0]
         raise ValueError(f"{path}: config {config_ids[k]!r} lacks instance {inst_ids[n]!r} "
-                         f"({int((seen == 0).sum())} (config, instance) pairs missing; every config needs every instance)")
+                         f"({int((seen == 0).sum())} (config, instance) pairs missing; "
+                         "every config needs every instance)")
     tables = {}
     for c in ("correct", "latency_s", "tokens"):
         tables[c] = np.full((K, N), np.nan)
@@ -155,7 +157,8 @@ def load_logs(path) -> ConfigLogs:
 
 
 def write_logs(logs: ConfigLogs, path) -> None:
-    """Write logs in the long CSV format read by :func:`load_logs` (full float precision; ``.gz``: gzip, no timestamp)."""
+    """Write logs in the long CSV format read by :func:`load_logs` (full float precision; ``.gz``: gzip, no
+    timestamp)."""
     path = os.fspath(path)
     raw = open(path, "wb") if not path.endswith(".gz") else gzip.GzipFile(path, "wb", mtime=0)
     with raw, io.TextIOWrapper(raw, newline="") as fh:
@@ -169,12 +172,14 @@ def write_logs(logs: ConfigLogs, path) -> None:
 
 
 def bundled_logs(dataset: str, seed=None) -> ConfigLogs:
-    """The bundled **simulated** ``"gsm8k"`` / ``"piqa"`` stand-in (written by experiments/cost_aware/simulated_logs.py)."""
+    """The bundled **simulated** ``"gsm8k"`` / ``"piqa"`` stand-in (written by
+    experiments/cost_aware/simulated_logs.py)."""
     if dataset not in DATASETS:
         raise ValueError(f"env.dataset must be 'gsm8k', 'piqa' (simulated) or a path to a .csv log, got {dataset!r}")
     if seed is not None and int(seed) != BUNDLED_SEEDS[dataset]:
         raise ValueError(f"env.seed = {seed}: the bundled {dataset} stand-in has generator seed "
-                         f"{BUNDLED_SEEDS[dataset]}; write logs of another seed with experiments/cost_aware/simulated_logs.py "
+                         f"{BUNDLED_SEEDS[dataset]}; write logs of another seed with "
+                         "experiments/cost_aware/simulated_logs.py "
                          "--seed N and give their path as env.dataset")
     if dataset not in _BUNDLED:
         logs = load_logs(DATA_DIR / f"{dataset}_simulated.csv.gz")

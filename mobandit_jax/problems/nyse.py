@@ -161,7 +161,8 @@ def best_so_far(x) -> np.ndarray:
 
 
 def momentum(x, lookback: int = 20, top: int = 5) -> np.ndarray:
-    """Cross-sectional momentum (Jegadeesh and Titman 1993): equal weight on the ``top`` past-``lookback``-day winners."""
+    """Cross-sectional momentum (Jegadeesh and Titman 1993): equal weight on the ``top`` past-``lookback``-day
+    winners."""
     T, n = x.shape
     lx = np.log(x)
     c = np.vstack([np.zeros((1, n)), np.cumsum(lx, 0)])  # c[t] = log P[t-1]

@@ -118,7 +118,8 @@ def _cmd_reproduce(args):
     if args.check:
         diffs = reproduce.check(args.configs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
                                 x64=args.x64, runs_dir=args.runs)
-        print(f"check: {len(diffs)} committed number(s) differ" if diffs else "check: every committed number reproduced")
+        print(f"check: {len(diffs)} committed number(s) differ" if diffs
+              else "check: every committed number reproduced")
         return 1 if diffs else 0
     reproduce.main(args.configs, args.runs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
                    x64=args.x64)
@@ -165,14 +166,18 @@ def main(argv=None) -> int:
     p.add_argument("config")
     p.add_argument("--out", help="run directory (default runs/<config stem>)")
     p.add_argument("--seeds", type=int, help="override experiment.seeds")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a spec key, e.g. experiment.horizon=500")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a spec key, e.g. experiment.horizon=500")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--max-memory", help="choose seeds per chunk to fit this size, e.g. 2GB")
-    p.add_argument("--distributed", action="store_true", help="multi-host: jax.distributed.initialize() auto-detect (Slurm, Open MPI)")
-    p.add_argument("--coordinator", help="multi-host: coordinator address host:port (with --num-processes, --process-id)")
+    p.add_argument("--distributed", action="store_true",
+                   help="multi-host: jax.distributed.initialize() auto-detect (Slurm, Open MPI)")
+    p.add_argument("--coordinator",
+                   help="multi-host: coordinator address host:port (with --num-processes, --process-id)")
     p.add_argument("--num-processes", type=int)
     p.add_argument("--process-id", type=int)
-    p.add_argument("--devices", type=int, help="devices to split the seeds over (default: every CPU core, or every GPU); "
+    p.add_argument("--devices", type=int,
+                   help="devices to split the seeds over (default: every CPU core, or every GPU); "
                    "on CPU, N below the core count also confines the run to N cores")
     p.add_argument("--workers", choices=("auto", "on", "off"), default="auto",
                    help="on CPU, run the seeds in one worker process per core (on), in this process over one device "
@@ -187,7 +192,8 @@ def main(argv=None) -> int:
     p.set_defaults(fn=_cmd_report)
     p = sub.add_parser("compare", help="several run directories side by side: markdown tables and a PNG figure")
     p.add_argument("dirs", nargs="+", metavar="RUN_DIR")
-    p.add_argument("--metric", action="extend", nargs="+", metavar="M", help="metrics to compare (default: every metric)")
+    p.add_argument("--metric", action="extend", nargs="+", metavar="M",
+                   help="metrics to compare (default: every metric)")
     p.add_argument("--out", default="compare.png", help="the figure's PNG file (default compare.png)")
     p.set_defaults(fn=_cmd_compare)
     p = sub.add_parser("reproduce", help="run every spec in configs/ and rebuild the reports in experiments/")

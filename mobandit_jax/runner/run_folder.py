@@ -3,11 +3,13 @@
 A run directory holds ``run.json`` (the marker of a run folder: a JSON object with ``"tool":
 "mobandit_jax"``, the fingerprint, precision and spec; runs of earlier versions carry only the
 fingerprint), ``chunks/chunk_NNNNN.npz`` (one per seed chunk, written atomically, each with an
-``identity`` entry: fingerprint, seed index range, precision, chunk size), and after merging ``curves.npz`` (key ``"{label}|{grid}|{metric}"`` ->
+``identity`` entry: fingerprint, seed index range, precision, chunk size), and after merging
+``curves.npz`` (key ``"{label}|{grid}|{metric}"`` ->
 ``(seeds, checkpoints)`` cumulative sums, plus ``checkpoints``), ``finals.npz`` (same keys ->
 ``(seeds,)`` final values), ``grid.json`` (the setting and params of each grid index per label),
 ``summary.json`` (``{"records": [{"policy", "params", "setting", "metric", "mean", "std", "n"}]}``),
-``report.md`` and PNG figures (written by :meth:`mobandit_jax.analysis.results.Results.save`). No pickles anywhere. Files are written with the mode the umask
+``report.md`` and PNG figures (written by :meth:`mobandit_jax.analysis.results.Results.save`).
+No pickles anywhere. Files are written with the mode the umask
 allows (0644 under umask 022). A folder that is neither empty nor a run folder is never written to.
 """
 from __future__ import annotations

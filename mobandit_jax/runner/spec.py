@@ -126,7 +126,8 @@ def _check_policy(i: int, pol: dict):
         raise ConfigError(f"[[policies]] entry {i} ({pol['name']}): 'sweep' must be a table of lists")
     for k, values in sweep.items():
         if not isinstance(values, list) or not values:
-            raise ConfigError(f"[[policies]] entry {i} ({pol['name']}): sweep.{k} must be a non-empty list; got {values!r}")
+            raise ConfigError(f"[[policies]] entry {i} ({pol['name']}): sweep.{k} must be a non-empty list; "
+                              f"got {values!r}")
 
 
 def validate(spec: dict) -> dict:
