@@ -10,7 +10,7 @@ from mobandit_jax import kernels
 from mobandit_jax.policies import slate
 from mobandit_jax.types import Observation
 from mobandit_jax.types import Context
-from mobandit_jax.bench.benchmark.reference.thv_ucb_numpy import hypervolume_numpy, thv_ucb_numpy
+from mobandit_jax.bench.reference.thv_ucb_numpy import hypervolume_numpy, thv_ucb_numpy
 from mobandit_jax import registry
 
 

@@ -1,0 +1,50 @@
+"""NSGA-II crowding distance (Deb et al. 2002, Section III-B) computed within each Pareto layer.
+
+Per objective ``l``, the arms of a layer sorted by value give each interior arm the term
+``(x_above - x_below) / (x_last - x_first)``; the terms are summed over objectives. How a layer's
+boundary arms rank is a choice (:data:`CROWD_BOUNDARY`).
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .order import rank_below, sort_by_layer_value
+
+CROWD_BOUNDARY = ("inf", "neighbour", "zero")
+
+
+def crowding_distance(x, layer, boundary: str = "inf", ranks=None):
+    """NSGA-II crowding distance of ``x (n, d)`` computed within each layer (``ranks``: optional
+    :func:`key_ranks` of ``x.T``, which saves ranking the values).
+
+    Per objective, arms are sorted by (layer, value, index): an arm's neighbours below and above are
+    the adjacent arms of its layer in that order (equal values: the later index counts as above), and
+    the layer's first and last arms give the span. An arm without a neighbour on either side is a
+    boundary arm; its term is +inf (``boundary = "inf"``, NSGA-II), the normalised gap to its one
+    neighbour (``"neighbour"``; 0 for an arm alone in its layer) or 0 (``"zero"``). The per-objective
+    terms are summed in objective order. ``x`` must be finite.
+    """
+    if boundary not in CROWD_BOUNDARY:
+        raise ValueError(f"boundary must be one of {CROWD_BOUNDARY}, got {boundary!r}")
+    n, d = x.shape
+    layers, values, arm = sort_by_layer_value(layer, x.T, ranks)
+    same_next = jnp.concatenate([layers[:, 1:] == layers[:, :-1], jnp.zeros((d, 1), bool)], axis=1)
+    same_prev = jnp.concatenate([jnp.zeros((d, 1), bool), same_next[:, :-1]], axis=1)
+    up = jnp.where(same_next, jnp.roll(values, -1, axis=1), jnp.inf)
+    down = jnp.where(same_prev, jnp.roll(values, 1, axis=1), -jnp.inf)
+    first = rank_below(layer)[arm]  # a layer's sorted positions run from #{lower layers} to n - 1 - #{higher}
+    last = n - 1 - rank_below(-layer)[arm]
+    span = jnp.take_along_axis(values, last, axis=1) - jnp.take_along_axis(values, first, axis=1)
+    if boundary == "inf":
+        edge = jnp.inf
+    elif boundary == "zero":
+        edge = 0.0
+    else:
+        gap = jnp.where(same_next, up - values, 0.0) + jnp.where(same_prev, values - down, 0.0)
+        edge = gap / jnp.maximum(span, 1e-12)
+    part = jnp.where(same_next & same_prev, (up - down) / jnp.maximum(span, 1e-12), edge)  # sorted order
+    part = jnp.zeros((d, n), x.dtype).at[jnp.arange(d)[:, None], arm].set(part)
+    total = part[0]
+    for j in range(1, d):
+        total = total + part[j]
+    return total

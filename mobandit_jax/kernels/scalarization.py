@@ -1,0 +1,38 @@
+"""Scalarisation weights, directions and reference points: the interior simplex lattice (ChebyshevUCB,
+Mandow et al. 2023), directions uniform on the positive unit sphere and the hypervolume scalarisation
+``s_lambda`` (Zhang & Golovin 2020, Lemma 5), and the nadir of an empirical Pareto front.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+
+def simplex_interior_lattice(d: int, at_least: int) -> np.ndarray:
+    """Uniformly spread weights ``h / H`` with integer ``h_l >= 1``, smallest ``H`` giving >= ``at_least``."""
+    H = d
+    while math.comb(H - 1, d - 1) < at_least:
+        H += 1
+    rows = [np.array(c, float) for c in itertools.product(range(1, H + 1), repeat=d) if sum(c) == H]
+    return np.stack(rows) / H
+
+
+def positive_sphere(key, shape):
+    """Directions uniform on the positive unit sphere ``S^{d-1}_+`` (``|N(0, I)|`` normalised)."""
+    z = jnp.abs(jax.random.normal(key, shape))
+    return z / jnp.maximum(jnp.linalg.norm(z, axis=-1, keepdims=True), 1e-12)
+
+
+def hv_scalarization(U, ref, lam):
+    """``s_lambda(U) = (min_l max(0, (U_l - r_l) / lambda_l))^d`` (Zhang & Golovin 2020, Lemma 5)."""
+    d = U.shape[-1]
+    return jnp.min(jnp.maximum(0.0, (U - ref) / lam), axis=-1) ** d
+
+
+def empirical_nadir(mu, front):
+    """Nadir of the empirical Pareto front ``front`` (K,) bool: coordinate-wise minimum over its ``mu_hat``."""
+    return jnp.min(jnp.where(front[:, None], mu, jnp.inf), axis=0)
