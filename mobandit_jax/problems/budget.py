@@ -19,6 +19,7 @@ from ..types import EnvInstance
 from .costs import validate_budget
 
 KEYS = ("rho", "B")
+MAX_ROUNDS = 2 ** 31 - 1  # the engine counts rounds and pulls in int32
 
 
 def with_budget(inst: EnvInstance, table) -> EnvInstance:
@@ -38,6 +39,10 @@ def with_budget(inst: EnvInstance, table) -> EnvInstance:
     costs = inst.alloc_costs if inst.alloc_costs is not None else inst.mean_costs
     scale = inst.env.num_arms * float(np.mean(costs))  # K * c_bar
     budget = float(value) * scale if key == "rho" else float(value)
+    if not math.isfinite(budget) or budget / inst.cost_floor >= MAX_ROUNDS:
+        rounds = budget / inst.cost_floor
+        raise ConfigError(f"budget.{key} = {value!r}: a run would last up to B / lambda = {rounds:.3g} rounds, more "
+                          f"than the {MAX_ROUNDS} rounds a run can count; give a smaller budget")
     try:
         validate_budget(budget, inst.cost_floor)
     except ValueError as err:

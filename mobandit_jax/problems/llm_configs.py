@@ -103,11 +103,9 @@ class ConfigLogs:
 # --------------------------------------------------------------------------------------------
 
 def load_logs(path) -> ConfigLogs:
-    """Read a long CSV of per-instance logs (columns :data:`COLUMNS`, optionally .gz) into a :class:`ConfigLogs`."""
-    cols = columns.read(path, {c: "the llm_configs log format" for c in COLUMNS})
+    """Read a long CSV of per-instance logs (columns :data:`COLUMNS`, may be compressed) as :class:`ConfigLogs`."""
+    cols = columns.read(path, {c: "the llm_configs log format" for c in COLUMNS}, key="env.dataset")
     path = cols.path
-    if not len(cols):
-        raise ValueError(f"{path}: no data rows")
     values = {c: cols.numbers(c) for c in NUMERIC}
     text = {c: cols.text(c) for c in ("config_id", "model", "prompt", "instance_id")}
     for c, cells in text.items():
@@ -253,7 +251,7 @@ LLMParams = ReplayParams  # the evaluation table (K, N_eval, 3) of (accuracy, ef
 def _logs_for(dataset: str, seed, split_seed: int, n_profile: int) -> ConfigLogs:
     if dataset in DATASETS:
         return bundled_logs(dataset, seed)
-    if dataset.endswith(".csv") or os.path.sep in dataset:
+    if dataset.endswith((".csv",) + tuple(".csv" + c[0] for c in columns.COMPRESSIONS)) or os.path.sep in dataset:
         return load_logs(dataset)
     raise ValueError(f"env.dataset must be 'gsm8k', 'piqa' (simulated) or a path to a .csv log, got {dataset!r}")
 

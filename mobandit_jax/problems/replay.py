@@ -128,6 +128,19 @@ def padded(groups, width: int) -> tuple:
     return table, counts
 
 
+def check_one_row_per_pair(cols, arms, instances, observed) -> None:
+    """Each (arm, instance) pair is observed on one row at most; a repeat is an error naming both rows."""
+    kept = np.flatnonzero(observed)
+    arm_code = np.unique(np.asarray(arms)[kept], return_inverse=True)[1].ravel()
+    inst_code = np.unique(np.asarray(instances)[kept], return_inverse=True)[1].ravel()
+    repeat = columns.first_repeat(arm_code.astype(np.int64) * (int(inst_code.max(initial=0)) + 1) + inst_code)
+    if repeat is not None:
+        i, j = kept[repeat[0]], kept[repeat[1]]
+        pair = f"arm {columns.shown(arms[i])}, instance {columns.shown(instances[i])}"
+        raise ValueError(f"{cols.path}: {columns.where(int(cols.rows[i]))} repeats {pair} of "
+                         f"{columns.where(int(cols.rows[j]))}; a replay has one row per (arm, instance) observation")
+
+
 def build_instance(path, arm, instance, objectives, cost=None, normalize=False, minimize=()) -> EnvInstance:
     """Build the replay :class:`EnvInstance` from a long CSV (see the module docstring)."""
     names = {arm: "env.arm", instance: "env.instance", **{c: "env.objectives" for c in objectives}}
@@ -144,10 +157,12 @@ def build_instance(path, arm, instance, objectives, cost=None, normalize=False, 
         raise ValueError(f"{cols.path}: column {col!r}, {columns.where(int(cols.rows[i]))}: empty value "
                          "(a row is an observation with every objective, or a placeholder with none)")
     observed = ~empty.all(1)
-    for col, text in ((arm, arms), (instance, cols.text(instance))):
+    instances = cols.text(instance)
+    for col, text in ((arm, arms), (instance, instances)):
         blank = np.flatnonzero((np.fromiter(map(len, text), np.int64, len(text)) == 0) & (observed | (col == arm)))
         if blank.size:
             raise ValueError(f"{cols.path}: column {col!r}, {columns.where(int(cols.rows[blank[0]]))}: empty name")
+    check_one_row_per_pair(cols, arms, instances, observed)
     order = list(dict.fromkeys(arms))  # arms in order of first appearance
     if len(order) < 2:
         raise ValueError(f"{cols.path}: column {arm!r} names {len(order)} arm(s); a bandit needs at least 2")
@@ -157,7 +172,7 @@ def build_instance(path, arm, instance, objectives, cost=None, normalize=False, 
     if (seen == 0).any():
         a = int(np.flatnonzero(seen == 0)[0])
         first = int(cols.rows[np.flatnonzero(code == a)[0]])
-        raise ValueError(f"{cols.path}: arm {order[a]!r} (column {arm!r}) has no instances: its "
+        raise ValueError(f"{cols.path}: arm {columns.shown(order[a])} (column {arm!r}) has no instances: its "
                          f"{columns.where(first)} and any other rows have no objective values")
     costs = np.zeros(observed.sum()) if cost is None else columns.normalized_costs(cols, cost, observed)
     obs = np.concatenate([values[observed], costs[:, None]], 1)

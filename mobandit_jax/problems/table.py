@@ -78,15 +78,15 @@ def read_table(path, arm, objectives, cost=None, normalize=False, minimize=()):
         names[cost] = "env.cost"
     cols = columns.read(path, names)
     arms = cols.text(arm)
-    first = {}
-    for i, a in enumerate(arms):
-        where = columns.where(int(cols.rows[i]))
-        if not a:
-            raise ValueError(f"{cols.path}: column {arm!r}, {where}: empty arm name")
-        if a in first:
-            raise ValueError(f"{cols.path}: column {arm!r}, {where}: duplicate arm {a!r} (first at "
-                             f"{columns.where(first[a])}); a table has one row per arm")
-        first[a] = int(cols.rows[i])
+    empty = next((i for i, a in enumerate(arms) if not a), None)
+    if empty is not None:
+        raise ValueError(f"{cols.path}: column {arm!r}, {columns.where(int(cols.rows[empty]))}: empty arm name")
+    repeat = columns.first_repeat(arms)
+    if repeat is not None:
+        i, j = repeat
+        raise ValueError(f"{cols.path}: column {arm!r}, {columns.where(int(cols.rows[i]))}: duplicate arm "
+                         f"{columns.shown(arms[i])} (first at {columns.where(int(cols.rows[j]))}); a table has one row "
+                         "per arm")
     if len(arms) < 2:
         raise ValueError(f"{cols.path}: column {arm!r} names {len(arms)} arm(s); a bandit needs at least 2")
     means = columns.objective_matrix(cols, objectives, normalize, minimize)
