@@ -96,25 +96,85 @@ def test_save_writes_a_run_folder_that_compare_reads(sandbox, capsys):
     assert "--metric 'nope' is in none of the runs" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["compare", "missing"], "run folder 'missing' does not exist"),
-    (["compare", "empty"], "has no grid.json"),
-    (["compare", "broken"], "summary.json or grid.json cannot be read"),
+BAD_ARGUMENTS = {  # id: (mb.run arguments, text of the one-line ConfigError)
+    "spec_number": ((42,), {}, "spec must be a TOML path (a str or a Path) or a dict of tables; got int"),
+    "spec_bytes": ((b"tiny.toml",), {}, "got bytes"),
+    "spec_none": ((None,), {}, "got NoneType"),
+    "spec_missing": (("nope.toml",), {}, "config file 'nope.toml' does not exist"),
+    "spec_folder": ((".",), {}, "config '.' is a folder"),
+    "table_not_a_table": (({"experiment": 3, "env": {"kind": "stochastic"}, "policies": [{"name": "prefucb"}]},), {},
+                          "[experiment] must be a table; got 3"),
+    "no_policies": (({"env": {"kind": "stochastic"}},), {}, "at least one [[policies]] entry"),
+    "key_not_text": (({"env": {"kind": "stochastic", 1: 2}, "policies": [{"name": "prefucb"}]},), {},
+                     "spec.env: key 1 is a int; spec keys are strings"),
+    "value_none": (({"env": {"kind": "stochastic"}, "experiment": {"horizon": None}, "policies": []},), {},
+                   "spec.experiment.horizon = None is a NoneType; spec values are TOML values"),
+    "value_tuple": (({"env": {"kind": "stochastic"}, "policies": ({"name": "prefucb"},)},), {},
+                    "spec.policies = ({'name': 'prefucb'},) is a tuple"),
+    "misspelt_key": (({"env": {"kind": "stochastic"}, "experiment": {"horizn": 3}, "policies": [{"name": "prefucb"}]},),
+                     {}, "unknown key(s) ['horizn'] in [experiment]"),
+    **{f"seeds_{v!r}": (("tiny.toml",), {"seeds": v}, f"seeds={v!r}: the number of seeds must be an integer from 1 to "
+                        "2147483647") for v in (0, -1, 2.5, True, "3", 10**12)},
+    "seeds_in_overrides": (("tiny.toml",), {"overrides": ["experiment.seeds=10000000000"]},
+                           "experiment.seeds = 10000000000: it must be at most 2147483647"),
+    "overrides_text": (("tiny.toml",), {"overrides": "x"}, "overrides='x': expected a list of 'key=value' strings"),
+    "overrides_number": (("tiny.toml",), {"overrides": 5}, "overrides=5: expected a list"),
+    "override_without_equals": (("tiny.toml",), {"overrides": ["x"]}, "'x': expected key=value"),
+    "override_not_text": (("tiny.toml",), {"overrides": [3]}, "overrides: 3 is a int; each override is a 'key=value'"),
+    "override_key_not_text": (("tiny.toml",), {"overrides": {1: 2}}, "overrides: key 1 is a int; the keys are dotted"),
+    "override_value_none": (("tiny.toml",), {"overrides": {"experiment.horizon": None}},
+                            "overrides['experiment.horizon'] = None is a NoneType"),
+    "override_unknown_key": (("tiny.toml",), {"overrides": {"experiment.horizn": 5}},
+                             "unknown key(s) ['horizn'] in [experiment]"),
+    "override_unknown_table": (("tiny.toml",), {"overrides": ["nope.key=1"]}, "unknown key(s) ['nope'] in [top level]"),
+    "override_unknown_env_key": (("tiny.toml",), {"overrides": {"env.concentraton": 2.0}}, "concentraton"),
+    "out_number": (("tiny.toml",), {"out": 3}, "out=3: expected a folder path"),
+    "out_file": (("tiny.toml",), {"out": "tiny.toml"}, "out tiny.toml: tiny.toml is a file, not a folder"),
+    "out_below_a_file": (("tiny.toml",), {"out": "tiny.toml/run"}, "out tiny.toml/run: tiny.toml is a file"),
+    "out_foreign": (("tiny.toml",), {"out": "mine"}, "out mine: mine is not empty and is not a run folder"),
+    "progress_text": (("tiny.toml",), {"progress": "yes"}, "progress='yes': expected True or False"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ARGUMENTS))
+def test_every_bad_argument_of_run_is_a_one_line_config_error_and_writes_nothing(sandbox, case):
+    args, kwargs, expected = BAD_ARGUMENTS[case]
+    (sandbox / "work/mine").mkdir()
+    (sandbox / "work/mine/notes.txt").write_text("mine")
+    before = _files(sandbox)
+    with pytest.raises(ConfigError) as err:
+        mb.run(*args, **kwargs)
+    assert expected in str(err.value) and "\n" not in str(err.value), str(err.value)
+    assert isinstance(err.value, ValueError) and not isinstance(err.value, (KeyError, TypeError))
+    assert _files(sandbox) == before
+
+
+def test_run_into_a_run_folder_of_another_experiment_is_a_config_error(sandbox):
+    mb.run("tiny.toml", seeds=2, out="r")
+    before = _files(sandbox)
+    with pytest.raises(ConfigError, match="out r: r holds results of a different experiment"):
+        mb.run("tiny.toml", seeds=2, out="r", overrides=["experiment.horizon=40"])
+    assert _files(sandbox) == before
+    assert mb.run("tiny.toml", seeds=2, out="r").records  # the same experiment resumes there
+
+
+def test_the_seeds_argument_takes_integers_up_to_the_specs_bound():
+    from mobandit_jax.runner import api
+
+    assert api.MAX_SEEDS == cfg.MAX_COUNT == 2**31 - 1
+    assert api.check_seeds(api.MAX_SEEDS) == 2**31 - 1 and api.check_seeds(np.int64(3)) == 3
+    with pytest.raises(ConfigError, match=r"--seeds=2147483648: the number of seeds"):
+        api.check_seeds(2**31, "--seeds")
+
+
+@pytest.mark.parametrize("extra, expected", [
+    (["--seeds", "10000000000"], "experiment.seeds = 10000000000: it must be at most 2147483647"),
+    (["--set", "experiment.seeds=10000000000"], "experiment.seeds = 10000000000: it must be at most 2147483647"),
+    (["--seeds", "0"], "experiment.seeds = 0: it must be an integer >= 1"),
 ])
-def test_compare_bad_run_dirs_are_one_line_exit_2(sandbox, capsys, argv, message):
-    (sandbox / "work/empty").mkdir()
-    (sandbox / "work/broken").mkdir()
-    (sandbox / "work/broken/grid.json").write_text("{}")
-    (sandbox / "work/broken/summary.json").write_text("{not json")
-    assert cli.main(argv) == 2
-    err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1
-
-
-def test_run_rejects_a_bad_spec_argument(sandbox):
-    with pytest.raises(TypeError, match="TOML path or a dict"):
-        mb.run(42)
-    with pytest.raises(ConfigError, match="does not exist"):
-        mb.run("nope.toml")
-    with pytest.raises(ConfigError, match="experiment.seeds"):
-        mb.run("tiny.toml", seeds=0)
+def test_cli_refuses_an_absurd_seed_count_in_one_line_before_running(sandbox, capsys, monkeypatch, extra, expected):
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))  # the CLI sets it; restored after
+    assert cli.main(["run", "tiny.toml", "--out", "out", "--quiet", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and expected in err[0], err
+    assert not (sandbox / "work/out").exists()

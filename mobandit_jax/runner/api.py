@@ -3,38 +3,131 @@
 ``run`` takes a TOML spec path or a dict with the same tables, builds and executes it as
 ``mobandit run`` does (:mod:`mobandit_jax.runner.plans`, :mod:`mobandit_jax.runner.execution`), and returns a
 :class:`mobandit_jax.analysis.results.Results`; with ``out=None`` nothing is written to disk (the seed
-chunks are kept in memory).
+chunks are kept in memory). Every bad argument raises :class:`mobandit_jax.errors.ConfigError` (a
+``ValueError``) with a one-line message, before anything runs. This module imports no JAX until
+:func:`run` builds a plan, so ``mobandit reproduce`` shares its folder checks before it starts JAX.
 """
 from __future__ import annotations
 
 import copy
+import datetime
+import numbers
 import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import execution, plans
 from . import spec as cfg
-from .run_folder import run_marker
-from ..analysis.results import Results
+from .run_folder import RunFolderError, run_marker
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..analysis.results import Results
+
+MAX_SEEDS = cfg.MAX_COUNT  # 2**31 - 1: the bound spec.validate sets on experiment.seeds (32-bit seed indices)
+TOML_VALUES = (str, int, float, bool, list, dict, datetime.date, datetime.time)
+
+
+def check_seeds(seeds, name: str = "seeds") -> int:
+    """``seeds`` as an int if it is a seed count from 1 to :data:`MAX_SEEDS`; else a one-line ConfigError."""
+    if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral) or not 1 <= seeds <= MAX_SEEDS:
+        raise ConfigError(f"{name}={seeds!r}: the number of seeds must be an integer from 1 to {MAX_SEEDS} "
+                          "(2**31 - 1: seed indices are 32-bit integers)")
+    return int(seeds)
+
+
+def check_folder_path(path, name: str) -> Path:
+    """``path`` as a Path, refused (one-line ConfigError) where it or a folder above it is a file."""
+    path = Path(path)
+    below = next((p for p in (path, *path.parents) if p.exists()), None)
+    if below is not None and not below.is_dir():
+        raise ConfigError(f"{name} {path}: {below} is a file, not a folder")
+    return path
+
+
+def check_out(out, name: str = "out") -> Path:
+    """``out`` as a Path if it is a new folder, an empty one or a run folder; else a one-line ConfigError.
+
+    A file, a path below a file and what :func:`mobandit_jax.runner.run_folder.run_marker` refuses (a
+    folder holding files but no ``run.json`` marker) are refused.
+    """
+    if not isinstance(out, (str, os.PathLike)):
+        raise ConfigError(f"{name}={out!r}: expected a folder path (a str or a Path), or None")
+    path = check_folder_path(out, name)
+    try:
+        run_marker(path)
+    except RunFolderError as err:  # a folder holding files but no run.json marker, a link to nothing
+        raise ConfigError(f"{name} {path}: {err}") from None
+    return path
+
+
+def _check_toml(value, where: str):
+    """Keys are strings and values TOML values (str, int, float, bool, date/time, lists and tables of them)."""
+    if not isinstance(value, TOML_VALUES):
+        raise ConfigError(f"{where} = {value!r} is a {type(value).__name__}; spec values are TOML values: "
+                          "str, int, float, bool, list or dict")
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_toml(item, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ConfigError(f"{where}: key {key!r} is a {type(key).__name__}; spec keys are strings")
+            _check_toml(item, f"{where}.{key}")
+
+
+def _load(spec) -> dict:
+    """A TOML spec path or a dict of tables, validated (the dict is copied)."""
+    if isinstance(spec, (str, os.PathLike)):
+        return cfg.load(spec)
+    if not isinstance(spec, dict):
+        raise ConfigError(f"spec must be a TOML path (a str or a Path) or a dict of tables; got {type(spec).__name__}")
+    _check_toml(spec, "spec")
+    return cfg.validate(copy.deepcopy(spec))
+
+
+def _overrides(overrides, seeds):
+    """``overrides`` (a list of ``key=value`` strings or a dict of dotted keys) plus ``seeds``, checked."""
+    if seeds is not None:
+        seeds = check_seeds(seeds)
+    if overrides is None or isinstance(overrides, (list, tuple)):
+        texts = list(overrides or ())
+        for text in texts:
+            if not isinstance(text, str):
+                raise ConfigError(f"overrides: {text!r} is a {type(text).__name__}; each override is a "
+                                  "'key=value' string, e.g. 'experiment.horizon=500'")
+        return texts + ([f"experiment.seeds={seeds}"] if seeds is not None else [])
+    if isinstance(overrides, dict):
+        for key, value in overrides.items():
+            if not isinstance(key, str):
+                raise ConfigError(f"overrides: key {key!r} is a {type(key).__name__}; the keys are dotted spec keys "
+                                  "such as 'experiment.horizon'")
+            _check_toml(value, f"overrides[{key!r}]")
+        return {**overrides, **({"experiment.seeds": seeds} if seeds is not None else {})}
+    raise ConfigError(f"overrides={overrides!r}: expected a list of 'key=value' strings (e.g. "
+                      "['experiment.horizon=500']) or a dict of dotted keys to values, or None")
 
 
 def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: bool = False) -> Results:
     """Run an experiment spec (a TOML path, or a dict with the same tables) and return its :class:`Results`.
 
-    ``seeds`` overrides ``experiment.seeds``; ``overrides`` is a list of ``key=value`` strings (as
-    ``--set``) or a dict of dotted keys to values. With ``out=None`` nothing is written to disk;
-    with a folder, the run resumes from and writes to it exactly as ``mobandit run --out``.
+    ``seeds`` (1 to :data:`MAX_SEEDS`) overrides ``experiment.seeds``; ``overrides`` is a list of
+    ``key=value`` strings (as ``--set``) or a dict of dotted keys to values. With ``out=None`` nothing is
+    written to disk; with a folder (new, empty or a run folder of the same experiment), the run resumes
+    from and writes to it exactly as ``mobandit run --out``.
+
+    Raises :class:`mobandit_jax.errors.ConfigError` (a ``ValueError``, one-line message naming the
+    argument, key or value and what is allowed) for every bad argument: a spec that is not a path or a
+    dict, a missing file, a folder, bad tables or values, a bad seed count, overrides or out folder.
     """
-    if isinstance(spec, (str, os.PathLike)):
-        spec = cfg.load(spec)
-    elif isinstance(spec, dict):
-        spec = cfg.validate(copy.deepcopy(spec))
-    else:
-        raise TypeError(f"spec must be a TOML path or a dict of tables; got {type(spec).__name__}")
-    if isinstance(overrides, dict):
-        overrides = {**overrides, **({"experiment.seeds": seeds} if seeds is not None else {})}
-    else:
-        overrides = list(overrides or []) + ([f"experiment.seeds={seeds}"] if seeds is not None else [])
-    spec = cfg.apply_overrides(spec, overrides)
+    if not isinstance(progress, bool):
+        raise ConfigError(f"progress={progress!r}: expected True or False")
+    spec = cfg.apply_overrides(_load(spec), _overrides(overrides, seeds))
     if out is not None:
-        run_marker(out)  # a file or a foreign folder is refused before anything is built
+        out = check_out(out)  # a file or a foreign folder is refused before anything is built
+    from . import execution, plans  # JAX from here on
+
     plan = plans.checked_build(spec)
-    return execution.execute(plan, out, progress=progress)
+    try:
+        return execution.execute(plan, out, progress=progress)
+    except RunFolderError as err:  # a run folder of another experiment or precision
+        raise ConfigError(f"out {out}: {err}") from None

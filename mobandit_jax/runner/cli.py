@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import json
 import signal
 import sys
@@ -116,11 +115,12 @@ def _cmd_reproduce(args):
     from . import reproduce
 
     if args.check:
-        diffs = reproduce.check(args.configs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
-                                x64=args.x64, runs_dir=args.runs)
-        print(f"check: {len(diffs)} committed number(s) differ" if diffs
-              else "check: every committed number reproduced")
-        return 1 if diffs else 0
+        found = reproduce.check(args.configs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
+                                x64=args.x64, runs_dir=args.runs, strict=args.strict)
+        failed, tally = reproduce.failing(found, args.strict), reproduce.counts(found)
+        print(f"check: {len(failed)} committed number(s) differ ({tally})" if failed
+              else f"check: every committed number reproduced ({tally})")
+        return 1 if failed else 0
     reproduce.main(args.configs, args.runs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
                    x64=args.x64)
     return 0
@@ -134,13 +134,17 @@ def _setup_runtime(args):
         from . import spec as cfg, workers as local_workers
 
         overrides = list(args.set or []) + ([f"experiment.seeds={args.seeds}"] if args.seeds is not None else [])
-        args.spec = cfg.apply_overrides(cfg.load(args.config), overrides)
+        args.spec = cfg.apply_overrides(cfg.load(args.config), overrides)  # seeds from 1 to spec.MAX_COUNT
         auto = args.workers == "auto"
         processes = local_workers.worth_it(args.spec) if auto else args.workers == "on"
         args.workers = devices.configure_run(args.devices, bool(args.distributed or args.coordinator), processes,
                                              cfg.chunk_size(args.spec) if auto else None)
     elif args.cmd == "reproduce":  # the spec runs share the cores: jobs processes at once, each pinned to its own
-        devices.configure_workers(args.jobs)
+        from . import reproduce
+
+        if args.strict and not args.check:
+            raise ValueError("--strict applies to --check only: mobandit reproduce --check --strict")
+        devices.configure_workers(reproduce.check_jobs(args.jobs))
     if args.cmd in ("run", "reproduce"):
         cache.configure(not args.no_cache)
 
@@ -158,6 +162,8 @@ def _start_jax(args):
 
 def main(argv=None) -> int:
     """Entry point of the ``mobandit`` console script."""
+    from . import devices
+
     parser = _Parser(prog="mobandit", description="Vectorized multi-objective bandit experiments")
     _global_options(parser, default=False)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -199,14 +205,16 @@ def main(argv=None) -> int:
     p = sub.add_parser("reproduce", help="run every spec in configs/ and rebuild the reports in experiments/")
     _global_options(p, default=argparse.SUPPRESS)
     p.add_argument("--quick", action="store_true", help="2 seeds, short horizons, outputs under runs/quick/")
-    p.add_argument("--only", nargs="*", help="prefixes to run, e.g. pdmob cost_aware")
-    p.add_argument("--check", action="store_true", help="re-run into a temporary folder and exit 1 if any committed "
-                   "number in experiments/*/summary.json differs")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="spec names or prefixes to run, e.g. pdmob cost_aware")
+    p.add_argument("--check", action="store_true", help="re-run into a temporary folder, class each committed number "
+                   "of experiments/*/summary.json as bitwise, round-off, sampling or different, exit 1 if any is "
+                   "different")
+    p.add_argument("--strict", action="store_true", help="with --check: exit 1 if any number is not bitwise")
     p.add_argument("--configs", default="configs")
     p.add_argument("--runs", default="runs")
     p.add_argument("--experiments", default="experiments")
-    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
-                   help="specs run at once in separate processes (default: min(2, CPUs))")
+    p.add_argument("--jobs", type=int, default=min(2, devices.cpu_cores()),
+                   help="specs run at once in separate processes, 1 to the cores (default: min(2, cores))")
     p.add_argument("--no-cache", action="store_true", help="no persistent compilation cache (also MOBANDIT_NO_CACHE=1)")
     p.set_defaults(fn=_cmd_reproduce)
     sub.add_parser("bench", help="throughput benchmarks against numpy loops and moocore (see `mobandit bench --help`)")

@@ -11,17 +11,27 @@ directory.
 under ``runs/quick/`` and never overwrite ``experiments/``.
 ``--check`` re-runs the listed specs (``--only``, ``--quick`` apply) into a temporary runs folder, builds their
 reports there and compares every record of each rebuilt ``summary.json`` with the committed one
-(``experiments/<paper>/summary.json``; with ``--quick``, ``runs/quick/experiments/<paper>/summary.json``); any
-number that differs is listed and the command exits 1.
+(``experiments/<paper>/summary.json``; with ``--quick``, ``runs/quick/experiments/<paper>/summary.json``). XLA
+compiles for the host's instruction set, so on another CPU some numbers differ in the last bits and some
+discrete choices flip; each committed number is therefore classed (:func:`classify`) as ``bitwise``,
+``round-off`` (within 1e-6 relative), ``sampling`` (a mean within 2 standard errors) or ``different``, and
+only ``different`` ones fail (``--strict``: every number that is not bitwise fails).
 
-``--jobs N`` runs N specs at once in separate processes (largest first: rounds x seeds x runs per
-spec), each worker pinned to its own share of the cores (XLA's CPU thread pools of two workers on the
-same cores would contend), then builds the reports.
+Every path reproduce writes is checked before anything runs: a run folder ``runs/<name>`` must be new,
+empty or a run folder; ``runs/reproduce_timing.json`` new or written by reproduce; with ``--quick``, a
+report folder ``runs/quick/experiments/<paper>`` new, empty or holding a ``summary.json``. A file that
+reproduce did not write is never overwritten or deleted.
+
+``--jobs N`` (1 to the cores this process may use) runs N specs at once in separate processes (largest
+first: rounds x seeds x runs per spec), each worker pinned to its own share of the cores (XLA's CPU thread
+pools of two workers on the same cores would contend), then builds the reports.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import math
 import multiprocessing
 import sys
 import tempfile
@@ -32,13 +42,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
-from . import execution, plans
+from . import api, devices
 from . import spec as cfg
-from . import devices
 
 QUICK_SEEDS = 2
 QUICK_HORIZON = 200
 REGISTRY = "reports.toml"
+TIMING = "reproduce_timing.json"
+CLASSES = ("bitwise", "round-off", "sampling", "different")  # how a committed number compares with the re-run
+ROUND_OFF = 1e-6  # relative difference of a "round-off" number
+SAMPLING_SE = 2.0  # standard errors (std / sqrt(n) of the committed record) within which a mean is "sampling"
+KEY_FIELDS = ("policy", "params", "setting", "metric")  # what names a summary record; the others are numbers
 
 
 PAPERS = {"seed000": "pdmob", "seed001": "topk_pareto", "seed002": "cost_aware"}  # earlier names, still accepted
@@ -48,6 +62,8 @@ def discover(config_dir) -> dict:
     """``{name: path}`` of the spec files under ``config_dir``, sorted by name: a spec's name is its path
     below ``config_dir`` without ``.toml`` (``topk_pareto/d2``); an error naming the folder if there are none."""
     config_dir = Path(config_dir)
+    if config_dir.is_file():
+        raise ValueError(f"--configs {config_dir} is a file; give the folder of the spec files (*.toml)")
     if not config_dir.is_dir():
         raise FileNotFoundError(f"no spec folder {config_dir.resolve()}: run `mobandit reproduce` from the "
                                 "repository root or pass --configs DIR")
@@ -66,6 +82,8 @@ class Builder(NamedTuple):
 
 def report_builders(experiments_dir) -> dict:
     """``{paper: Builder}`` listed in ``experiments_dir/reports.toml`` (empty if there is no such file)."""
+    if Path(experiments_dir).is_file():
+        raise ValueError(f"--experiments {experiments_dir} is a file; give the folder of the reports and {REGISTRY}")
     registry = Path(experiments_dir) / REGISTRY
     if not registry.is_file():
         return {}
@@ -136,6 +154,9 @@ def _selected(specs: dict, only, config_dir) -> dict:
     papers' earlier names (``seed001``, ``seed001_d2``) name the same specs."""
     if not only:
         return dict(specs)
+    for name in only:
+        if not isinstance(name, str) or not name.strip("/_ "):
+            raise ValueError(f"--only {name!r}: expected a spec name or prefix, e.g. pdmob or topk_pareto/d2")
     only = [next((new + name[len(old):].replace("_", "/", 1) for old, new in PAPERS.items()
                   if name.startswith(old)), name) for name in only]
     for name in only:
@@ -150,17 +171,36 @@ def _quick_spec(spec: dict) -> dict:
     return cfg.apply_overrides(spec, overrides)
 
 
+@contextlib.contextmanager
+def _named(path: Path):
+    """A spec's one-line :class:`ConfigError` raised inside names the spec file ``path``."""
+    try:
+        yield
+    except cfg.ConfigError as err:
+        raise cfg.ConfigError(err if str(path) in str(err) else f"{path}: {err}") from None
+
+
+def load_spec(path: Path, quick: bool) -> dict:
+    """The spec at ``path`` (its ``--quick`` version with ``quick``); a bad spec's one-line error names the file."""
+    with _named(path):
+        spec = cfg.load(path)
+        spec = _quick_spec(spec) if quick else spec
+    return spec
+
+
 def run_one(path: Path, out: Path, quick: bool, x64: bool = False) -> float:
     """Run one spec (resuming if its directory has chunks); return the wall seconds."""
+    from . import execution, plans  # JAX: in the worker, after its cores are set
+
     if x64:
         import jax
 
         jax.config.update("jax_enable_x64", True)
-    spec = cfg.load(path)
-    if quick:
-        spec = _quick_spec(spec)
+    spec = load_spec(path, quick)
     t0 = time.time()
-    execution.execute(plans.build(spec), out, progress=False)
+    with _named(path):
+        plan = plans.checked_build(spec)
+    execution.execute(plan, out, progress=False)
     return time.time() - t0
 
 
@@ -171,8 +211,55 @@ def _take_cores(slots) -> None:
 
 def cost(path: Path, quick: bool) -> int:
     """A size estimate of a spec, used to start the largest first: rounds x seeds x runs."""
-    spec = cfg.load(path)
-    return cfg.seed_rounds(_quick_spec(spec) if quick else spec)
+    spec = load_spec(path, quick)
+    with _named(path):
+        return cfg.seed_rounds(spec)
+
+
+def check_jobs(jobs) -> int:
+    """``jobs`` if it is a number of specs to run at once from 1 to the cores this process may use."""
+    cores = devices.cpu_cores()
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= cores:
+        raise ValueError(f"--jobs {jobs!r}: the number of specs run at once must be an integer from 1 to {cores} "
+                         "(the cores this process may use; each job runs on its own cores)")
+    return jobs
+
+
+def _inputs(config_dir, experiments_dir, only, jobs) -> tuple:
+    """The checked arguments of :func:`main` and :func:`check`: ``(specs, builders, groups, alone)``."""
+    check_jobs(jobs)
+    specs = _selected(discover(config_dir), only, config_dir)
+    builders = report_builders(experiments_dir)
+    return (specs, builders, *group(specs, builders))
+
+
+def _ours(path: Path, key: str) -> bool:
+    """Whether ``path`` is a JSON object with ``key``: a file of the kind reproduce writes there."""
+    try:
+        content = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(content, dict) and key in content
+
+
+def check_writes(runs: Path, names, reports=()) -> None:
+    """Refuse (one line naming the path) to run where a file reproduce did not write would be replaced.
+
+    ``runs / name`` must be new, empty or a run folder, ``runs / TIMING`` new or written by reproduce,
+    each report folder of ``reports`` new, empty or holding the ``summary.json`` its builder wrote.
+    """
+    api.check_folder_path(runs, "--runs")
+    for name in names:
+        api.check_out(runs / name, "--runs")
+    timing = runs / TIMING
+    if (timing.exists() or timing.is_symlink()) and not _ours(timing, "wall_with_reports"):
+        raise ValueError(f"--runs: {timing} was not written by mobandit reproduce; nothing was run: move it away "
+                         "or choose another --runs folder")
+    for folder in map(Path, reports):
+        if (folder.exists() or folder.is_symlink()) and not (folder.is_dir() and (
+                not any(folder.iterdir()) or _ours(folder / "summary.json", "records"))):
+            raise ValueError(f"--runs: {folder} is not a report folder of mobandit reproduce --quick (no summary.json "
+                             "of records); nothing was run: move it away or choose another --runs folder")
 
 
 def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", quick: bool = False,
@@ -181,19 +268,18 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
     """Run the specs (``jobs`` at a time) and build the reports; return ``{spec name: wall seconds}``.
 
     ``reports_dir`` overrides where the reports go; ``listed_only`` skips the specs no builder lists.
+    Every argument, spec and path written is checked (a one-line ``ValueError``) before anything runs.
     """
-    if not (isinstance(jobs, int) and jobs >= 1):
-        raise ValueError(f"--jobs {jobs!r}: the number of specs run at once must be an integer >= 1")
+    specs, builders, groups, alone = _inputs(config_dir, experiments_dir, only, jobs)
     runs = Path(runs_dir) / ("quick" if quick else "")
     reports_root = Path(reports_dir) if reports_dir is not None else (
         runs / "experiments" if quick else Path(experiments_dir))
-    specs = _selected(discover(config_dir), only, config_dir)
-    builders = report_builders(experiments_dir)
-    groups, alone = group(specs, builders)
     if listed_only:
         specs, alone = {s: p for s, p in specs.items() if s not in alone}, []
     modules = {paper: load_builder(builders[paper].path, paper) for paper in groups}
-    names = sorted(specs, key=lambda name: -cost(specs[name], quick))
+    sizes = {name: cost(path, quick) for name, path in specs.items()}  # every spec is read and checked here
+    names = sorted(specs, key=lambda name: -sizes[name])
+    check_writes(runs, names, [reports_root / paper for paper in groups] if quick and reports_dir is None else ())
     timing = {}
     t0 = time.time()
     if jobs > 1:
@@ -224,9 +310,9 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
             f"generic report {runs / name / 'report.md'}")
     timing["wall_with_reports"] = round(time.time() - t0, 2)
     runs.mkdir(parents=True, exist_ok=True)
-    (runs / "reproduce_timing.json").write_text(json.dumps(timing, indent=1))
+    (runs / TIMING).write_text(json.dumps(timing, indent=1))
     log(f"engine time {timing['total']:.1f} s summed over specs; wall {timing['wall']:.1f} s with {jobs} job(s), "
-        f"{timing['wall_with_reports']:.1f} s with the reports; timings in {runs / 'reproduce_timing.json'}")
+        f"{timing['wall_with_reports']:.1f} s with the reports; timings in {runs / TIMING}")
     return timing
 
 
@@ -236,58 +322,124 @@ def _record_key(record: dict) -> tuple:
             json.dumps(record.get("setting"), sort_keys=True), record.get("metric"))
 
 
-def compare_records(paper: str, committed: list, reproduced: list, complete: bool) -> list:
-    """One line per differing number: ``paper | policy params | setting | metric.field | committed | reproduced``.
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
-    Every reproduced record must be committed with the same numbers; with ``complete`` (every spec of the
-    paper was re-run) every committed record must also be reproduced.
+
+def _exact_class(a, b) -> str:
+    """``bitwise`` (equal, or both NaN), ``round-off`` (numbers within :data:`ROUND_OFF` relative) or ``different``."""
+    numbers = _is_number(a) and _is_number(b)
+    if a == b or (numbers and math.isnan(a) and math.isnan(b)):
+        return "bitwise"
+    return "round-off" if numbers and math.isclose(a, b, rel_tol=ROUND_OFF, abs_tol=0.0) else "different"
+
+
+def _within_sampling(committed: dict, reproduced: dict) -> bool:
+    """``|mean_a - mean_b| < 2 * std / sqrt(n)``, ``std`` and ``n`` those of the committed record."""
+    a, b, std, n = (committed.get("mean"), reproduced.get("mean"), committed.get("std"), committed.get("n"))
+    return all(map(_is_number, (a, b, std, n))) and n >= 1 and abs(a - b) < SAMPLING_SE * std / math.sqrt(n)
+
+
+def classify(committed: dict, reproduced: dict) -> dict:
+    """``{field: class}`` (a class of :data:`CLASSES`) of each number of one record, committed against re-run.
+
+    A number is ``bitwise`` if equal, ``round-off`` if equal to :data:`ROUND_OFF` relative, else
+    ``different``; a ``mean`` that is neither is ``sampling`` if the difference of the two means is below
+    2 standard errors of the committed record, ``|mean_a - mean_b| < 2 * std / sqrt(n)`` with the committed
+    ``std`` and ``n`` (the issue's reading: one record's standard error, not the two combined). A ``std``
+    follows its mean: beyond round-off it is ``sampling`` where the mean is, else ``different``. A field
+    missing on one side is ``different``.
+    """
+    missing = object()
+    fields = sorted((set(committed) | set(reproduced)) - set(KEY_FIELDS))
+    classes = {f: _exact_class(committed.get(f, missing), reproduced.get(f, missing)) for f in fields}
+    if classes.get("mean") == "different" and _within_sampling(committed, reproduced):
+        classes["mean"] = "sampling"
+    if classes.get("mean") == "sampling" and classes.get("std") == "different":
+        classes["std"] = "sampling"
+    return classes
+
+
+def compare_records(paper: str, committed: list, reproduced: list, complete: bool) -> dict:
+    """``{class: [line, ...]}`` for each of :data:`CLASSES`, a line per committed number (:func:`classify`):
+    ``paper | policy params | setting | metric.field | committed X | reproduced Y``.
+
+    Every reproduced record must be committed; with ``complete`` (every spec of the paper was re-run)
+    every committed record must also be reproduced. A record missing on either side is one ``different``
+    line (field ``(record)``).
     """
     old = {_record_key(r): r for r in committed}
     new = {_record_key(r): r for r in reproduced}
-    lines = []
-    for key in sorted(set(old) | set(new)):
+    found = {c: [] for c in CLASSES}
+    for key in sorted(set(old) | set(new), key=str):
         if key not in new and not complete:
             continue
-        a, b = old.get(key, {}), new.get(key, {})
         policy, params, setting, metric = key
-        fields = sorted((set(a) | set(b)) - {"policy", "params", "setting", "metric"})
-        if not a or not b:
-            fields = ["(record)"]
-        for field in fields:
-            ca = a.get(field, "missing") if a else "missing"
-            cb = b.get(field, "missing") if b else "missing"
-            if field == "(record)" or ca != cb:
-                lines.append(f"{paper} | {policy} {params} | {setting} | {metric}.{field} | committed {ca} | "
-                             f"reproduced {cb}")
-    return lines
+        where = f"{paper} | {policy} {params} | {setting} | {metric}"
+        a, b = old.get(key), new.get(key)
+        if a is None or b is None:
+            shown = ["present" if r is not None else "missing" for r in (a, b)]
+            found["different"].append(f"{where}.(record) | committed {shown[0]} | reproduced {shown[1]}")
+            continue
+        for field, cls in classify(a, b).items():
+            found[cls].append(f"{where}.{field} | committed {a.get(field, 'missing')} | "
+                              f"reproduced {b.get(field, 'missing')}")
+    return found
+
+
+def failing(found: dict, strict: bool = False) -> list:
+    """The lines of ``found`` that fail the check, prefixed by their class: ``different`` (with ``strict``:
+    every class but ``bitwise``)."""
+    return [f"{c}: {line}" for c in CLASSES[1:] if strict or c == "different" for line in found[c]]
+
+
+def counts(found: dict) -> str:
+    """``"N bitwise, N round-off, N sampling, N different"``: the numbers of ``found`` per class."""
+    return ", ".join(f"{len(found[c])} {c}" for c in CLASSES)
+
+
+def _records(path: Path, what: str) -> list:
+    """The records of the summary file ``path``; a missing or unreadable file is a one-line error."""
+    if not path.is_file():
+        raise FileNotFoundError(f"--check: no {what} {path} to compare with")
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))["records"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"--check: {what} {path} cannot be read as a summary ({type(err).__name__}: {err})") from None
+    named = isinstance(records, list) and all(
+        isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("policy", "metric")) for r in records)
+    if not named:
+        raise ValueError(f"--check: {what} {path}: 'records' must be a list of records, each with a policy, params, "
+                         "setting and metric and its numbers")
+    return records
 
 
 def check(config_dir="configs", experiments_dir="experiments", quick: bool = False, only: list | None = None,
-          log=print, jobs: int = 1, x64: bool = False, runs_dir="runs") -> list:
+          log=print, jobs: int = 1, x64: bool = False, runs_dir="runs", strict: bool = False) -> dict:
     """Re-run the specs the report builders list into a temporary folder and compare the rebuilt
-    ``summary.json`` of each report with the committed one; return the differing lines (empty: all agree).
+    ``summary.json`` of each report with the committed one; return ``{class: [line, ...]}`` (:func:`compare_records`).
 
     The committed reference is ``experiments_dir/<paper>/summary.json`` (with ``quick``,
-    ``runs_dir/quick/experiments/<paper>/summary.json``, written by ``mobandit reproduce --quick``).
+    ``runs_dir/quick/experiments/<paper>/summary.json``, written by ``mobandit reproduce --quick``). Logs the
+    counts per class and each failing line (:func:`failing`; ``strict``: every number that is not bitwise).
     """
-    specs = _selected(discover(config_dir), only, config_dir)
-    builders = report_builders(experiments_dir)
-    groups, _ = group(specs, builders)
+    _, builders, groups, _ = _inputs(config_dir, experiments_dir, only, jobs)
+    if not groups:
+        raise ValueError(f"--check: no selected spec of {config_dir} is listed in {Path(experiments_dir) / REGISTRY}; "
+                         "nothing to compare")
     reference = Path(runs_dir) / "quick" / "experiments" if quick else Path(experiments_dir)
-    for paper in groups:
-        if not (reference / paper / "summary.json").is_file():
-            raise FileNotFoundError(f"--check: no committed {reference / paper / 'summary.json'} to compare with")
-    diffs = []
+    committed = {paper: _records(reference / paper / "summary.json", "committed") for paper in groups}
+    found = {c: [] for c in CLASSES}
     with tempfile.TemporaryDirectory(prefix="mobandit_check_") as tmp:
         main(config_dir, Path(tmp) / "runs", experiments_dir, quick=quick, only=only, log=log, jobs=jobs, x64=x64,
              reports_dir=Path(tmp) / "experiments", listed_only=True)
         for paper, members in groups.items():
-            committed = json.loads((reference / paper / "summary.json").read_text())["records"]
-            reproduced = json.loads((Path(tmp) / "experiments" / paper / "summary.json").read_text())["records"]
+            reproduced = _records(Path(tmp) / "experiments" / paper / "summary.json", "reproduced")
             complete = set(members) == set(builders[paper].runs)
-            found = compare_records(paper, committed, reproduced, complete)
-            log(f"  check {paper}: {len(reproduced)} records reproduced, {len(found)} differing number(s)")
-            diffs += found
-    for line in diffs:
+            classes = compare_records(paper, committed[paper], reproduced, complete)
+            log(f"  check {paper}: {len(reproduced)} records reproduced; numbers: {counts(classes)}")
+            for c in CLASSES:
+                found[c] += classes[c]
+    for line in failing(found, strict):
         log(line)
-    return diffs
+    return found

@@ -36,6 +36,8 @@ PREFERENCE_KEYS = ("W",)
 BUDGET_KEYS = ("rho", "B")
 DOTTED_TABLES = ("experiment", "env", "preference", "budget")
 POLICY_META_KEYS = ("name", "label", "family", "sweep")
+MAX_COUNT = 2 ** 31 - 1  # the most rounds or seeds of a run (int32 counters, uint32 seed indices)
+MAX_SEED = 2 ** 63 - 1  # the largest base seed of jax.random.PRNGKey
 EXPERIMENT_DEFAULTS = {"horizon": 1000, "seeds": 10, "seed": 0, "record_every": 0, "chunk": 0, "setting": {}}
 
 
@@ -152,7 +154,12 @@ def validate(spec: dict) -> dict:
     for key in ("horizon", "seeds"):
         if not isinstance(exp[key], int) or isinstance(exp[key], bool) or exp[key] < 1:
             raise ConfigError(f"experiment.{key} = {exp[key]!r}: it must be an integer >= 1")
-    for key in ("seed", "record_every", "chunk"):
+        if exp[key] > MAX_COUNT:
+            raise ConfigError(f"experiment.{key} = {exp[key]!r}: it must be at most {MAX_COUNT} (rounds, pulls and "
+                              "seed indices are counted in 32-bit integers)")
+    if not isinstance(exp["seed"], int) or isinstance(exp["seed"], bool) or not 0 <= exp["seed"] <= MAX_SEED:
+        raise ConfigError(f"experiment.seed = {exp['seed']!r}: it must be an integer from 0 to {MAX_SEED}")
+    for key in ("record_every", "chunk"):
         if not isinstance(exp[key], int) or isinstance(exp[key], bool) or exp[key] < 0:
             raise ConfigError(f"experiment.{key} = {exp[key]!r}: it must be an integer >= 0")
     if not isinstance(exp["setting"], dict):
