@@ -1,14 +1,26 @@
 """Stochastic mean-table environment of PDMOB (Section 2.2 and Section 4.1).
 
-Each arm ``a`` has a mean vector ``r(a)`` in ``[0, 1]^d``; a pull returns ``y`` in ``[0, 1]^d``
-with ``E[y] = r(a)``. Feedback models (each objective drawn independently):
+Each arm ``a`` has a location vector ``r(a)`` in ``[0, 1]^d`` (the spec's ``means``); a pull returns
+``y`` with each objective drawn independently. The truth every metric and policy context reads
+(``EnvInstance.means``) is the exact mean ``E[y]`` of the feedback model (:func:`feedback_means`):
 
-- ``"beta"``: ``Beta(c r, c (1 - r))`` with concentration ``c`` (the paper's default ``c = 1``);
-  a mean of exactly 0 or 1 returns that value. For ``c <= 1`` draws use Johnk's exact rejection
-  method (both shapes <= 1, acceptance >= pi/4) with a block of proposals per draw, much cheaper
-  under ``vmap`` than gamma ratios;
-- ``"bernoulli"``: ``Bernoulli(r)``;
-- ``"gaussian"``: ``clip(r + sigma N(0, 1), 0, 1)`` (clipping shifts the mean near the bounds).
+=================================  ====================================  ==========================================
+``noise`` (keys)                   reward ``y`` of a pull                truth ``E[y]``
+=================================  ====================================  ==========================================
+``"beta"`` (``concentration c``)   ``Beta(c r, c (1 - r))``; ``r`` if    ``r``
+                                   ``r`` is 0 or 1
+``"bernoulli"``                    ``Bernoulli(r)``                      ``r``
+``"gaussian"`` (``sigma``)         ``clip(r + sigma Z, 0, 1)``,          ``(1 - Phi(b)) + r (Phi(b) - Phi(a))``
+                                   ``Z ~ N(0, 1)``                       ``+ sigma (phi(a) - phi(b))``,
+                                                                         ``a = -r / sigma``, ``b = (1 - r) / sigma``
+``"gaussian"``, ``clip = false``   ``r + sigma Z`` (unbounded)           ``r``
+=================================  ====================================  ==========================================
+
+The clipped-Gaussian truth is ``E[clip(Y, 0, 1)] = P(Y >= 1) + E[Y 1{0 < Y < 1}]`` for
+``Y ~ N(r, sigma^2)`` (the truncated-normal first moment), computed in float64; clipping pulls it
+towards 1/2 near the bounds (``r = 0.05, sigma = 0.5`` gives about 0.22). For ``c <= 1`` Beta draws
+use Johnk's exact rejection method (both shapes <= 1, acceptance >= pi/4) with a block of proposals
+per draw, much cheaper under ``vmap`` than gamma ratios.
 
 The reward of arm ``i`` at its ``j``-th pull is a pure function of ``(key, i, j)``.
 """
@@ -19,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 import jax
 import jax.numpy as jnp
+from scipy.special import ndtr
 
 from ..registry import register_env
 from ..types import Env, EnvInstance
@@ -80,14 +93,19 @@ def _bernoulli(key, r, c):
     return jax.random.bernoulli(key, r).astype(r.dtype)
 
 
-def stochastic_sampler(noise: str, small_concentration: bool = True):
+def _check_noise(noise: str):
+    if noise not in NOISES:
+        raise ValueError(f"unknown noise {noise!r}; allowed: {list(NOISES)}")
+
+
+def stochastic_sampler(noise: str, small_concentration: bool = True, clip: bool = True):
     """Return ``sample(key, arm, pull_index, t, params)`` for a feedback model in ``NOISES``.
 
     ``small_concentration`` (static) selects Johnk's Beta sampler, valid for concentrations
-    ``c <= 1``; larger concentrations use ``jax.random.beta``.
+    ``c <= 1``; larger concentrations use ``jax.random.beta``. ``clip`` (static, Gaussian noise
+    only) clips the Gaussian draw to ``[0, 1]``.
     """
-    if noise not in NOISES:
-        raise ValueError(f"unknown noise {noise!r}; allowed: {list(NOISES)}")
+    _check_noise(noise)
 
     def sample(key, arm, pull_index, t, params):
         key = jax.random.fold_in(jax.random.fold_in(key, arm), pull_index)
@@ -97,7 +115,8 @@ def stochastic_sampler(noise: str, small_concentration: bool = True):
         elif noise == "bernoulli":
             y = _bernoulli(key, r, params.concentration)
         else:
-            y = jnp.clip(r + params.sigma * jax.random.normal(key, r.shape, r.dtype), 0.0, 1.0)
+            y = r + params.sigma * jax.random.normal(key, r.shape, r.dtype)
+            y = jnp.clip(y, 0.0, 1.0) if clip else y
         return y, jnp.zeros((), r.dtype)
 
     return sample
@@ -123,24 +142,51 @@ def validate_means(means, name: str = "means") -> np.ndarray:
     return m
 
 
+def clipped_gaussian_mean(mu, sigma) -> np.ndarray:
+    """``E[clip(Y, 0, 1)]`` for ``Y ~ N(mu, sigma^2)``, elementwise in float64 (``mu`` itself at ``sigma = 0``)."""
+    mu = np.asarray(mu, np.float64)
+    if sigma == 0:
+        return mu.copy()
+    a, b = -mu / sigma, (1.0 - mu) / sigma
+    pdf = np.exp(-0.5 * np.stack([a, b]) ** 2) / np.sqrt(2.0 * np.pi)
+    return ndtr(-b) + mu * (ndtr(b) - ndtr(a)) + sigma * (pdf[0] - pdf[1])
+
+
+def feedback_means(means, noise: str, sigma: float = 0.1, clip: bool = True) -> np.ndarray:
+    """The exact mean reward ``E[y]`` (float64) of each arm and objective (the module docstring's table)."""
+    _check_noise(noise)
+    m = np.asarray(means, np.float64)
+    return clipped_gaussian_mean(m, float(sigma)) if noise == "gaussian" and clip else m
+
+
 def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigma: float = 0.1,
-                    dtype=jnp.float32) -> EnvInstance:
-    """Build a stochastic mean-table environment (validated) as an :class:`EnvInstance`."""
+                    dtype=jnp.float32, clip: bool = True) -> EnvInstance:
+    """Build a stochastic mean-table environment (validated) as an :class:`EnvInstance`.
+
+    ``means`` are the locations ``r`` the sampler draws around; ``EnvInstance.means`` is the truth
+    :func:`feedback_means` (they differ only for clipped Gaussian noise).
+    """
     m = validate_means(means)
     if not (np.isfinite(concentration) and concentration > 0):
         raise ValueError(f"concentration = {concentration} must be a positive number")
     if not (np.isfinite(sigma) and sigma >= 0):
         raise ValueError(f"sigma = {sigma} must be >= 0")
-    small = bool(concentration <= 1.0)
-    env = Env(sample=stochastic_sampler(noise, small), num_arms=m.shape[0], dim=m.shape[1])
+    if not isinstance(clip, (bool, np.bool_)):
+        raise ValueError(f"clip = {clip!r} must be true or false")
+    small, clip = bool(concentration <= 1.0), bool(clip)
+    env = Env(sample=stochastic_sampler(noise, small, clip), num_arms=m.shape[0], dim=m.shape[1])
+    if not clip and noise != "gaussian":
+        raise ValueError(f"clip = false applies to noise = 'gaussian' only; noise = {noise!r} lies in [0, 1]")
     params = StochasticParams(jnp.asarray(m, dtype), jnp.asarray(concentration, dtype), jnp.asarray(sigma, dtype))
-    return EnvInstance(env, params, m, None, ("stochastic", noise, small) + m.shape, {})
+    key = ("stochastic", noise, small) + (() if clip else ("unclipped",)) + m.shape
+    return EnvInstance(env, params, feedback_means(m, noise, sigma, clip), None, key, {})
 
 
 @register_env("stochastic", doc="mean table in [0,1]^d with Beta, Bernoulli or clipped Gaussian feedback (PDMOB)",
-          keys=("means", "noise", "concentration", "sigma"))
+          keys=("means", "noise", "concentration", "sigma", "clip"))
 def _build(section, config):
     if "means" not in section:
         raise KeyError("env kind 'stochastic' needs the key 'means' (K rows of d values in [0, 1])")
     return make_stochastic(section["means"], section.get("noise", "beta"),
-                           float(section.get("concentration", 1.0)), float(section.get("sigma", 0.1)))
+                           float(section.get("concentration", 1.0)), float(section.get("sigma", 0.1)),
+                           clip=section.get("clip", True))

@@ -2,12 +2,15 @@
 
 ``build(spec)`` expands the grid, builds every environment, policy and metric set through the
 registries (:mod:`mobandit_jax.registry`), and groups the (grid point, policy option) pairs that share
-one compiled function (same policy code, same static shapes). :func:`checked_build` reports a bad value
-met while building as a one-line :class:`~mobandit_jax.types.ConfigError` naming its spec key.
+one compiled function (same policy code, same static shapes). ``Plan.truth`` holds each setting's ground
+truth (``truth.json``), computed on first use (:class:`mobandit_jax.analysis.results.TruthTable`).
+:func:`checked_build` reports a bad value met while building as a one-line
+:class:`~mobandit_jax.types.ConfigError` naming its spec key.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +20,7 @@ import jax.numpy as jnp
 from . import plugins, runtime
 from . import spec as cfg
 from .. import engine, metrics, policies, problems  # noqa: F401  (importing fills the registries)
+from ..analysis.results import TruthTable
 from ..kernels import validate_cone
 from ..problems.budget import with_budget
 from ..registry import POLICIES, RegistryError, make_env, make_metrics, make_policy
@@ -52,6 +56,7 @@ class Plan:
     reduce: dict  # label -> {metric: reducer}
     grid: dict  # label -> [{"setting", "params"}]
     plugins: str | None = None  # hash of the plugins' source (None: the spec names none)
+    truth: Sequence = field(default_factory=list)  # truth.json's entry per grid setting, in grid order
 
 
 def resolve_policy(entry: dict) -> str:
@@ -123,8 +128,10 @@ def build(spec: dict) -> Plan:
                 grid[label].append({"setting": setting, "params": {"name": entry["name"], **options}})
                 groups[gkey].params.append(params)
                 groups[gkey].members.append(g)
+    truth = TruthTable([(setting, inst, {f: family_metrics[j, f] for j, f in family_metrics if j == i})
+                        for i, (setting, _, inst, _) in enumerate(built)], exp["seeds"], exp["seed"])
     return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"], cfg.chunk_size(spec),
-                names, reduce, grid, plugins.digest(spec))
+                names, reduce, grid, plugins.digest(spec), truth)
 
 
 def checked_build(spec: dict) -> Plan:
