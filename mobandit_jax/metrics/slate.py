@@ -86,12 +86,15 @@ def build(ctx):
     ref = jnp.asarray(np.zeros(ctx.dim) if ctx.ref is None else ctx.ref, jnp.float32)
     means = jnp.asarray(ctx.means, jnp.float32)
     mparams = {"means": means, "ref": ref, "vstar": benchmark_value(means, k, ref)}
+    redrawn = ctx.env is not None and ctx.env.reset is not None
 
     def prepare(mp, env_params):
         inst = getattr(env_params, "means", None)
         if inst is None:
             return mp
-        inst = jnp.asarray(inst, jnp.float32)
+        # a seed's own instance where the environment redraws it; else the instance's truth (the sampler's
+        # locations differ from it under clipped Gaussian noise)
+        inst = jnp.asarray(inst if redrawn else mp["means"], jnp.float32)
         return {**mp, "means": inst, "vstar": benchmark_value(inst, k, mp["ref"])}
 
     def step(mp, action, obs):

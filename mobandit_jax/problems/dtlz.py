@@ -13,7 +13,9 @@ An instance has ``n`` arms with mean vectors in ``[0, 1]^d``:
 - ``n - n_front`` dominated distractors uniform in ``[0, 0.3]^d``.
 
 Pulls return the mean plus ``N(0, sigma^2)`` noise per coordinate, clipped to ``[0, 1]^d``, and
-cost nothing (no budget). The reference point is 0.
+cost nothing (no budget). The reference point is 0. The truth every metric scores is the paper's: the
+front's noiseless points (the means above), not the slightly different means of the clipped draws
+(``kind = "stochastic"`` scores the clipped means instead).
 
 Readings of points the text leaves open (documented in ``experiments/topk_pareto/report.md``):
 

@@ -95,10 +95,10 @@ def read_table(path, arm, objectives, cost=None, normalize=False, minimize=()):
 
 
 def build_instance(path, arm, objectives, cost=None, noise="beta", concentration=1.0, sigma=0.1,
-                   normalize=False, minimize=(), k=0) -> EnvInstance:
+                   normalize=False, minimize=(), k=0, clip=True) -> EnvInstance:
     """Build the table :class:`EnvInstance` (see the module docstring)."""
     arms, means, costs = read_table(path, arm, objectives, cost, normalize, minimize)
-    base = make_stochastic(means, noise, concentration, sigma)
+    base = make_stochastic(means, noise, concentration, sigma, clip=clip)
     K, d = means.shape
     if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= K):
         raise ValueError(f"env.k = {k!r} (slate size) must be an integer in [1, {K}], or 0 for no slate")
@@ -110,11 +110,11 @@ def build_instance(path, arm, objectives, cost=None, noise="beta", concentration
     sample = costed_sampler(base.env.sample)
     env = Env(sample=sample, num_arms=K, dim=d, prefix_table=sampled_prefix_table(sample))
     params = TableParams(*base.params, jnp.asarray(costs, base.params.means.dtype))
-    return EnvInstance(env, params, means, costs, ("table",) + base.static_key, info, cost_floor=lam,
+    return EnvInstance(env, params, base.means, costs, ("table",) + base.static_key, info, cost_floor=lam,
                        alloc_costs=costs, min_costs=costs, ref=np.zeros(d), slate_size=k)
 
 
-KEYS = ("path", "arm", "objectives", "cost", "noise", "concentration", "sigma", "normalize", "minimize", "k")
+KEYS = ("path", "arm", "objectives", "cost", "noise", "concentration", "sigma", "clip", "normalize", "minimize", "k")
 
 
 @register_env("table", doc="a CSV with one row per arm: mean objectives (raw scores: normalize, minimize) and optional "
@@ -124,4 +124,5 @@ def build(section: dict, config: dict) -> EnvInstance:
     return build_instance(section.get("path"), columns.column_name(section, "arm"), columns.objective_names(section),
                           columns.column_name(section, "cost", required=False), section.get("noise", "beta"),
                           float(section.get("concentration", 1.0)), float(section.get("sigma", 0.1)),
-                          section.get("normalize", False), section.get("minimize", []), section.get("k", 0))
+                          section.get("normalize", False), section.get("minimize", []), section.get("k", 0),
+                          section.get("clip", True))
