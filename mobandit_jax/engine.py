@@ -12,7 +12,25 @@
   (its state is frozen and its metrics add zero), so many budgets share one compiled scan; runs
   built with ``budgeted=False`` (no budget anywhere in the group) skip the freeze;
 - output: cumulative metric sums every ``record_every`` rounds (``(n_checkpoints,)`` per name),
-  plus ``rounds`` (rounds played) and ``spent`` (cumulative cost) at the same checkpoints.
+  plus ``rounds`` (rounds played) and ``spent`` (cumulative cost) at the same checkpoints;
+- progress: ``run(params, seed_key, report=f)`` also calls ``f(c)`` on the host as checkpoint ``c``
+  begins, i.e. once ``c`` checkpoints are done (``jax.debug.callback``, unordered; its only operand
+  is the checkpoint index, which no vmap batches, so it fires once per checkpoint per program call,
+  however many seeds and grid points the call maps over). The numbers do not depend on ``report``.
+
+The carry of the scan over rounds is ``(policy state, pulls per arm, spent, done, cumulative
+metrics, rounds played)``: pulls and rounds in int32, ``done`` a bool, ``spent`` and the cumulative
+metrics in the default float dtype (:func:`float_dtype`). Precision rule: every round's cost and
+metric values are cast to that dtype and added to the carry, so the sums, and the arrays of
+``curves.npz``, are float64 under ``jax_enable_x64`` (``--x64``) and float32 otherwise. In float32,
+the plain running sum of ``n`` rounds has a relative error up to about ``n u`` (``u = 2**-24``; a
+constant per-round value comes close to it: ``2**17`` rounds of ``0.1`` are off by ``1e-3``
+relative, ``1e6`` rounds by ``1e-2``), so a horizon above :data:`COMPENSATED_HORIZON` rounds
+(``2**17``; every shipped spec's horizon is at most that) keeps a compensation term beside each sum
+(``spent`` included; :func:`_add`): a sum is then off by at most about ``u + n u**2`` relative
+(``1e6`` rounds: ``1e-7``; measured ``4e-9`` on ``0.1`` / ``0.11`` per round, against ``2e-3``
+uncompensated), and at most ``2**17 u = 0.8%`` below the threshold. Float64's ``n u``
+(``u = 2**-53``) is ``1e-10`` for a million rounds, so float64 sums are never compensated.
 
 An :class:`~mobandit_jax.types.Identifier` runs as one call instead of a scan, and its
 metrics (given its :class:`~mobandit_jax.types.IdentifyResult` as the observation) are recorded as a
@@ -24,6 +42,7 @@ result does not depend on the chunking or batch size.
 """
 from __future__ import annotations
 
+import functools
 import math
 import jax
 import jax.numpy as jnp
@@ -31,6 +50,44 @@ import jax.numpy as jnp
 from .types import Identifier, Observation, RunParams  # noqa: F401  (RunParams re-exported)
 
 RESET_STREAM = 2
+# Float32 sums of horizons above this many rounds are compensated (module docstring). It is at least
+# the largest engine horizon of a shipped spec (configs/cost_aware/stochastic_costs.toml: 128,736
+# rounds), so every shipped spec sums exactly as it did before compensation existed.
+COMPENSATED_HORIZON = 2 ** 17
+
+
+def float_dtype():
+    """The dtype of ``spent`` and the cumulative metrics: float64 under ``jax_enable_x64``, else float32."""
+    return jax.dtypes.canonicalize_dtype(jnp.float64)
+
+
+def compensated(horizon: int) -> bool:
+    """Whether a run of ``horizon`` rounds keeps compensation terms beside its sums (at the precision in force)."""
+    return horizon > COMPENSATED_HORIZON and float_dtype() == jnp.float32
+
+
+def _zeros(shape, exact: bool):
+    """A running sum: an array, or ``(sum, compensation)`` when ``exact``."""
+    zero = jnp.zeros(shape, float_dtype())
+    return (zero, zero) if exact else zero
+
+
+def _add(acc, x):
+    """The running sum ``acc`` (of :func:`_zeros`) plus ``x``. A compensated sum ``(s, c)`` adds the exact
+    rounding error of ``s + x`` (Neumaier's branch of the two-sum) to ``c``, then folds ``c`` into ``s`` and
+    keeps the part that ``s`` cannot hold (fast two-sum), so that ``c`` stays within an ulp of ``s``."""
+    if not isinstance(acc, tuple):
+        return acc + x
+    s, comp = acc
+    t = s + x
+    comp = comp + jnp.where(jnp.abs(s) >= jnp.abs(x), (s - t) + x, (x - t) + s)
+    s = t + comp
+    return s, comp - (s - t)
+
+
+def _value(acc):
+    """The value of a running sum."""
+    return acc[0] + acc[1] if isinstance(acc, tuple) else acc
 
 
 def num_checkpoints(horizon: int, record_every: int) -> int:
@@ -56,11 +113,13 @@ def _prepare(env, metrics, params, seed_key):
 
 
 def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bool = True):
-    """Build ``run(params: RunParams, seed_key) -> dict`` of per-checkpoint cumulative values.
+    """Build ``run(params: RunParams, seed_key, report=None) -> dict`` of per-checkpoint cumulative values.
 
     ``budgeted=False`` promises that ``params.budget`` is infinite: when, in addition, the horizon
     is a whole number of checkpoints, no lane can stop early and the per-round freeze of the
-    policy state (a select over the whole state) is left out of the compiled round.
+    policy state (a select over the whole state) is left out of the compiled round. ``report``
+    (static): a host function called with the index of each checkpoint as it begins (module
+    docstring). ``run.checkpoints`` is the number of checkpoints it records.
     """
     if horizon < 1:
         raise ValueError(f"horizon = {horizon}: it must be at least 1 round")
@@ -72,16 +131,17 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
     n_metrics = len(metrics.names)
     may_stop = budgeted or n_ckpt * record_every != horizon
 
-    def run(params, seed_key):
+    def run(params, seed_key, report=None):
         key_env, key_pol = _streams(seed_key)
         env_params, mparams = _prepare(env, metrics, params, seed_key)
         state = policy.init(params.policy)
+        dtype, exact = float_dtype(), compensated(horizon)
         carry = (
             state,
             jnp.zeros((env.num_arms,), jnp.int32),  # pulls per arm (reward-stream index)
-            jnp.zeros((), jnp.float32),  # spent
+            _zeros((), exact),  # spent
             jnp.zeros((), bool),  # done (budget exhausted)
-            jnp.zeros((n_metrics,), jnp.float32),  # cumulative metrics
+            _zeros((n_metrics,), exact),  # cumulative metrics
             jnp.zeros((), jnp.int32),  # rounds played
         )
 
@@ -94,48 +154,53 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
             else:
                 reward, cost = jax.vmap(lambda a: env.sample(key_env, a, pulls[a], t, env_params))(arms)
             obs = Observation(reward, cost)
-            total = jnp.sum(cost).astype(jnp.float32)
-            active = ~done & (spent + total <= params.budget) & (t < horizon)
+            total = jnp.sum(cost).astype(dtype)
+            active = ~done & (_value(spent) + total <= params.budget) & (t < horizon)
             new_state = policy.update(state, action, obs, params.policy)
             if may_stop:
                 state = jax.tree_util.tree_map(lambda n, o: jnp.where(active, n, o), new_state, state)
             else:
                 state = new_state
-            values = jnp.stack([jnp.asarray(v, jnp.float32) for v in metrics.step(mparams, action, obs)])
+            values = jnp.stack([jnp.asarray(v, dtype) for v in metrics.step(mparams, action, obs)])
             carry = (
                 state,
                 pulls.at[arms].add(active.astype(jnp.int32)),
-                spent + jnp.where(active, total, 0.0),
+                _add(spent, jnp.where(active, total, 0.0)),
                 done | ~active,
-                cum + jnp.where(active, values, 0.0),
+                _add(cum, jnp.where(active, values, 0.0)),
                 rounds + active.astype(jnp.int32),
             )
             return carry, None
 
         def one_checkpoint(carry, c):
+            if report is not None:
+                jax.debug.callback(report, c)  # c is not batched: once per checkpoint per call
             carry, _ = jax.lax.scan(one_round, carry, c * record_every + jnp.arange(record_every))
             _, _, spent, _, cum, rounds = carry
-            return carry, (cum, rounds, spent)
+            return carry, (_value(cum), rounds, _value(spent))
 
         _, (cum, rounds, spent) = jax.lax.scan(one_checkpoint, carry, jnp.arange(n_ckpt))
         out = {name: cum[:, i] for i, name in enumerate(metrics.names)}
         out["rounds"], out["spent"] = rounds, spent
         return out
 
+    run.checkpoints = n_ckpt
     return run
 
 
 def _make_identify_run(env, policy, metrics):
-    def run(params, seed_key):
+    def run(params, seed_key, report=None):
         key_env, key_pol = _streams(seed_key)
         env_params, mparams = _prepare(env, metrics, params, seed_key)
         result = policy.identify(key_env, key_pol, env_params, params.policy)
         values = metrics.step(mparams, result.recommended, result)
-        out = {name: jnp.reshape(jnp.asarray(v, jnp.float32), (1,)) for name, v in zip(metrics.names, values)}
+        dtype = float_dtype()
+        out = {name: jnp.reshape(jnp.asarray(v, dtype), (1,)) for name, v in zip(metrics.names, values)}
         out["rounds"] = jnp.ones((1,), jnp.int32)
-        out["spent"] = jnp.zeros((1,), jnp.float32)
+        out["spent"] = jnp.zeros((1,), dtype)
         return out
 
+    run.checkpoints = 1
     return run
 
 
@@ -145,12 +210,15 @@ def seed_keys(base_seed: int, indices):
     return jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.asarray(indices, jnp.uint32))
 
 
-def batch(run):
+def batch(run, report=None):
     """``run`` mapped over grid points (leading axis of params) and seeds: ``(G, S, ...)`` outputs.
 
     A grid of one point is mapped over the seeds only (the same values; JAX then batches the scans
-    once, not twice, which makes tracing and lowering cheaper).
+    once, not twice, which makes tracing and lowering cheaper). ``report``: passed to ``run``
+    (:func:`make_run`), it is called once per checkpoint of each call of the batched function.
     """
+    if report is not None:
+        run = functools.partial(run, report=report)
     over_seeds = jax.vmap(run, in_axes=(None, 0))
     over_grid = jax.vmap(over_seeds, in_axes=(0, None))
 

@@ -24,6 +24,7 @@ import numpy as np
 import jax.numpy as jnp
 
 from ..kernels import box_volume
+from ..engine import float_dtype
 from ..registry import register_metrics
 from ..types import MetricSet
 
@@ -41,7 +42,7 @@ class BudgetMetricParams(NamedTuple):
 
 def efficiency(means, mean_costs):
     """``nu_i = HV(mu_i) / mu_i^c`` with the zero reference point."""
-    means = jnp.asarray(means, jnp.float32)
+    means = jnp.asarray(means, float_dtype())
     H = np.asarray(box_volume(means, jnp.zeros(means.shape[-1], means.dtype)), np.float64)
     return H / np.asarray(mean_costs, np.float64)
 
@@ -55,7 +56,8 @@ def build(ctx):
     if np.any(mc <= 0):
         raise ValueError(f"budgeted metrics: mean cost {mc[mc <= 0][0]} must be > 0")
     nu = efficiency(ctx.means, mc)
-    mp = BudgetMetricParams(jnp.asarray(nu, jnp.float32), jnp.float32(nu.max()), jnp.asarray(mc, jnp.float32))
+    dtype = float_dtype()
+    mp = BudgetMetricParams(jnp.asarray(nu, dtype), jnp.asarray(nu.max(), dtype), jnp.asarray(mc, dtype))
 
     def step(mp, action, obs):
         gap = mp.nu_star - mp.nu[action]

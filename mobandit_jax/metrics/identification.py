@@ -19,6 +19,7 @@ import numpy as np
 import jax.numpy as jnp
 
 from ..kernels.gaps import strict_pareto_mask_np
+from ..engine import float_dtype
 from ..registry import register_metrics
 from ..types import MetricSet
 
@@ -34,9 +35,9 @@ def true_pareto_mask(means) -> np.ndarray:
 def set_scores(recommended, truth):
     """``(1{P_hat != P*}, F1)`` for boolean masks."""
     rec, tru = jnp.asarray(recommended, bool), jnp.asarray(truth, bool)
-    mis = jnp.any(rec != tru).astype(jnp.float32)
-    inter = jnp.sum(rec & tru).astype(jnp.float32)
-    denom = (jnp.sum(rec) + jnp.sum(tru)).astype(jnp.float32)
+    mis = jnp.any(rec != tru).astype(float_dtype())
+    inter = jnp.sum(rec & tru).astype(float_dtype())
+    denom = (jnp.sum(rec) + jnp.sum(tru)).astype(float_dtype())
     return mis, jnp.where(denom > 0, 2.0 * inter / jnp.maximum(denom, 1.0), 1.0)
 
 
@@ -48,11 +49,11 @@ def build(ctx):
     """
     if ctx.budget is None or not float(ctx.budget) > 0:
         raise ValueError(f"identification metrics need a positive budget B, got {ctx.budget}")
-    mparams = (jnp.asarray(true_pareto_mask(ctx.means)), jnp.asarray(float(ctx.budget), jnp.float32))
+    mparams = (jnp.asarray(true_pareto_mask(ctx.means)), jnp.asarray(float(ctx.budget), float_dtype()))
 
     def step(mp, recommended, obs):
         truth, budget = mp
         mis, f1 = set_scores(recommended, truth)
-        return mis, f1, jnp.asarray(obs.spent, jnp.float32) / budget
+        return mis, f1, jnp.asarray(obs.spent, float_dtype()) / budget
 
     return MetricSet(NAMES, REDUCE, step), mparams

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from ..kernels import cone_optimal_mask, preference_gaps, validate_cone
+from ..engine import float_dtype
 from ..registry import register_metrics
 from ..types import MetricSet
 
@@ -27,9 +28,9 @@ class PreferenceTruth(NamedTuple):
 
 def preference_truth(means, W) -> PreferenceTruth:
     """Ground truth of Defs. 2 and 4 for a mean table and preference matrix."""
-    means = jnp.asarray(means, jnp.float32)
-    W = jnp.asarray(W, jnp.float32)
-    return PreferenceTruth(cone_optimal_mask(means, W).astype(jnp.float32), preference_gaps(means, W), means)
+    means = jnp.asarray(means, float_dtype())
+    W = jnp.asarray(W, float_dtype())
+    return PreferenceTruth(cone_optimal_mask(means, W).astype(float_dtype()), preference_gaps(means, W), means)
 
 
 def preference_metrics(dim: int) -> MetricSet:

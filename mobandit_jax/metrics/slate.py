@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from ..kernels import greedy_hv_subset, hypervolume
+from ..engine import float_dtype
 from ..registry import register_metrics
 from ..types import MetricSet
 
@@ -83,8 +84,8 @@ def build(ctx):
     k = int(ctx.slate_size)
     if k < 1:
         raise ValueError(f"slate metrics need a slate size k >= 1 (ctx.slate_size), got {k!r}")
-    ref = jnp.asarray(np.zeros(ctx.dim) if ctx.ref is None else ctx.ref, jnp.float32)
-    means = jnp.asarray(ctx.means, jnp.float32)
+    ref = jnp.asarray(np.zeros(ctx.dim) if ctx.ref is None else ctx.ref, float_dtype())
+    means = jnp.asarray(ctx.means, float_dtype())
     mparams = {"means": means, "ref": ref, "vstar": benchmark_value(means, k, ref)}
     redrawn = ctx.env is not None and ctx.env.reset is not None
 
@@ -94,7 +95,7 @@ def build(ctx):
             return mp
         # a seed's own instance where the environment redraws it; else the instance's truth (the sampler's
         # locations differ from it under clipped Gaussian noise)
-        inst = jnp.asarray(inst if redrawn else mp["means"], jnp.float32)
+        inst = jnp.asarray(inst if redrawn else mp["means"], float_dtype())
         return {**mp, "means": inst, "vstar": benchmark_value(inst, k, mp["ref"])}
 
     def step(mp, action, obs):

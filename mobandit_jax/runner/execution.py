@@ -28,18 +28,102 @@ from .plans import Group, Plan, build
 from .. import engine
 from ..analysis.results import Results
 
-def _progress_bar(total: int):
-    """A tqdm bar over this process's chunks, on stderr."""
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="chunk", file=sys.stderr, dynamic_ncols=True)
-
-
 def _note(text: str):
     """A line on stderr that leaves the progress bar intact."""
     from tqdm import tqdm
 
     tqdm.write(text, file=sys.stderr)
+
+
+class Progress:
+    """What a run shows on stderr while it computes (``execute(progress=True)``; nothing otherwise).
+
+    - Notes, one line each: the programs to compile, a line per group as it compiles (``compiling 2/4:
+      ParetoUCB``: its label), then the compile time.
+    - Where stderr is a terminal (``live``): a bar over the work of this process's chunks, with the
+      time left. Its unit is one checkpoint (``record_every`` rounds, or an identification run) of
+      one lane (a seed at a grid point), so that one program call of a group of ``m`` grid points on
+      ``n`` seeds is ``m n`` units per checkpoint. The programs this process runs are compiled with
+      :attr:`report` as the engine's host callback (:func:`mobandit_jax.engine.make_run`), so that the
+      bar advances once per checkpoint of every call, in a run of one chunk as in a run of many. The
+      parts of a chunk that worker processes compute (``--workers``: their programs have no callback)
+      count when the chunk is back.
+    - Where stderr is not a terminal (a log file, a pipe): no bar and no callback (the programs
+      are those of ``--quiet``), only the notes and a line per chunk computed.
+
+    The callback changes no number: the programs compute the same values with it and without it. It
+    costs its programs JAX's persistent compilation cache (:mod:`mobandit_jax.runner.cache`), which
+    never keeps a program with a host callback: a run with the bar compiles every time (quickstart, 4
+    groups, 2 cores: 11-20 s, against 1.4-2 s from the cache), a ``--quiet`` or logged run does not.
+    """
+
+    def __init__(self, plan: Plan, chunks, todo, live: bool | None = None):
+        self.plan, self.live = plan, sys.stderr.isatty() if live is None else live
+        per_seed = sum(len(g.members) * getattr(g.run, "checkpoints", 1) for g in plan.groups)
+        self._units = {c: per_seed * (min((c + 1) * plan.chunk, plan.seeds) - c * plan.chunk) for c in chunks}
+        todo = set(todo)
+        self._reported = {c: 0 if c in todo else self._units[c] for c in chunks}
+        self._call = None  # (chunk, units per checkpoint, checkpoints, checkpoints counted) of the call in flight
+        self._initial = sum(self._reported.values())  # resumed chunks
+        self._lock, self._bar, self._t0 = threading.Lock(), None, None
+        self._n = math.ceil(plan.seeds / plan.chunk)
+        self.report = self._reached if self.live else None  # the host callback compiled into the programs
+
+    def note(self, text: str):
+        _note(text)
+
+    def _add(self, c: int, units: int):
+        """Count ``units`` more of chunk ``c`` (under the lock)."""
+        if self._t0 is None:  # the clock starts with the first computation, after the compilation
+            self._t0 = time.time()
+            if self.live:
+                from tqdm import tqdm
+
+                self._bar = tqdm(total=sum(self._units.values()), initial=self._initial,
+                                 file=sys.stderr, dynamic_ncols=True,
+                                 bar_format="{desc}{percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
+        self._reported[c] += units
+        if self._bar is not None and units:
+            self._bar.update(units)
+
+    def _reached(self, checkpoint):
+        """The engine's callback: the call in flight has done ``checkpoint`` checkpoints (any thread)."""
+        with self._lock:
+            if self._call is not None:
+                c, per, total, counted = self._call
+                k = min(int(checkpoint), total)
+                if k > counted:
+                    self._call = (c, per, total, k)
+                    self._add(c, (k - counted) * per)
+
+    @contextlib.contextmanager
+    def call(self, group: Group, start: int, n: int):
+        """A program call of ``group`` on the seeds ``[start, start + n)``: its checkpoints count as they pass."""
+        c = start // self.plan.chunk
+        with self._lock:
+            self._call = (c, len(group.members) * n, getattr(group.run, "checkpoints", 1), 0)
+            self._add(c, 0)
+            if self._bar is not None:
+                self._bar.set_description_str(f"chunk {c + 1}/{self._n} {group.label}: ")
+        try:
+            yield
+            self._reached(self._call[2])  # the last checkpoint ends with the call
+        finally:
+            self._call = None
+
+    def chunk_done(self, c: int):
+        """Chunk ``c`` is computed: its parts computed elsewhere count now."""
+        with self._lock:
+            self._add(c, self._units[c] - self._reported[c])
+        if not self.live:
+            done = sum(self._reported.values())
+            wall, left = time.time() - self._t0, sum(self._units.values()) - done
+            _note(f"chunk {c + 1}/{self._n} done, {wall:.0f} s so far, "
+                  f"about {wall * left / max(done - self._initial, 1):.0f} s left")
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
 
 
 WRITERS = ("mobandit_jax.analysis.report", "matplotlib.backends.backend_agg")  # what writing a run folder imports
@@ -55,41 +139,67 @@ def _import_writers():
 
 def prefetch_writers():
     """Import the run folder's writers (matplotlib: about 0.6 s) on a thread, to be called once tracing is
-    done: XLA's compilation and computation release the GIL, so the import costs no wall time there."""
-    threading.Thread(target=_import_writers, daemon=True).start()
+    done: XLA's compilation and computation release the GIL, so the import costs no wall time there. Not a
+    daemon thread: a process that stops early (a failed worker) waits for the import at exit, where a daemon
+    thread halted inside a C++ extension's initialisation would abort the process."""
+    threading.Thread(target=_import_writers, daemon=False).start()
 
 
-def lower_group(group: Group, params, mesh, keys):
-    """``group``'s batched run lowered with the seed axis of ``keys`` sharded over ``mesh`` (``.compile()`` it)."""
-    return sharding.compile_sharded(engine.batch(group.run), mesh).lower(params, keys)
+def lower_group(group: Group, params, mesh, keys, report=None):
+    """``group``'s batched run lowered with the seed axis of ``keys`` sharded over ``mesh`` (``.compile()`` it);
+    ``report``: the engine's host callback, once per checkpoint (:class:`Progress`)."""
+    return sharding.compile_sharded(engine.batch(group.run, report), mesh).lower(params, keys)
 
 
-def _compile_groups(plan: Plan, mesh, width: int, stacked: list, progress: bool, writes: bool = False) -> list:
+def _lower(plan: Plan, i: int, stacked: list, mesh, keys, show):
+    """Group ``i`` lowered (:func:`lower_group`), with its note and :class:`Progress` ``show``'s callback."""
+    if show is not None:
+        show.note(f"compiling {i + 1}/{len(plan.groups)}: {plan.groups[i].label}")
+    return lower_group(plan.groups[i], stacked[i], mesh, keys, None if show is None else show.report)
+
+
+@contextlib.contextmanager
+def _uncached():
+    """No persistent-cache writes in this block: a program with a host callback (the live bar's) is keyed by
+    the callback's address, so JAX would store a new copy of it at every run and never read one back."""
+    key = "jax_persistent_cache_min_compile_time_secs"
+    before = getattr(jax.config, key)
+    jax.config.update(key, float("inf"))
+    try:
+        yield
+    finally:
+        jax.config.update(key, before)
+
+
+def _compile_groups(plan: Plan, mesh, width: int, stacked: list, show=None, writes: bool = False) -> list:
     """Every group's sharded program compiled ahead of the first chunk (groups side by side on the
-    cores, each while the next is traced), with a line on stderr; ``writes``: :func:`prefetch_writers`
-    once every group is traced."""
+    cores, each while the next is traced), with a line per group on stderr (:class:`Progress` ``show``);
+    ``writes``: :func:`prefetch_writers` once every group is traced."""
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
-    n = mesh.devices.size
-    if progress:
-        _note(f"compiling {len(plan.groups)} program(s) for {n} device(s)...")
+    if show is not None:
+        show.note(f"compiling {len(plan.groups)} program(s) for {mesh.devices.size} device(s)...")
     t0 = time.time()
+    live = show is not None and show.report is not None
     # each group compiles while the next is traced: XLA compiles release the GIL, tracing holds it
-    with ThreadPoolExecutor(min(len(plan.groups), cpu_cores()) or 1) as pool:
-        futures = [pool.submit(lower_group(g, params, mesh, keys).compile) for g, params in zip(plan.groups, stacked)]
+    with _uncached() if live else contextlib.nullcontext(), ThreadPoolExecutor(
+            min(len(plan.groups), cpu_cores()) or 1) as pool:
+        futures = [pool.submit(_lower(plan, i, stacked, mesh, keys, show).compile) for i in range(len(plan.groups))]
         if writes:
             prefetch_writers()
         compiled = [f.result() for f in futures]
-    if progress:
-        _note(f"compiled in {time.time() - t0:.1f} s")
+    if show is not None:
+        show.note(f"compiled in {time.time() - t0:.1f} s")
     return compiled
 
 
-def run_seeds(plan: Plan, compiled: list, stacked: list, start: int, width: int, n: int) -> dict:
-    """Every group's arrays for the seeds ``[start, start + n)``, computed on ``width >= n`` lanes."""
+def run_seeds(plan: Plan, compiled: list, stacked: list, start: int, width: int, n: int, show=None) -> dict:
+    """Every group's arrays for the seeds ``[start, start + n)``, computed on ``width >= n`` lanes (each call
+    counted by :class:`Progress` ``show``)."""
     keys = engine.seed_keys(plan.base_seed, np.arange(start, start + width))
     arrays = {}
     for g, fn, params in zip(plan.groups, compiled, stacked):
-        res = jax.device_get(fn(params, keys))
+        with show.call(g, start, n) if show is not None else contextlib.nullcontext():
+            res = jax.device_get(fn(params, keys))
         for m, value in res.items():
             for row, gi in enumerate(g.members):
                 arrays[f"{g.label}|{gi}|{m}"] = np.asarray(value[row, :n])
@@ -119,35 +229,36 @@ def fit_chunk(plan: Plan, max_bytes: int, workers: int = 1) -> Plan:
     return plan
 
 
-def _in_process(plan: Plan, chunks: list, progress: bool, writes: bool = False):
-    """``(c, arrays)`` of each chunk in ``chunks``, computed in this process on the local mesh (``writes``:
-    this process then writes the run folder)."""
+def _in_process(plan: Plan, chunks: list, show=None, writes: bool = False):
+    """``(c, arrays)`` of each chunk in ``chunks``, computed in this process on the local mesh (``show``: its
+    :class:`Progress`; ``writes``: this process then writes the run folder)."""
     mesh = sharding.local_mesh()
     width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
     stacked = [engine.stack_params(g.params) for g in plan.groups]
-    compiled = _compile_groups(plan, mesh, width, stacked, progress, writes) if chunks else []
+    compiled = _compile_groups(plan, mesh, width, stacked, show, writes) if chunks else []
     for c in chunks:
         lo, hi = files.chunk_identity(plan, c)["seeds"]
-        yield c, run_seeds(plan, compiled, stacked, lo, width, hi - lo)
+        yield c, run_seeds(plan, compiled, stacked, lo, width, hi - lo, show)
 
 
-def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: bool = False):
+def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: bool = False, show=None):
     """Worker ``index`` of ``workers``'s share of a run (:class:`mobandit_jax.runner.workers.Workers`):
     compile every group at ``width`` seeds on one device, starting at group ``index G / workers`` (so
     that workers with an empty compilation cache compile different programs first), then yield
     ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()`` (``writes``: this process then
-    writes the run folder: :func:`prefetch_writers` once every group is compiled)."""
+    writes the run folder: :func:`prefetch_writers` once every group is compiled; ``show``: this
+    process's :class:`Progress`, worker processes have none)."""
     mesh = sharding.local_mesh(1)
     stacked = [engine.stack_params(g.params) for g in plan.groups]
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     n_groups, first = len(plan.groups), index * len(plan.groups) // workers
     compiled = [None] * n_groups
     for g in [(first + i) % n_groups for i in range(n_groups)]:
-        compiled[g] = lower_group(plan.groups[g], stacked[g], mesh, keys).compile()
+        compiled[g] = _lower(plan, g, stacked, mesh, keys, show).compile()
     if writes:
         prefetch_writers()
     for c, start, n in parts():
-        yield c, start, run_seeds(plan, compiled, stacked, start, width, n)
+        yield c, start, run_seeds(plan, compiled, stacked, start, width, n, show)
 
 
 def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, parts):
@@ -157,7 +268,7 @@ def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, p
     yield from run_parts(build(spec), index, workers, width, parts)
 
 
-def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Results | None:
+def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Results | None:
     """Run the chunks that are not on disk yet; process 0 then merges them into :class:`Results`.
 
     With ``out_dir`` the chunks and the result files are written there (process 0 writes the
@@ -166,7 +277,8 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
     chunks on that many single-device workers, one per core: this process and ``workers - 1`` worker
     processes (:mod:`mobandit_jax.runner.workers`; CPU, single host), with the same results; ``workers``
     may also be the processes of :func:`mobandit_jax.runner.workers.start_run_workers` (the caller
-    closes them). Chunk files are written on a thread while the next chunk computes. Applies
+    closes them). Chunk files are written on a thread while the next chunk computes. ``progress``: notes
+    and, where stderr is a terminal, a bar that advances once per checkpoint (:class:`Progress`). Applies
     :func:`mobandit_jax.runner.runtime.configure` first (the CPU settings the specs were timed with).
     """
     runtime.configure()
@@ -178,9 +290,7 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
     todo = [c for c in mine if out is None or not files.own_chunk(plan, out, c)]
     writes = out is not None and jax.process_index() == 0
     kept = []  # the chunks' arrays, when they stay in memory
-    bar = _progress_bar(len(mine)) if progress else None
-    if bar:
-        bar.update(len(mine) - len(todo))
+    show = Progress(plan, mine, todo) if progress else None
     t0 = time.time()
     started = not isinstance(workers, int)
     if started:
@@ -190,13 +300,13 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
     else:
         pool = None
     if pool is not None and todo:
-        if progress:
-            _note(f"compiling {len(plan.groups)} program(s) in this process and in each of {len(pool.procs)} "
-                  "worker process(es), one core each...")
+        if show is not None:
+            show.note(f"compiling {len(plan.groups)} program(s) in this process and in each of {len(pool.procs)} "
+                      "worker process(es), one core each...")
         computed = pool.run_chunks(plan.chunk, plan.seeds, todo,
-                                   functools.partial(run_parts, plan, 0, pool.count, writes=writes))
+                                   functools.partial(run_parts, plan, 0, pool.count, writes=writes, show=show))
     else:
-        computed = _in_process(plan, todo, progress, writes)
+        computed = _in_process(plan, todo, show, writes)
     # leaving the block, an interrupt included, waits for the chunks already computed to be written
     with (contextlib.closing(computed), (contextlib.nullcontext() if started or pool is None else pool),
           ThreadPoolExecutor(1) as writer):
@@ -211,12 +321,12 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
             for w in [w for w in writes if w.done()]:
                 w.result()  # a failed write stops the run
                 writes.remove(w)  # only pending writes stay: the check is not quadratic in the chunks
-            if bar:
-                bar.update()
+            if show is not None:
+                show.chunk_done(c)
         for w in writes:
             w.result()
-    if bar:
-        bar.close()
+    if show is not None:
+        show.close()
     wall = time.time() - t0
     if out is None:
         return Results.merge(plan, files.concat_chunks([a for _, a in sorted(kept, key=lambda x: x[0])]), wall,
@@ -231,3 +341,13 @@ def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resul
     res = Results.merge(plan, merged, wall, files.marker(plan))
     res.write(out)
     return res
+
+
+def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Results | None:
+    """Run the chunks that are not on disk yet and merge them (:func:`_execute`); the run folder stays
+    locked while this process writes it (:func:`mobandit_jax.runner.run_folder.lock`)."""
+    try:
+        return _execute(plan, out_dir, progress, workers)
+    finally:
+        if out_dir is not None:
+            files.unlock(out_dir)

@@ -119,7 +119,7 @@ def build(spec: dict) -> Plan:
                 policy, pparams, static_key = make_policy(key, ctx, **options)
                 budget = ctx.budget if ctx.budget is not None else np.inf
                 budgeted = bool(np.isfinite(budget))
-                params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, jnp.float32))
+                params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, engine.float_dtype()))
                 gkey = (label, static_key, inst.static_key, _signature(params), budgeted)
                 if gkey not in groups:
                     run = engine.make_run(inst.env, policy, mset, horizon, record_every, budgeted)

@@ -8,9 +8,15 @@ fingerprint), ``chunks/chunk_NNNNN.npz`` (one per seed chunk, written atomically
 ``(seeds, checkpoints)`` cumulative sums, plus ``checkpoints``), ``finals.npz`` (same keys ->
 ``(seeds,)`` final values), ``grid.json`` (the setting and params of each grid index per label),
 ``summary.json`` (``{"records": [{"policy", "params", "setting", "metric", "mean", "std", "n"}]}``),
-``report.md`` and PNG figures (written by :meth:`mobandit_jax.analysis.results.Results.save`).
+``metrics.json`` (each label's metric names and reducers), ``truth.json`` (per setting: the arm means,
+mean costs and the optimal set each metric family scores against), ``report.md`` and PNG figures (written by
+:meth:`mobandit_jax.analysis.results.Results.save`).
 No pickles anywhere. Files are written with the mode the umask
-allows (0644 under umask 022). A folder that is neither empty nor a run folder is never written to.
+allows (0644 under umask 022). A folder that is neither empty nor a run folder is never written to;
+``chunks/`` must be a folder of the run, not a link elsewhere. While a run writes, its folder is locked
+(``.lock``, an advisory ``flock`` held by the writing process): a second run on the same folder is refused.
+A run's fingerprint covers its spec, its plugins' source and the content of every data file the spec
+names, so a spec or data file edited between an interrupted run and its resume is another experiment.
 """
 from __future__ import annotations
 
@@ -25,7 +31,9 @@ import numpy as np
 
 
 MARKER = "run.json"
+LOCK = ".lock"
 TOOL = "mobandit_jax"
+_LOCKS: dict = {}  # run folder -> file descriptor of the lock this process holds
 
 
 class RunFolderError(RuntimeError):
@@ -38,9 +46,12 @@ def run_marker(out) -> dict | None:
     Refuses (:class:`RunFolderError`) a path that is a file and a non-empty folder without the marker.
     """
     out = Path(out)
+    if out.is_symlink() and not out.exists():
+        raise RunFolderError(f"--out {out} is a link to nothing ({os.readlink(out)}); give a new or empty folder "
+                             "or a run folder")
     if out.exists() and not out.is_dir():
         raise RunFolderError(f"--out {out} is a file, not a folder; give a new or empty folder or a run folder")
-    if not out.exists() or not any(out.iterdir()):
+    if not out.exists() or not any(p.name != LOCK for p in out.iterdir()):
         return None
     try:
         meta = json.loads((out / MARKER).read_text())
@@ -53,10 +64,44 @@ def run_marker(out) -> dict | None:
 
 
 def remove_partial_writes(out: Path):
-    """Delete temporary files left by a write that was killed before its rename (never read as results)."""
-    for folder in (out, out / "chunks"):
-        for tmp in folder.glob(".*.tmp") if folder.is_dir() else ():
-            tmp.unlink(missing_ok=True)
+    """Delete temporary files left by a write that was killed before its rename (never read as results):
+    the ``.NAME.XXXXXXXX.tmp`` files of :func:`atomic_write`, in the run folder and its ``chunks/`` only."""
+    chunks = Path(out) / "chunks"
+    if chunks.is_symlink() or (chunks.exists() and not chunks.is_dir()):
+        raise RunFolderError(f"{chunks} is not a folder of this run (a link or a file): nothing was written; "
+                             "choose another --out folder")
+    for folder in (Path(out), chunks):
+        for tmp in folder.glob(".*.*.tmp") if folder.is_dir() else ():
+            if tmp.is_file() and not tmp.is_symlink():
+                tmp.unlink(missing_ok=True)
+
+
+def lock(out):
+    """Lock run folder ``out`` for this process (re-entrant); a folder another process writes is refused."""
+    import fcntl
+
+    key = str(Path(out).resolve())
+    if key in _LOCKS:
+        return
+    Path(out).mkdir(parents=True, exist_ok=True)
+    fd = os.open(Path(out) / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise RunFolderError(f"{out} is being written by another mobandit run (process {holder}); wait for it "
+                             "to finish or choose another --out folder") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    _LOCKS[key] = fd
+
+
+def unlock(out):
+    """Release the lock of :func:`lock` (the lock file stays: it is harmless)."""
+    fd = _LOCKS.pop(str(Path(out).resolve()), None)
+    if fd is not None:
+        os.close(fd)
 
 
 def _umask() -> int:
@@ -65,7 +110,8 @@ def _umask() -> int:
     return mask
 
 
-def _atomic(path: Path, write):
+def atomic_write(path: Path, write):
+    """Write ``path`` atomically: ``write(file)`` fills a temporary file beside it, then a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -84,12 +130,12 @@ def _atomic(path: Path, write):
 
 def write_npz(path, arrays: dict):
     """Write ``arrays`` to ``path`` atomically (temporary file, then rename)."""
-    _atomic(path, lambda f: np.savez(f, **arrays))
+    atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
 def write_json(path, obj):
     """Write JSON to ``path`` atomically."""
-    _atomic(path, lambda f: f.write(json.dumps(obj, indent=1, sort_keys=False, default=_jsonable).encode()))
+    atomic_write(path, lambda f: f.write(json.dumps(obj, indent=1, sort_keys=False, default=_jsonable).encode()))
 
 
 def _jsonable(x):
@@ -219,10 +265,44 @@ def fingerprint(plan) -> str:
     ident = {"spec": spec, "exp": exp, "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
     if precision() != "float32":
         ident["precision"] = precision()
+    from ..engine import COMPENSATED_HORIZON  # here: reading a run folder needs no JAX
+
+    if precision() != "float32" or plan.horizon > COMPENSATED_HORIZON:
+        ident["sums"] = 2  # float64 or compensated sums: chunks of the earlier float32 sums are not merged
     if plan.plugins is not None:
         ident["plugins"] = plan.plugins  # the plugins' source: an edited plugin is another experiment
+    data = _plan_data(plan)
+    if data is not None:
+        ident["data"] = data  # the data files' content: an edited data file is another experiment
     text = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def data_files(spec: dict) -> list:
+    """The files the spec's environment tables name: each string value of ``[env]``, of a
+    ``[[scenarios]]`` ``env.*`` key or of a ``[sweep]`` ``env.*`` list that is a path to a file."""
+    values = list(spec.get("env", {}).values())
+    values += [v for sc in spec.get("scenarios", []) for k, v in sc.items() if k.startswith("env.")]
+    values += [v for k, vs in spec.get("sweep", {}).items() if k.startswith("env.") for v in vs]
+    return sorted({v for v in values if isinstance(v, str) and v and Path(v).is_file()})
+
+
+def data_digest(spec: dict) -> str | None:
+    """A hash of the content of every data file of :func:`data_files` (None if the spec names none)."""
+    files = data_files(spec)
+    if not files:
+        return None
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.encode() + b"\0" + hashlib.sha256(Path(f).read_bytes()).digest())
+    return h.hexdigest()[:16]
+
+
+def _plan_data(plan) -> str | None:
+    """:func:`data_digest` of the plan's spec, read once per plan (the files the plan was built from)."""
+    if "_data_digest" not in vars(plan):
+        plan._data_digest = data_digest(plan.spec)
+    return plan._data_digest
 
 
 def chunk_identity(plan, c: int) -> dict:
@@ -256,6 +336,8 @@ def check_fingerprint(plan, out):
 
     fp = fingerprint(plan)
     if jax.process_index() == 0:
+        run_marker(out)  # refuses a file or a foreign folder before the lock file is made
+        lock(out)
         old = run_marker(out)
         if old is not None and old.get("fingerprint") != fp:
             if old.get("precision", precision()) != precision():
