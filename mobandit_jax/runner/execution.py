@@ -12,6 +12,7 @@ import contextlib
 import functools
 import importlib
 import math
+import os
 import sys
 import threading
 import time
@@ -33,6 +34,14 @@ def _note(text: str):
     from tqdm import tqdm
 
     tqdm.write(text, file=sys.stderr)
+
+
+def _size() -> tuple:
+    """``(columns, lines)`` of the terminal stderr writes to (zeros if it reports none)."""
+    try:
+        return tuple(os.get_terminal_size(sys.stderr.fileno()))
+    except (OSError, ValueError, AttributeError):
+        return 0, 0
 
 
 class Progress:
@@ -79,8 +88,9 @@ class Progress:
             if self.live:
                 from tqdm import tqdm
 
-                self._bar = tqdm(total=sum(self._units.values()), initial=self._initial,
-                                 file=sys.stderr, dynamic_ncols=True,
+                sized = min(_size()) > 0  # a terminal that reports no size gets 80 x 24, not an empty bar
+                self._bar = tqdm(total=sum(self._units.values()), initial=self._initial, file=sys.stderr,
+                                 dynamic_ncols=sized, ncols=None if sized else 80, nrows=None if sized else 24,
                                  bar_format="{desc}{percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
         self._reported[c] += units
         if self._bar is not None and units:
