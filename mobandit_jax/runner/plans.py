@@ -83,12 +83,31 @@ def _signature(tree) -> tuple:
     return (str(treedef),) + tuple((np.shape(x), str(jnp.asarray(x).dtype)) for x in leaves)
 
 
+CONE_FAMILIES = ("preference",)  # the families whose policies and metrics read [preference] W
+
+
+def _check_cone_is_applied(spec: dict, points):
+    """A ``[preference] W`` in a spec none of whose policies reads it is refused (never silently dropped).
+
+    In a spec that mixes families, the cone is the preference family's: the other families' policies
+    and metrics do not read it yet."""
+    if not any("W" in resolved.get("preference", {}) for _, resolved in points):
+        return
+    families = {POLICIES[resolve_policy(entry)].family: entry for entry in spec["policies"]}
+    if not set(families) & set(CONE_FAMILIES):
+        family, entry = next(iter(families.items()))
+        raise cfg.ConfigError(
+            f"[preference] W: policy {entry.get('label', entry['name'])!r} is in family {family!r}, whose "
+            f"policies and metrics do not read a cone (families that do: {list(CONE_FAMILIES)}); remove [preference]")
+
+
 def build(spec: dict) -> Plan:
     """Expand and build every run of a validated spec (after :func:`mobandit_jax.runner.runtime.configure`)."""
     runtime.configure()
     plugins.load(spec["experiment"].get("plugins"))
     exp = spec["experiment"]
     points = cfg.grid_points(spec)
+    _check_cone_is_applied(spec, points)
     built = []
     for setting, resolved in points:
         inst = with_budget(make_env(resolved["env"], resolved), resolved.get("budget"))
