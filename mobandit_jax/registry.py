@@ -66,6 +66,7 @@ class MetricsEntry(NamedTuple):
 
 
 PLUGIN_MODULES: set = set()  # modules imported as plugins (:mod:`mobandit_jax.runner.plugins`)
+IMPORTING: list = []  # the plugin modules being imported now: a row registered meanwhile is the innermost's
 
 
 class Registry(dict):
@@ -108,7 +109,8 @@ METRICS = Registry("metrics family")
 
 
 def _module(fn) -> str:
-    return getattr(fn, "__module__", None) or "?"
+    """The module a row belongs to: the plugin being imported, else the callable's own module."""
+    return IMPORTING[-1] if IMPORTING else getattr(fn, "__module__", None) or "?"
 
 
 def register_policy(name: str, family: str, factory: Callable | None = None, configure: Callable | None = None,

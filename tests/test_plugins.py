@@ -249,3 +249,23 @@ def test_an_installed_package_registers_through_the_entry_point_group(tmp_path):
     assert code == 0, err
     assert {r["policy"] for r in _records(tmp_path / "run")} == {"eps_greedy", "prefucb"}
     assert run_folder.run_marker(tmp_path / "run")["spec"]["env"]["kind"] == "bernoulli_table"
+
+
+def test_a_plugin_that_registers_a_built_in_factory_is_edited_and_reloaded_in_one_process(tmp_path):
+    import mobandit_jax as mb
+
+    source = ('import mobandit_jax as mb\nfrom mobandit_jax.policies import preference as p\n'
+              'mb.register_policy("my_klucb", "preference", p.prefucb, lambda ctx, **o: {tag}, index="klucb")\n')
+    row = mb.POLICIES["preference/prefucb"]
+    (tmp_path / "reuse.py").write_text(source.format(tag="row.configure(ctx, **o)").replace(
+        "import mobandit_jax as mb\n", "import mobandit_jax as mb\nrow = mb.POLICIES['preference/prefucb']\n"))
+    spec = {"experiment": {"horizon": 20, "seeds": 2, "record_every": 10, "plugins": [str(tmp_path / "reuse.py")]},
+            "env": {"kind": "stochastic", "means": [[0.2, 0.7], [0.6, 0.4], [0.1, 0.1]]},
+            "preference": {"W": [[1.0, 0.0], [0.0, 1.0]]}, "policies": [{"name": "my_klucb"}, {"name": "prefucb"}]}
+    first = mb.run(spec)
+    assert mb.POLICIES["preference/my_klucb"].module != row.module  # the row belongs to the plugin
+    (tmp_path / "reuse.py").write_text((tmp_path / "reuse.py").read_text() + "# edited\n")
+    second = mb.run(spec)  # the edited plugin is imported again: its rows are replaced, not clashed
+    values = {r["policy"]: r["mean"] for r in second.records if r["metric"] == "regret_gap"}
+    assert values["my_klucb"] == values["prefucb"]  # the same factory and configuration as the built-in
+    assert [r["mean"] for r in first.records] == [r["mean"] for r in second.records]

@@ -15,6 +15,7 @@ This module imports no JAX; importing a plugin imports what the plugin imports.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.metadata
@@ -93,6 +94,20 @@ def _plugin_modules() -> set:
     return PLUGIN_MODULES
 
 
+@contextlib.contextmanager
+def _importing(name: str):
+    """Rows registered in this block belong to plugin module ``name`` (whatever module their callables
+    come from), so an edited plugin's rows are all dropped before it is imported again."""
+    from ..registry import IMPORTING
+
+    _plugin_modules().add(name)
+    IMPORTING.append(name)
+    try:
+        yield
+    finally:
+        IMPORTING.pop()
+
+
 def _forget(module: str):
     """Drop the registry rows a module registered (before it is imported again with new source)."""
     for registry in _registries():
@@ -111,9 +126,9 @@ def _import_file(path: str) -> str:
     spec = importlib.util.spec_from_file_location(name, resolved)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    _plugin_modules().add(name)
     try:
-        spec.loader.exec_module(module)
+        with _importing(name):
+            spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(name, None)
         raise
@@ -133,8 +148,8 @@ def _load_one(entry: str, label: str):
             name = _import_file(entry)
         else:
             name = entry
-            _plugin_modules().add(entry)
-            importlib.import_module(entry)
+            with _importing(entry):
+                importlib.import_module(entry)
     except ConfigError:
         raise
     except ModuleNotFoundError as err:
