@@ -24,22 +24,6 @@ from .report import fmt_mean_std
 SOFTWARE = "mobandit compare"  # the PNG text chunk that marks a figure written by compare
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MAX_WIDTH = 160.0  # inches: the figure stays below Agg's 2**16 pixels at 110 dpi however many rows
-RECORD_TYPES = {"policy": str, "params": dict, "setting": dict, "metric": str, "mean": (int, float),
-                "std": (int, float)}
-
-
-def _record_problem(r) -> str | None:
-    """What is wrong with one summary record (None if it is a record of ``mobandit run``)."""
-    if not isinstance(r, dict):
-        return f"is {r!r}, not a table"
-    for key, kind in RECORD_TYPES.items():
-        if key not in r:
-            return f"has no {key!r}"
-        if not isinstance(r[key], kind) or isinstance(r[key], bool):
-            return f"has {key} = {r[key]!r}; expected a {getattr(kind, '__name__', 'number')}"
-    return None
-
-
 def read_records(path) -> list:
     """The records of run folder ``path``'s ``summary.json``; a bad folder raises a one-line ``ValueError``."""
     path = Path(path)
@@ -64,7 +48,7 @@ def read_records(path) -> list:
     if not isinstance(records, list) or not records:
         raise ValueError(f"{summary} has no records of `mobandit run`")
     for i, r in enumerate(records):
-        problem = _record_problem(r)
+        problem = files.record_problem(r)
         if problem:
             raise ValueError(f"{summary}: record {i} {problem}")
     return records

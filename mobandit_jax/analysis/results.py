@@ -55,7 +55,6 @@ from ..runner.run_folder import column
 METRICS_FILE = "metrics.json"
 TRUTH_FILE = "truth.json"
 TRUTH_SEEDS = 16  # seeds whose redrawn instance truth.json lists
-RECORD_KEYS = ("policy", "params", "setting", "metric", "mean", "std")
 _REQUIRED = {"summary.json": {"records": list}, METRICS_FILE: {"names": dict, "reduce": dict},
              TRUTH_FILE: {"settings": list}}  # the entries each JSON file of a run folder must hold
 
@@ -166,8 +165,10 @@ class Results:
         """
         run = _CheckedRunDir(path)
         for i, r in enumerate(run.records):
-            if not isinstance(r, dict) or not set(RECORD_KEYS) <= set(r):
-                raise run.error("summary.json", f"record {i} is not an object with the keys {list(RECORD_KEYS)}")
+            problem = files.record_problem(r)
+            if problem:
+                raise run.error("summary.json", f"record {i} is not an object with the keys "
+                                                f"{list(files.RECORD_TYPES)}: it {problem}")
         meta = run._json(METRICS_FILE, None)
         if meta is None:  # an earlier version: the metrics from the records, "sum" where a figure was drawn
             names: dict = {}

@@ -165,6 +165,22 @@ def read_chunk_identity(path) -> dict | None:
         return None
 
 
+RECORD_TYPES = {"policy": str, "params": dict, "setting": dict, "metric": str, "mean": (int, float),
+                "std": (int, float)}  # the fields of a summary.json record and their types
+
+
+def record_problem(r) -> str | None:
+    """What is wrong with one summary record (None if it is a record of ``mobandit run``)."""
+    if not isinstance(r, dict):
+        return f"is {r!r}, not a table"
+    for key, kind in RECORD_TYPES.items():
+        if key not in r:
+            return f"has no {key!r}"
+        if not isinstance(r[key], kind) or isinstance(r[key], bool):
+            return f"has {key} = {r[key]!r}; expected a {getattr(kind, '__name__', 'number')}"
+    return None
+
+
 def column(label: str, params: dict) -> str:
     """A policy column name: its label, plus its options other than ``name`` when it has any."""
     extra = {k: v for k, v in params.items() if k != "name"}
