@@ -35,12 +35,6 @@ def is_path(entry: str) -> bool:
     return entry.endswith(".py") or "/" in entry or "\\" in entry
 
 
-def anchor(entries, base: Path) -> list:
-    """The entries with each relative file path made relative to ``base`` (the spec's folder)."""
-    return [str(base / e) if isinstance(e, str) and is_path(e) and not Path(e).is_absolute() else e
-            for e in entries]
-
-
 def validate(entries) -> list:
     """``experiment.plugins``: a list of non-empty strings, each file present (modules are found on import)."""
     if not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() for e in entries):
@@ -72,13 +66,9 @@ def _source(entry: str) -> bytes:
 
 def digest(spec: dict) -> str | None:
     """A hash of the source of every plugin the spec names (None if it names none)."""
-    entries = spec.get("experiment", {}).get("plugins") or []
-    if not entries:
-        return None
-    h = hashlib.sha256()
-    for e in entries:
-        h.update(e.encode() + b"\0" + hashlib.sha256(_source(e)).digest())
-    return h.hexdigest()[:16]
+    from .run_folder import content_digest
+
+    return content_digest([(e, _source(e)) for e in spec.get("experiment", {}).get("plugins") or []])
 
 
 def _registries():

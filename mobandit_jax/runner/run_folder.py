@@ -303,15 +303,19 @@ def data_files(spec: dict) -> list:
     return sorted({v for v in values if isinstance(v, str) and v and Path(v).is_file()})
 
 
-def data_digest(spec: dict) -> str | None:
-    """A hash of the content of every data file of :func:`data_files` (None if the spec names none)."""
-    files = data_files(spec)
-    if not files:
+def content_digest(contents) -> str | None:
+    """A hash of ``(name, bytes)`` pairs, names and contents in order (None if there are none)."""
+    if not contents:
         return None
     h = hashlib.sha256()
-    for f in files:
-        h.update(f.encode() + b"\0" + hashlib.sha256(Path(f).read_bytes()).digest())
+    for name, data in contents:
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()[:16]
+
+
+def data_digest(spec: dict) -> str | None:
+    """A hash of the content of every data file of :func:`data_files` (None if the spec names none)."""
+    return content_digest([(f, Path(f).read_bytes()) for f in data_files(spec)])
 
 
 def _plan_data(plan) -> str | None:

@@ -69,7 +69,8 @@ def load(path) -> dict:
 
 
 def anchor_paths(spec: dict, base: Path) -> dict:
-    """Make each relative ``env.path`` (in [env], [[scenarios]] and [sweep]) relative to ``base``, the spec's folder."""
+    """Make each relative ``env.path`` (in [env], [[scenarios]] and [sweep]) and plugin file relative to ``base``,
+    the spec's folder."""
     def anchored(p):
         return str(base / p) if isinstance(p, str) and p and not Path(p).is_absolute() else p
 
@@ -83,7 +84,7 @@ def anchor_paths(spec: dict, base: Path) -> dict:
         sweep["env.path"] = [anchored(p) for p in sweep["env.path"]]
     exp = spec.get("experiment")
     if isinstance(exp, dict) and isinstance(exp.get("plugins"), list):
-        exp["plugins"] = plugins.anchor(exp["plugins"], base)
+        exp["plugins"] = [anchored(e) if isinstance(e, str) and plugins.is_path(e) else e for e in exp["plugins"]]
     return spec
 
 
