@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from . import plugins, runtime
+from . import run_folder as files
 from . import spec as cfg
 from .. import engine, metrics, policies, problems  # noqa: F401  (importing fills the registries)
 from ..analysis.results import TruthTable
@@ -56,6 +57,7 @@ class Plan:
     reduce: dict  # label -> {metric: reducer}
     grid: dict  # label -> [{"setting", "params"}]
     plugins: str | None = None  # hash of the plugins' source (None: the spec names none)
+    data: str | None = None  # hash of the data files the spec names (None: it names none)
     truth: Sequence = field(default_factory=list)  # truth.json's entry per grid setting, in grid order
 
 
@@ -150,7 +152,7 @@ def build(spec: dict) -> Plan:
     truth = TruthTable([(setting, inst, {f: family_metrics[j, f] for j, f in family_metrics if j == i})
                         for i, (setting, _, inst, _) in enumerate(built)], exp["seeds"], exp["seed"])
     return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"], cfg.chunk_size(spec),
-                names, reduce, grid, plugins.digest(spec), truth)
+                names, reduce, grid, plugins.digest(spec), files.data_digest(spec), truth)
 
 
 def checked_build(spec: dict) -> Plan:

@@ -287,9 +287,8 @@ def fingerprint(plan) -> str:
         ident["sums"] = 2  # float64 or compensated sums: chunks of the earlier float32 sums are not merged
     if plan.plugins is not None:
         ident["plugins"] = plan.plugins  # the plugins' source: an edited plugin is another experiment
-    data = _plan_data(plan)
-    if data is not None:
-        ident["data"] = data  # the data files' content: an edited data file is another experiment
+    if plan.data is not None:
+        ident["data"] = plan.data  # the data files' content: an edited data file is another experiment
     text = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -316,13 +315,6 @@ def content_digest(contents) -> str | None:
 def data_digest(spec: dict) -> str | None:
     """A hash of the content of every data file of :func:`data_files` (None if the spec names none)."""
     return content_digest([(f, Path(f).read_bytes()) for f in data_files(spec)])
-
-
-def _plan_data(plan) -> str | None:
-    """:func:`data_digest` of the plan's spec, read once per plan (the files the plan was built from)."""
-    if "_data_digest" not in vars(plan):
-        plan._data_digest = data_digest(plan.spec)
-    return plan._data_digest
 
 
 def chunk_identity(plan, c: int) -> dict:
