@@ -24,6 +24,8 @@ from typing import Any, Callable, NamedTuple, Optional, Protocol
 import numpy as np
 import jax
 
+from .errors import ConfigError
+
 Array = jax.Array
 PRNGKey = jax.Array
 Params = Any  # a pytree of arrays
@@ -87,6 +89,7 @@ class IdentifyResult(NamedTuple):
     recommended: Array  # (K,) bool, the recommended set
     spent: Array  # () budget spent
     pulls: Array  # (K,) int32 pulls per arm
+    stopped: Any = True  # () bool: the stopping rule fired before the round cap (fixed-confidence methods)
 
 
 class IdentifyFn(Protocol):
@@ -191,6 +194,7 @@ class EnvInstance(NamedTuple):
     slate_size: int = 0  # k, for top-k slate problems
     horizon: int = 0  # rounds the instance needs at least (0: the spec decides)
     noise_sigma: Optional[float] = None  # reward noise standard deviation, if known
+    bounded: bool = True  # every reward lies in [0, 1]^d (False: e.g. unclipped Gaussian noise)
 
 
 @dataclass
@@ -212,6 +216,14 @@ class Context:
     slate_size: int = 0
     noise_sigma: Optional[float] = None
     env: Optional[Env] = None
+    bounded: bool = True  # rewards lie in [0, 1]^d
+
+    def require_bounded(self, policy: str, reason: str):
+        """Refuse, in one line, to run ``policy`` (which needs rewards in [0, 1] for ``reason``) here."""
+        if not self.bounded:
+            raise ConfigError(f"policy {policy!r} needs rewards in [0, 1] ({reason}), but this environment's "
+                              "rewards are unbounded (noise = 'gaussian' with clip = false); use clip = true or a "
+                              "policy that takes any real rewards")
 
     @classmethod
     def of(cls, inst: EnvInstance, horizon: int, W=None) -> "Context":
@@ -219,7 +231,7 @@ class Context:
         return cls(num_arms=inst.env.num_arms, dim=inst.env.dim, horizon=horizon, means=np.asarray(inst.means),
                    W=W, ref=inst.ref, mean_costs=inst.mean_costs, budget=inst.budget, cost_floor=inst.cost_floor,
                    alloc_costs=inst.alloc_costs, min_costs=inst.min_costs, budget_ratio=inst.budget_ratio,
-                   slate_size=inst.slate_size, noise_sigma=inst.noise_sigma, env=inst.env)
+                   slate_size=inst.slate_size, noise_sigma=inst.noise_sigma, env=inst.env, bounded=inst.bounded)
 
 
 # ----------------------------------------------------------------------------- metrics and runs

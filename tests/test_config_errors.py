@@ -173,12 +173,12 @@ def test_cli_names_a_folder_given_as_the_config(tmp_path, capsys):
     assert len(err) == 1 and f"config {str(tmp_path)!r} is a folder" in err[0]
 
 
-def test_a_cone_in_a_family_that_would_ignore_it_is_one_line(tmp_path, capsys):
-    """[preference] W with a slate, budgeted or identification policy is refused, never silently dropped."""
+def test_a_cone_of_the_wrong_width_in_a_projected_family_is_one_line(tmp_path, capsys):
+    """[preference] W applies to a slate spec by projection; a W whose columns are not the objectives is refused."""
     spec = tmp_path / "slate.toml"
     spec.write_text('[experiment]\nhorizon = 20\nseeds = 2\n\n[env]\nkind = "dtlz"\nd = 2\nn = 12\nk = 2\n\n'
-                    '[preference]\nW = [[1.0, 0.0], [0.0, 1.0]]\n\n[[policies]]\nname = "thv_ucb"\n')
+                    '[preference]\nW = [[1.0, 0.0, 1.0]]\n\n[[policies]]\nname = "thv_ucb"\n')
     code = main(["run", str(spec), "--out", str(tmp_path / "run"), "--quiet"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "[preference] W" in err[0] and "'slate'" in err[0], err
+    assert code == 2 and len(err) == 1 and "W has 3 columns" in err[0] and "d = 2" in err[0], err
     assert not (tmp_path / "run").exists()

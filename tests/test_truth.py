@@ -143,7 +143,7 @@ def all_families(tmp_path_factory):
 
 
 def test_truth_of_every_family_is_what_its_metrics_use(all_families):
-    from mobandit_jax.metrics.slate import ALPHA, greedy_subset, greedy_value
+    from mobandit_jax.metrics.slate import ALPHA, best_subset_value
 
     spec, plan, res, _ = all_families
     inst = plan.truth.points[0][1]
@@ -156,16 +156,22 @@ def test_truth_of_every_family_is_what_its_metrics_use(all_families):
     pref = t["families"]["preference"]
     assert pref["cone_optimal"] == np.asarray(cone_optimal_mask(jnp.asarray(inst.means, jnp.float32), W)).tolist()
     assert all(isinstance(v, bool) for v in pref["cone_optimal"]) and any(pref["cone_optimal"])
+    # the other families solve the problem projected under the cone: S(mu) of PDMOB's Def. 3
+    L, U = np.minimum(W, 0).sum(1), np.maximum(W, 0).sum(1)
+    proj = (np.asarray(inst.means) @ W.T - L) / (U - L)
+    assert t["cone"]["W"] == W.tolist()
+    np.testing.assert_allclose(t["cone"]["means"], proj, rtol=1e-12)
     ident = t["families"]["identification"]
-    assert ident["pareto"] == true_pareto_mask(inst.means).tolist() and ident["budget"] == pytest.approx(inst.budget)
+    assert ident["pareto"] == true_pareto_mask(proj).tolist() and ident["budget"] == pytest.approx(inst.budget)
+    assert ident["pareto"] == np.asarray(cone_optimal_mask(jnp.asarray(inst.means), W)).tolist()
     bud = t["families"]["budgeted"]
-    nu = efficiency(inst.means, inst.mean_costs)
+    nu = efficiency(proj, inst.mean_costs)
     np.testing.assert_allclose(bud["efficiency"], nu, rtol=1e-6)
     assert bud["optimal"] == (nu == nu.max()).tolist() and bud["nu_star"] == pytest.approx(nu.max(), rel=1e-6)
     sl = t["families"]["slate"]
-    means32 = jnp.asarray(inst.means, jnp.float32)
-    assert sl["benchmark"] == "greedy" and sl["slate"] == np.asarray(greedy_subset(means32, 2, jnp.zeros(3))).tolist()
-    assert sl["vstar"] == pytest.approx(float(greedy_value(means32, 2, jnp.zeros(3))), rel=1e-6)
+    means32 = jnp.asarray(proj, jnp.float32)
+    assert sl["benchmark"] == "exhaustive" and sl["slate"] is None  # two projected objectives
+    assert sl["vstar"] == pytest.approx(float(best_subset_value(means32, 2, jnp.zeros(2))), rel=1e-6)
     assert sl["alpha_vstar"] == pytest.approx(ALPHA * sl["vstar"], rel=1e-6)
     # the run's own per-seed "vstar" metric is the value truth.json names
     key = next(k for k in res.finals if k.endswith("|vstar"))
@@ -202,7 +208,8 @@ def test_gaussian_truth_reaches_the_metrics(tmp_path):
         np.testing.assert_allclose(t["means"], clipped_gaussian_mean(mu, sigma), rtol=0, atol=1e-15)
         np.testing.assert_array_equal(plan.truth.points[i][1].means, t["means"])
         # the preference metrics (regrets, reward_j) score with the clipped means, not the locations
-        metric_means = plan.truth.points[i][2]["preference"][1].means
+        (seen, families), = plan.truth.points[i][2]  # one instance: the preference family reads the cone itself
+        metric_means = families["preference"][1].means
         np.testing.assert_array_equal(metric_means, np.asarray(t["means"], np.float32))
 
 

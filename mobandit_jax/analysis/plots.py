@@ -31,9 +31,16 @@ def _varying(points) -> list:
     return [k for k in keys if len({repr(p.get(k)) for p in points}) > 1]
 
 
-def metric_figure(plan, curves: dict, m: str):
-    """A Figure of metric ``m``'s cumulative curves for every policy, one panel per setting (up to 16)."""
-    x = curves["checkpoints"]
+def paid(curves: dict, label: str, g: int) -> bool:
+    """Whether the pulls of grid point ``g`` of ``label`` cost anything (its runs spent a budget)."""
+    spent = curves.get(f"{label}|{g}|spent")
+    return spent is not None and bool((spent[..., -1] > 0).any())
+
+
+def metric_figure(plan, curves: dict, m: str, against: str = "round"):
+    """A Figure of metric ``m``'s cumulative curves for every policy, one panel per setting (up to 16).
+
+    ``against = "spent"`` draws them against the budget spent by each checkpoint (the mean over seeds)."""
     labels = list(plan.grid)
     settings = [p["setting"] for p in plan.grid[labels[0]]] if labels else []
     # Group grid indices of each label by setting (a policy sweep gives several points per setting).
@@ -55,9 +62,10 @@ def metric_figure(plan, curves: dict, m: str):
                 if point["setting"] != s:
                     continue
                 name = " ".join([label] + [f"{k}={point['params'][k]}" for k in swept[label]])
+                x = curves["checkpoints"] if against == "round" else curves[f"{label}|{g}|spent"].mean(axis=0)
                 mean_std_band(ax, x, curves[f"{label}|{g}|{m}"], name)
         ax.set_title(setting_title(s), fontsize=9)
-        ax.set_xlabel("round")
+        ax.set_xlabel("round" if against == "round" else "budget spent")
         ax.set_ylabel(f"cumulative {m}")
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
@@ -70,13 +78,15 @@ def metric_figure(plan, curves: dict, m: str):
 
 
 def regret_figures(plan, curves: dict, out: Path) -> list:
-    """One PNG per cumulative ("sum") metric: curves of every policy, one panel per setting."""
+    """One PNG per cumulative ("sum") metric: curves of every policy, one panel per setting; where pulls cost,
+    a second PNG per metric, ``<metric>_by_budget.png``, draws the same curves against the budget spent."""
     labels = list(plan.grid)
     metrics = [m for m in plan.names[labels[0]] if plan.reduce[labels[0]][m] == "sum"] if labels else []
+    costly = any(paid(curves, label, g) for label in labels for g in range(len(plan.grid[label])))
     files = []
     for m in metrics:
-        fig = metric_figure(plan, curves, m)
-        path = out / f"{m}.png"
-        fig.savefig(path, dpi=110)
-        files.append(path.name)
+        for against, name in [("round", f"{m}.png")] + ([("spent", f"{m}_by_budget.png")] if costly else []):
+            fig = metric_figure(plan, curves, m, against)
+            fig.savefig(out / name, dpi=110)
+            files.append(name)
     return files

@@ -104,6 +104,9 @@ class Curves(NamedTuple):
     checkpoints: np.ndarray
 
 
+PLAY_CURVES = ("rounds", "spent")  # the engine's per-checkpoint rounds played and cost spent, beside the metrics
+
+
 @dataclass
 class Results:
     """The merged results of one experiment: records, curves and final values per seed.
@@ -217,11 +220,14 @@ class Results:
         return list(dict.fromkeys(r["metric"] for r in self.records))
 
     def _check_metric(self, metric: str):
-        if metric not in self.metrics():
+        if metric not in self.metrics() + list(PLAY_CURVES):
             raise ValueError(f"unknown metric {metric!r}; this run has: {self.metrics()}")
 
     def curves(self, metric: str) -> Curves:
-        """The cumulative curves of ``metric`` as ``Curves(values (policy, setting, seed, checkpoint), ...)``."""
+        """The cumulative curves of ``metric`` as ``Curves(values (policy, setting, seed, checkpoint), ...)``.
+
+        ``"rounds"`` and ``"spent"`` (:data:`PLAY_CURVES`) give the rounds played and the budget spent by each
+        checkpoint: a metric against the budget spent is ``curves(m).values`` over ``curves("spent").values``."""
         self._check_metric(metric)
         cols, settings, cells = [], [], {}
         for label, points in self.grid.items():
@@ -364,8 +370,8 @@ def _truth_program(inst, families: dict):
 class TruthTable(Sequence):
     """``truth.json``'s entries of a plan, one per grid setting, each computed on first use (module docstring).
 
-    ``points``: ``(setting, EnvInstance, {family: (MetricSet, mparams)})`` per grid setting, as built for
-    its policies; ``seeds`` and ``base_seed``: the run's, whose first :data:`TRUTH_SEEDS` keys redraw a
+    ``points``: ``(setting, EnvInstance, [(instance seen, {family: (MetricSet, mparams)})])`` per grid setting,
+    as built for its policies (a family that does not read a cone sees the instance projected under it); ``seeds`` and ``base_seed``: the run's, whose first :data:`TRUTH_SEEDS` keys redraw a
     per-seed instance. Settings of one environment code and slate size share one compiled program (as
     the engine's groups share one compiled run).
     """
@@ -384,7 +390,24 @@ class TruthTable(Sequence):
             self._entries[i] = self._entry(*self.points[i])
         return self._entries[i]
 
-    def _entry(self, setting: dict, inst, families: dict) -> dict:
+    def _entry(self, setting: dict, inst, parts: list) -> dict:
+        entry = {"setting": setting, "means": _plain(inst.means), "mean_costs": _plain(inst.mean_costs),
+                 "families": {}, "per_seed": None}
+        for seen, families in parts:  # the instance each family saw: ``inst``, or its projection under a cone
+            fixed, per_seed = self._scores(seen, families)
+            entry["families"].update(_families_json(fixed))
+            if "cone" in seen.info:
+                entry["cone"] = {"W": seen.info["cone"], "means": _plain(seen.means)}
+            if per_seed is not None:
+                rows = entry["per_seed"] = entry["per_seed"] or [{"seed": s, "means": None, "families": {}}
+                                                                 for s, _, _ in per_seed]
+                for row, (_, means, truths) in zip(rows, per_seed):
+                    row["cone_means" if "cone" in seen.info else "means"] = means
+                    row["families"].update(truths)
+        return entry
+
+    def _scores(self, inst, families: dict):
+        """``(truths of the instance, [(seed, means, truths)] or None)`` of one instance's families."""
         import jax
 
         from ..engine import seed_keys
@@ -395,11 +418,8 @@ class TruthTable(Sequence):
             self._programs[key] = _truth_program(inst, families)
         keys = seed_keys(self.base_seed, np.arange(min(TRUTH_SEEDS, self.seeds))) if per_seed else None
         fixed, seeds = self._programs[key](inst.params, {f: mp for f, (_, mp) in families.items()}, keys)
-        entry = {"setting": setting, "means": _plain(inst.means), "mean_costs": _plain(inst.mean_costs),
-                 "families": _families_json(fixed), "per_seed": None}
-        if per_seed:
-            means, truths = seeds
-            entry["per_seed"] = [{"seed": s, "means": _plain(means[s]),
-                                  "families": _families_json(jax.tree_util.tree_map(lambda x: x[s], truths))}
-                                 for s in range(len(keys))]
-        return entry
+        if not per_seed:
+            return fixed, None
+        means, truths = seeds
+        return fixed, [(s, _plain(means[s]), _families_json(jax.tree_util.tree_map(lambda x: x[s], truths)))
+                       for s in range(len(keys))]

@@ -158,6 +158,7 @@ def budget_params(budget, cost_floor, feas_cost, rho, alpha=ALPHA, s_r=S_R, s_c=
 
 
 def _configure(ctx, name, alpha, s_r, s_c, eta):
+    ctx.require_bounded(name, "UCB indices and the hypervolume per cost against the reference 0 of [0, 1]^d")
     lam, B = ctx.cost_floor, ctx.budget
     if lam is None or B is None:
         raise ValueError(f"{name}: needs a budget and a cost floor lambda (EnvInstance.budget, .cost_floor)")
@@ -206,5 +207,10 @@ def uniform(num_arms: int) -> Policy:
                   lambda state, action, obs, params: RoundRobinState(state.t + 1))
 
 
-register_policy("budgeted/uniform", "budgeted", uniform, lambda ctx: (dict(num_arms=ctx.num_arms), {}),
+def _configure_uniform(ctx):
+    ctx.require_bounded("uniform", "the family's hypervolume-per-cost regret against the reference 0 of [0, 1]^d")
+    return dict(num_arms=ctx.num_arms), {}
+
+
+register_policy("budgeted/uniform", "budgeted", uniform, _configure_uniform,
          "Uniform round-robin allocation (Xue et al., Sec. 5.1)")

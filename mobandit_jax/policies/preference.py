@@ -191,7 +191,8 @@ def oracle_params(means) -> OracleParams:
     return OracleParams(jnp.asarray(np.asarray(pareto_front_mask(jnp.asarray(means)))))
 
 
-def _cone(ctx):
+def _cone(ctx, name):
+    ctx.require_bounded(name, "the normalised projections S_k and the KL-UCB / UCB1 indices on them")
     if ctx.W is None:
         raise KeyError("this policy needs a preference matrix: set [preference] W = [[...], ...]")
     return cone_params(ctx.W)
@@ -202,7 +203,7 @@ def _with_index(name):
     def configure(ctx, index):
         if index not in INDICES[name]:
             raise ValueError(f"{name}: option index must be one of {list(INDICES[name])}, got {index!r}")
-        return dict(num_arms=ctx.num_arms, dim=ctx.dim, index=index), _cone(ctx)
+        return dict(num_arms=ctx.num_arms, dim=ctx.dim, index=index), _cone(ctx, name)
 
     return configure
 
@@ -211,11 +212,17 @@ register_policy("prefucb", "preference", prefucb, _with_index("prefucb"),
          "PrefUCB: KL-UCB per preference direction, min over directions (PDMOB, Alg. 1)", index="klucb")
 register_policy("pareto_ucb", "preference", pareto_ucb, _with_index("pareto_ucb"),
          "Pareto UCB1: uniform among non-dominated UCB vectors (Drugan & Nowe 2013)", index="pareto_ucb1")
-register_policy("scalarized_ucb_rr", "preference", scalarized_ucb_rr,
-         lambda ctx: (dict(num_arms=ctx.num_arms, dim=ctx.dim, num_directions=len(_cone(ctx).W)), _cone(ctx)),
+def _configure_scalarized(ctx):
+    cone = _cone(ctx, "scalarized_ucb_rr")
+    return dict(num_arms=ctx.num_arms, dim=ctx.dim, num_directions=len(cone.W)), cone
+
+
+register_policy("scalarized_ucb_rr", "preference", scalarized_ucb_rr, _configure_scalarized,
          "scalarized UCB1 on a random row of W each round (Drugan & Nowe 2013)")
+
+
 def _configure_gt_pf(ctx):
-    _cone(ctx)  # the family's metrics need the cone: fail here with the same message
+    _cone(ctx, "gt_pf")  # the family's metrics need the cone: fail here with the same message
     return dict(num_arms=ctx.num_arms), oracle_params(ctx.means)
 
 

@@ -303,11 +303,13 @@ def _names(value, objectives, key: str) -> list:
     return list(value)
 
 
-def objective_matrix(cols: Columns, objectives, normalize=False, minimize=(), allow_empty: bool = False):
+def objective_matrix(cols: Columns, objectives, normalize=False, minimize=(), allow_empty: bool = False,
+                     bounded: bool = True):
     """``(n, d)`` objective values in [0, 1] after the ``normalize`` / ``minimize`` options.
 
     Without normalization a value outside [0, 1] is an error naming its column and row. With
-    ``allow_empty`` empty cells stay NaN (ignored by the min-max range).
+    ``allow_empty`` empty cells stay NaN (ignored by the min-max range). ``bounded = False`` (unclipped
+    Gaussian feedback) takes any real value, and ``minimize`` negates a column that is not normalised.
     """
     norm = _names(normalize, objectives, "env.normalize")
     low = _names(minimize, objectives, "env.minimize")
@@ -325,6 +327,8 @@ def objective_matrix(cols: Columns, objectives, normalize=False, minimize=(), al
                 raise ValueError(f"{cols.path}: column {col!r} spans {lo} .. {hi}, whose width overflows; min-max "
                                  f"normalisation (env.normalize) needs max - min below {np.finfo(float).max:.4g}")
             v = (hi - v) / (hi - lo) if col in low else (v - lo) / (hi - lo)
+        elif not bounded:
+            v = -v if col in low else v
         else:
             bad = np.flatnonzero((v < 0) | (v > 1))
             if bad.size:

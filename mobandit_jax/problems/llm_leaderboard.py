@@ -46,6 +46,7 @@ import numpy as np
 from ..registry import register_env
 from ..types import EnvInstance
 from .stochastic import make_stochastic
+from .table import with_fixed_costs
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "open_llm_leaderboard"
 V2_FILE = "base_llm_leaderboard_v2_eval.csv"
@@ -69,6 +70,7 @@ BENCHMARKS = (
     "leaderboard_musr",
 )
 NUM_MODELS = 42
+COSTS = ("none", "model_size")  # env.costs: the paper's costless pulls, or a model's size over the largest
 
 
 def _read_csv(path: Path) -> list:
@@ -149,17 +151,30 @@ def arm_table(num_models: int = NUM_MODELS, margin: float = 0.0, data_dir=DATA_D
 @register_env(
     "llm_leaderboard",
     doc="PDMOB LLM selective ensemble: 42 Open LLM Leaderboard models x 7 capabilities, Beta(c) feedback",
-    keys=("num_models", "margin", "concentration", "noise"),
+    keys=("num_models", "margin", "concentration", "noise", "k", "costs"),
 )
 def build(section: dict, config: dict) -> EnvInstance:
-    """Build the K x 7 LLM arm table environment (Section 4.1) with Beta feedback of concentration c."""
+    """Build the K x 7 LLM arm table environment (Section 4.1) with Beta feedback of concentration c.
+
+    Beyond the paper: ``k`` (slate size, for the slate family) and ``costs = "model_size"`` (a pull of a
+    model costs its size over the largest size, so budgets and cost-aware identification apply; the
+    default ``"none"`` is the paper's costless setting)."""
     num_models = int(section.get("num_models", NUM_MODELS))
     margin = float(section.get("margin", 0.0))
     conc = float(section.get("concentration", 1.0))
     noise = section.get("noise", "beta")
     if noise not in ("beta", "bernoulli"):
         raise ValueError(f"env.noise={noise!r} is not allowed for llm_leaderboard; use 'beta' or 'bernoulli'")
+    k, costs = section.get("k", 0), section.get("costs", "none")
+    if costs not in COSTS:
+        raise ValueError(f"env.costs={costs!r} is not allowed for llm_leaderboard; use one of {list(COSTS)}")
     names, means, sizes = arm_table(num_models, margin)
+    if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= len(names)):
+        raise ValueError(f"env.k = {k!r} (slate size) must be an integer in [1, {len(names)}], or 0 for no slate")
     inst = make_stochastic(means, noise, conc)
     info = {"models": list(names), "capabilities": list(CAPABILITIES), "sizes_b": sizes.tolist()}
-    return inst._replace(static_key=("llm_leaderboard", noise, len(names)), info=info)
+    inst = inst._replace(static_key=("llm_leaderboard", noise, len(names)), info=info, slate_size=k,
+                         ref=np.zeros(means.shape[1]))
+    if costs == "none":
+        return inst
+    return with_fixed_costs(inst._replace(static_key=inst.static_key + (costs,)), sizes / sizes.max())

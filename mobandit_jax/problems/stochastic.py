@@ -122,8 +122,8 @@ def stochastic_sampler(noise: str, small_concentration: bool = True, clip: bool 
     return sample
 
 
-def validate_means(means, name: str = "means") -> np.ndarray:
-    """Check a ``(K, d)`` mean table: finite, in [0, 1], K >= 2; errors name the offending entry."""
+def validate_means(means, name: str = "means", bounded: bool = True) -> np.ndarray:
+    """Check a ``(K, d)`` mean table: finite, in [0, 1] if ``bounded``, K >= 2; errors name the offending entry."""
     m = np.asarray(means, dtype=np.float64)
     if m.ndim != 2:
         raise ValueError(f"{name} must be a (K, d) table of arms x objectives; got shape {m.shape}")
@@ -136,9 +136,10 @@ def validate_means(means, name: str = "means") -> np.ndarray:
         i, j = bad[0]
         raise ValueError(f"{name}[{i}][{j}] is {m[i, j]}: NaN/inf is not allowed")
     bad = np.argwhere((m < 0) | (m > 1))
-    if bad.size:
+    if bounded and bad.size:
         i, j = bad[0]
-        raise ValueError(f"{name}[{i}][{j}] = {m[i, j]} is outside [0, 1]: rewards must lie in [0, 1]")
+        raise ValueError(f"{name}[{i}][{j}] = {m[i, j]} is outside [0, 1]: rewards must lie in [0, 1] "
+                         "(any real with noise = 'gaussian' and clip = false)")
     return m
 
 
@@ -166,20 +167,21 @@ def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigm
     ``means`` are the locations ``r`` the sampler draws around; ``EnvInstance.means`` is the truth
     :func:`feedback_means` (they differ only for clipped Gaussian noise).
     """
-    m = validate_means(means)
+    if not isinstance(clip, (bool, np.bool_)):
+        raise ValueError(f"clip = {clip!r} must be true or false")
+    if not clip and noise != "gaussian":
+        raise ValueError(f"clip = false applies to noise = 'gaussian' only; noise = {noise!r} lies in [0, 1]")
+    m = validate_means(means, bounded=bool(clip))
     if not (np.isfinite(concentration) and concentration > 0):
         raise ValueError(f"concentration = {concentration} must be a positive number")
     if not (np.isfinite(sigma) and sigma >= 0):
         raise ValueError(f"sigma = {sigma} must be >= 0")
-    if not isinstance(clip, (bool, np.bool_)):
-        raise ValueError(f"clip = {clip!r} must be true or false")
     small, clip = bool(concentration <= 1.0), bool(clip)
     env = Env(sample=stochastic_sampler(noise, small, clip), num_arms=m.shape[0], dim=m.shape[1])
-    if not clip and noise != "gaussian":
-        raise ValueError(f"clip = false applies to noise = 'gaussian' only; noise = {noise!r} lies in [0, 1]")
     params = StochasticParams(jnp.asarray(m, dtype), jnp.asarray(concentration, dtype), jnp.asarray(sigma, dtype))
     key = ("stochastic", noise, small) + (() if clip else ("unclipped",)) + m.shape
-    return EnvInstance(env, params, feedback_means(m, noise, sigma, clip), None, key, {})
+    return EnvInstance(env, params, feedback_means(m, noise, sigma, clip), None, key, {},
+                       noise_sigma=float(sigma) if noise == "gaussian" else None, bounded=clip)
 
 
 @register_env("stochastic", doc="mean table in [0,1]^d with Beta, Bernoulli or clipped Gaussian feedback (PDMOB)",

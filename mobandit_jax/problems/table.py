@@ -71,8 +71,9 @@ def sampled_prefix_table(sample):
     return prefix_table
 
 
-def read_table(path, arm, objectives, cost=None, normalize=False, minimize=()):
-    """``(arm names, (K, d) means in [0, 1], (K,) costs / c_max or None)`` from a per-arm CSV."""
+def read_table(path, arm, objectives, cost=None, normalize=False, minimize=(), bounded=True):
+    """``(arm names, (K, d) means in [0, 1] (any real if not ``bounded``), (K,) costs / c_max or None)`` from a
+    per-arm CSV."""
     names = {arm: "env.arm", **{c: "env.objectives" for c in objectives}}
     if cost is not None:
         names[cost] = "env.cost"
@@ -89,7 +90,7 @@ def read_table(path, arm, objectives, cost=None, normalize=False, minimize=()):
                          "per arm")
     if len(arms) < 2:
         raise ValueError(f"{cols.path}: column {arm!r} names {len(arms)} arm(s); a bandit needs at least 2")
-    means = columns.objective_matrix(cols, objectives, normalize, minimize)
+    means = columns.objective_matrix(cols, objectives, normalize, minimize, bounded=bounded)
     costs = None if cost is None else columns.normalized_costs(cols, cost)
     return tuple(arms), means, costs
 
@@ -97,21 +98,26 @@ def read_table(path, arm, objectives, cost=None, normalize=False, minimize=()):
 def build_instance(path, arm, objectives, cost=None, noise="beta", concentration=1.0, sigma=0.1,
                    normalize=False, minimize=(), k=0, clip=True) -> EnvInstance:
     """Build the table :class:`EnvInstance` (see the module docstring)."""
-    arms, means, costs = read_table(path, arm, objectives, cost, normalize, minimize)
+    arms, means, costs = read_table(path, arm, objectives, cost, normalize, minimize, bounded=clip is not False)
     base = make_stochastic(means, noise, concentration, sigma, clip=clip)
     K, d = means.shape
     if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= K):
         raise ValueError(f"env.k = {k!r} (slate size) must be an integer in [1, {K}], or 0 for no slate")
     info = dict(label=f"table {path}", source=path, arms=arms)
-    if costs is None:
-        return base._replace(static_key=("table",) + base.static_key, info=info, ref=np.zeros(d), slate_size=k)
+    base = base._replace(static_key=("table",) + base.static_key, info=info, ref=np.zeros(d), slate_size=k)
+    return base if costs is None else with_fixed_costs(base, costs)
+
+
+def with_fixed_costs(base: EnvInstance, costs) -> EnvInstance:
+    """A stochastic instance ``base`` whose pulls of arm ``i`` cost ``costs[i]`` (in (0, 1], floor ``min_i c_i``),
+    with the bulk sampler the identification family draws from."""
+    costs = np.asarray(costs, float)
     lam = float(costs.min())
     validate_costs(costs, lam)
     sample = costed_sampler(base.env.sample)
-    env = Env(sample=sample, num_arms=K, dim=d, prefix_table=sampled_prefix_table(sample))
+    env = Env(sample=sample, num_arms=base.env.num_arms, dim=base.env.dim, prefix_table=sampled_prefix_table(sample))
     params = TableParams(*base.params, jnp.asarray(costs, base.params.means.dtype))
-    return EnvInstance(env, params, base.means, costs, ("table",) + base.static_key, info, cost_floor=lam,
-                       alloc_costs=costs, min_costs=costs, ref=np.zeros(d), slate_size=k)
+    return base._replace(env=env, params=params, mean_costs=costs, cost_floor=lam, alloc_costs=costs, min_costs=costs)
 
 
 KEYS = ("path", "arm", "objectives", "cost", "noise", "concentration", "sigma", "clip", "normalize", "minimize", "k")

@@ -24,6 +24,7 @@ from .. import engine, metrics, policies, problems  # noqa: F401  (importing fil
 from ..analysis.results import TruthTable
 from ..kernels import validate_cone
 from ..problems.budget import with_budget
+from ..problems.cone import apply_cone
 from ..registry import POLICIES, RegistryError, make_env, make_metrics, make_policy
 from ..types import Context
 
@@ -69,14 +70,29 @@ def resolve_policy(entry: dict) -> str:
         raise cfg.ConfigError(str(err)) from None
 
 
-def make_context(resolved: dict, inst, horizon: int) -> Context:
-    """The :class:`Context` policy and metric builders read, from a resolved spec and its environment."""
+def cone_of(resolved: dict):
+    """The ``[preference] W`` of a resolved grid point, validated (None: no cone)."""
     W = resolved.get("preference", {}).get("W")
-    if W is not None:
-        W = validate_cone(W)
-        if W.shape[1] != inst.env.dim:
-            raise cfg.ConfigError(f"preference matrix W has {W.shape[1]} columns but the arms have "
-                                  f"d = {inst.env.dim} objectives")
+    return None if W is None else validate_cone(W)
+
+
+def family_instance(inst, W, family: str):
+    """The instance ``family``'s policies and metrics see: ``inst`` itself for a family that reads the cone
+    (:data:`CONE_FAMILIES`), else its projection under ``W`` (:func:`mobandit_jax.problems.cone.apply_cone`)."""
+    if W is None or family in CONE_FAMILIES:
+        return inst
+    if W.shape[1] != inst.env.dim:
+        raise cfg.ConfigError(f"preference matrix W has {W.shape[1]} columns but the arms have "
+                              f"d = {inst.env.dim} objectives")
+    return apply_cone(inst, W)
+
+
+def make_context(resolved: dict, inst, horizon: int, family: str = "preference") -> Context:
+    """The :class:`Context` of ``family``'s builders, from a resolved spec and the instance that family sees."""
+    W = cone_of(resolved) if family in CONE_FAMILIES else None
+    if W is not None and W.shape[1] != inst.env.dim:
+        raise cfg.ConfigError(f"preference matrix W has {W.shape[1]} columns but the arms have "
+                              f"d = {inst.env.dim} objectives")
     return Context.of(inst, horizon, W)
 
 
@@ -85,22 +101,8 @@ def _signature(tree) -> tuple:
     return (str(treedef),) + tuple((np.shape(x), str(jnp.asarray(x).dtype)) for x in leaves)
 
 
-CONE_FAMILIES = ("preference",)  # the families whose policies and metrics read [preference] W
-
-
-def _check_cone_is_applied(spec: dict, points):
-    """A ``[preference] W`` in a spec none of whose policies reads it is refused (never silently dropped).
-
-    In a spec that mixes families, the cone is the preference family's: the other families' policies
-    and metrics do not read it yet."""
-    if not any("W" in resolved.get("preference", {}) for _, resolved in points):
-        return
-    families = {POLICIES[resolve_policy(entry)].family: entry for entry in spec["policies"]}
-    if not set(families) & set(CONE_FAMILIES):
-        family, entry = next(iter(families.items()))
-        raise cfg.ConfigError(
-            f"[preference] W: policy {entry.get('label', entry['name'])!r} is in family {family!r}, whose "
-            f"policies and metrics do not read a cone (families that do: {list(CONE_FAMILIES)}); remove [preference]")
+CONE_FAMILIES = ("preference", "pac")  # the families whose policies and metrics read [preference] W themselves;
+# every other family solves the projected problem
 
 
 def build(spec: dict) -> Plan:
@@ -109,7 +111,6 @@ def build(spec: dict) -> Plan:
     plugins.load(spec["experiment"].get("plugins"))
     exp = spec["experiment"]
     points = cfg.grid_points(spec)
-    _check_cone_is_applied(spec, points)
     built = []
     for setting, resolved in points:
         inst = with_budget(make_env(resolved["env"], resolved), resolved.get("budget"))
@@ -118,8 +119,20 @@ def build(spec: dict) -> Plan:
     horizon = max(h for *_, h in built)
     record_every = exp["record_every"] or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))
 
-    contexts = [make_context(resolved, inst, horizon) for _, resolved, inst, _ in built]
+    cones = [cone_of(resolved) for _, resolved, _, _ in built]
+    seen: dict = {}  # (grid point, family) -> (instance, Context) that family's policies and metrics see
     family_metrics: dict = {}  # (grid point, family) -> (MetricSet, mparams), built once for all its policies
+
+    def view(i: int, family: str):
+        if (i, family) not in seen:
+            same = next((v for (j, f), v in seen.items() if j == i and (f in CONE_FAMILIES) == (family in CONE_FAMILIES)),
+                        None)  # the projected instance is shared by the families that do not read the cone
+            if same is None:
+                inst = family_instance(built[i][2], cones[i], family)
+                same = inst, make_context(built[i][1], inst, horizon, family)
+            seen[i, family] = same
+        return seen[i, family]
+
     groups: dict = {}
     names, reduce, grid = {}, {}, {}
     for entry in spec["policies"]:
@@ -129,15 +142,16 @@ def build(spec: dict) -> Plan:
         key = resolve_policy(entry)
         family = POLICIES[key].family
         grid[label] = []
-        for i, (setting, resolved, inst, _) in enumerate(built):
-            ctx = contexts[i]
+        for i, (setting, resolved, _, _) in enumerate(built):
+            inst, ctx = view(i, family)
+            # the policies first: one that cannot run here says why before its family's metrics are built
+            made = [(options, make_policy(key, ctx, **options)) for options in cfg.policy_points(entry, setting)]
             if (i, family) not in family_metrics:
                 family_metrics[i, family] = make_metrics(family, ctx)
             mset, mparams = family_metrics[i, family]
             names.setdefault(label, tuple(mset.names))
             reduce.setdefault(label, dict(zip(mset.names, mset.reduce)))
-            for options in cfg.policy_points(entry, setting):
-                policy, pparams, static_key = make_policy(key, ctx, **options)
+            for options, (policy, pparams, static_key) in made:
                 budget = ctx.budget if ctx.budget is not None else np.inf
                 budgeted = bool(np.isfinite(budget))
                 params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, engine.float_dtype()))
@@ -149,10 +163,25 @@ def build(spec: dict) -> Plan:
                 grid[label].append({"setting": setting, "params": {"name": entry["name"], **options}})
                 groups[gkey].params.append(params)
                 groups[gkey].members.append(g)
-    truth = TruthTable([(setting, inst, {f: family_metrics[j, f] for j, f in family_metrics if j == i})
+    truth = TruthTable([(setting, inst, _truth_parts(i, family_metrics, seen))
                         for i, (setting, _, inst, _) in enumerate(built)], exp["seeds"], exp["seed"])
     return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"], cfg.chunk_size(spec),
                 names, reduce, grid, plugins.digest(spec), files.data_digest(spec), truth)
+
+
+def _truth_parts(i: int, family_metrics: dict, seen: dict) -> list:
+    """``[(instance, {family: (MetricSet, mparams)})]`` of grid point ``i``: its families by the instance they see."""
+    parts: list = []
+    for (j, family), built in family_metrics.items():
+        if j != i:
+            continue
+        inst = seen[j, family][0]
+        part = next((p for p in parts if p[0] is inst), None)
+        if part is None:
+            part = (inst, {})
+            parts.append(part)
+        part[1][family] = built
+    return parts
 
 
 def checked_build(spec: dict) -> Plan:

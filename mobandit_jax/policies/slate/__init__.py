@@ -160,6 +160,7 @@ def _sigma(ctx, sigma_obs):
 
 def _named(name, configure):
     def wrapped(ctx, **options):
+        ctx.require_bounded(name, "UCB indices and the hypervolume of slates against the reference 0 of [0, 1]^d")
         try:
             return configure(ctx, **options)
         except ValueError as err:
