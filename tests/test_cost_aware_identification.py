@@ -14,7 +14,7 @@ from mobandit_jax.policies import identification as I
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.types import Context, Env, IdentifyResult
 from mobandit_jax.kernels.prefix import dense
-from mobandit_jax import registry
+from mobandit_jax import metrics, registry  # noqa: F401  (importing metrics fills its registry)
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
 
@@ -66,7 +66,7 @@ def test_copsi_hand_checkable_instance():
     ctx, params = _hand_ctx(HAND, costs, budget=20.0, lam=0.25)
     ident, p, static = registry.make_policy("copsi", ctx)
     key = jax.random.PRNGKey(0)
-    rec, spent, N = ident.identify(key, key, params, p)
+    rec, spent, N = ident.identify(key, key, params, p)[:3]
     # L = 1 + 1/1.25 + 1/1.5; n_1 = floor(20 / (L 1.75)) = 4, B rejected; n_2 = floor(20 / (L 1.5)) = 5
     Lk = 1 + 1 / 1.25 + 1 / 1.5
     assert math.floor(20 / (Lk * 1.75)) == 4 and math.floor(20 / (Lk * 1.5)) == 5
@@ -157,7 +157,7 @@ def test_elimination_matches_numpy_loop(name, rho):
     agree = 0
     for seed in range(4):
         key = jax.random.PRNGKey(seed)
-        rec, spent, _ = ident.identify(key, key, inst.params, p)
+        rec, spent, _ = ident.identify(key, key, inst.params, p)[:3]
         vals = np.asarray(L.pull_values(key, inst.params, jmax + 1), np.float64)
         ref, ref_spent = algorithm2_numpy(vals, c, B, target)
         agree += int(np.array_equal(np.asarray(rec), ref))
@@ -172,7 +172,7 @@ def test_uniform_alloc_spends_complete_rounds():
     ctx = Context.of(inst, 1)
     ident, p, _ = registry.make_policy("uniform_alloc", ctx)
     key = jax.random.PRNGKey(3)
-    rec, spent, N = ident.identify(key, key, inst.params, p)
+    rec, spent, N = ident.identify(key, key, inst.params, p)[:3]
     n = math.floor(inst.budget / inst.alloc_costs.sum())
     assert n == 10  # rho = B / (K c_bar) complete rounds
     np.testing.assert_array_equal(np.asarray(N), np.full(14, n))
@@ -222,7 +222,7 @@ def test_copsi_schedule_unchanged_under_realized_costs():
         ctx = Context.of(inst, 1)
         ident, p, _ = registry.make_policy("copsi", ctx)
         key = jax.random.PRNGKey(9)
-        rec, spent, N = ident.identify(key, key, inst.params, p)
+        rec, spent, N = ident.identify(key, key, inst.params, p)[:3]
         out[costs] = (np.asarray(rec), float(spent), np.asarray(N))
     assert inst.cost_floor < float(np.min(inst.alloc_costs))  # the charged floor differs
     np.testing.assert_array_equal(out["deterministic"][2], out["random"][2])
@@ -239,7 +239,7 @@ def test_psi_sr_equal_costs_schedule_matches_numpy_loop():
     c, B, lam = np.asarray(inst.alloc_costs), inst.budget, inst.cost_floor
     Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, 15))
     key = jax.random.PRNGKey(4)
-    rec, spent, _ = ident.identify(key, key, inst.params, p)
+    rec, spent, _ = ident.identify(key, key, inst.params, p)[:3]
     vals = np.asarray(L.pull_values(key, inst.params, jmax + 1), np.float64)
     ref, ref_spent = algorithm2_numpy(vals, c, B, lambda r, k, C: math.floor(B / (Lk * k * c.mean())))
     np.testing.assert_array_equal(np.asarray(rec), ref)

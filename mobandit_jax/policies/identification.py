@@ -1,4 +1,4 @@
-"""Fixed-budget cost-aware Pareto set identification: CoPSI, PSI-SR and uniform allocation.
+"""Fixed-budget cost-aware Pareto set identification: CoPSI, PSI-SR (EGE-SR), EGE-SH and uniform allocation.
 
 Xue et al. ("Cost-Aware Multi-Objective Bandits"), Section 3.2 (Pareto set, pairwise
 margins ``m(i, j)``, ``M(i, j)``, classification gaps), Section 4.2 and Algorithm 2 (CoPSI:
@@ -7,18 +7,30 @@ cost-aware targets ``n_r = floor(B / (L_{K,lambda} C_r))`` with
 Eq. (1), accept/reject with the tie rule of line 15) and Appendix A (tie tolerances
 ``rtol = 1e-10``, ``atol = 1e-12``; the stochastic-cost robustness protocol).
 
+Kone, Kaufmann and Richert ("Bandit Pareto Set Identification: the Fixed Budget Setting", AISTATS 2024),
+Empirical Gap Elimination (EGE): rounds of sampling the active set ``A_r``, then removing the arms with
+the largest empirical gaps over ``A_r``, each accepted iff it is empirically Pareto optimal in ``A_r``; the
+arms still active at the end are accepted. PSI-SR is their EGE-SR (successive-rejects phases, one arm a
+round). EGE-SH has ``ceil(log2 K)`` halving rounds: round ``r`` samples every active arm
+``t_r = floor(T / (|A_r| ceil(log2 K)))`` more times (here: to ``n_r = sum_{s <= r} t_s`` pulls) and
+removes ``floor(|A_r| / 2)`` arms, so ``sum_r |A_r| t_r <= T``. Both are cost insensitive:
+``T = floor(B / c_bar)`` unit pulls at the mean allocation cost ``c_bar``, charged the actual costs.
+
 Every method is an :class:`Identifier`: ``identify(key_env, key_pol, env_params, params)`` returns
 an :class:`IdentifyResult` (recommended set, budget spent, pulls per arm). Pulls come from the
 environment's common bootstrap stream: the prefix sums of the first pulls of every arm (at least the
 ``jmax`` the budget allows, a params value) are built once by the environment's bulk sampler
 (``Env.prefix_table``, a ``PrefixSums`` read with
 ``kernels.prefix.prefix_at``), so a phase's pulls of an arm are a difference ``P[i, n_r] - P[i, N_i]``
-of two sums and a whole run is ``K - 1`` vectorized phases. The gaps of Eq. (1) are in
-:mod:`mobandit_jax.kernels.gaps`.
+of two sums and a whole run is ``K - 1`` (EGE-SH: ``ceil(log2 K)``) vectorized phases. The gaps of
+Eq. (1) are in :mod:`mobandit_jax.kernels.gaps`.
 
 How the paper was read where it is silent (``lambda`` in ``L_{K,lambda}`` is ``min_i c_i``; the budget
 guard; the PSI-SR schedules; the float32 tie tolerances of line 15) is written in
-``experiments/cost_aware/reading_notes.md``.
+``experiments/cost_aware/reading_notes.md``. EGE-SH shares PSI-SR's ``T``, the budget guard of
+:func:`top_up` and the tie rule: within a round the arms are removed one after another by
+:func:`choose_arm` on that round's gaps (largest first; near ties prefer a dominated arm, then the lowest
+index).
 """
 from __future__ import annotations
 
@@ -112,30 +124,93 @@ def _means(sums, N):
     return jnp.where(N[:, None] > 0, sums[:, :-1] / jnp.maximum(N, 1)[:, None], 0.0)
 
 
-def elimination(P, costs_alloc, budget, target_fn, jmax):
+def sample_and_gaps(P, N, active, target, spent, budget, jmax):
+    """One phase's sampling: :func:`top_up` the active arms to ``target``, then the gaps of Eq. (1) over them.
+
+    Returns the new counts, the spent budget and ``(gamma, dominated)`` of the active set.
+    """
+    N, spent, sums = top_up(P, N, active, target, spent, budget, jmax)
+    gamma, dominated = empirical_gaps(_means(sums, N), active)
+    return N, spent, gamma, dominated
+
+
+def remove_arm(gamma, dominated, active, accepted):
+    """Remove the arm of :func:`choose_arm` from ``active``, accepted iff it is not empirically dominated."""
+    e = choose_arm(gamma, dominated, active)
+    accept = ~dominated[e]
+    accepted = accepted.at[e].set(accepted[e] | accept)
+    return active.at[e].set(False), accepted
+
+
+def elimination(P, costs_alloc, budget, target_fn, jmax, phases=None, removals=None):
     """Successive elimination of Algorithm 2 with phase targets ``target_fn(r, k_r, C_r)``.
 
-    Returns the recommended set ``P_hat U A_K`` (K,) bool, the budget spent and the pull counts.
+    ``phases`` (static, ``K - 1`` by default) phases ``r = 1, 2, ...``; phase ``r`` brings the ``k_r`` active
+    arms (allocation cost ``C_r``) to ``target_fn(r, k_r, C_r)`` pulls and removes one arm, or, with
+    ``removals``, ``removals(k_r)`` arms one after another by :func:`remove_arm` on the gaps of that phase
+    (the largest first, so the removed arms are those with the largest gaps, ties as in line 15).
+    Returns the recommended set ``P_hat U A`` (K,) bool (the accepted arms and those still active at the end),
+    the budget spent and the pull counts.
     """
     K = P.levels[0].shape[0]
+    phases = K - 1 if phases is None else int(phases)
 
     def phase(r, carry):
         active, accepted, N, spent = carry
         k_r = jnp.sum(active)
         C_r = jnp.sum(jnp.where(active, costs_alloc, 0.0))
         n_r = target_fn(r, k_r, C_r)
-        N, spent, sums = top_up(P, N, active, n_r, spent, budget, jmax)
-        mu = _means(sums, N)
-        gamma, dominated = empirical_gaps(mu, active)
-        e = choose_arm(gamma, dominated, active)
-        accept = ~dominated[e]
-        accepted = accepted.at[e].set(accepted[e] | accept)
-        active = active.at[e].set(False)
+        N, spent, gamma, dominated = sample_and_gaps(P, N, active, n_r, spent, budget, jmax)
+        if removals is None:
+            active, accepted = remove_arm(gamma, dominated, active, accepted)
+        else:
+            count = removals(k_r)
+
+            def one(j, sets):
+                moved = remove_arm(gamma, dominated, *sets)
+                return jax.tree_util.tree_map(lambda new, old: jnp.where(j < count, new, old), moved, sets)
+
+            active, accepted = jax.lax.fori_loop(0, K // 2, one, (active, accepted))
         return active, accepted, N, spent
 
     init = (jnp.ones(K, bool), jnp.zeros(K, bool), jnp.zeros(K, jnp.int32), jnp.zeros((), P.levels[0].dtype))
-    active, accepted, N, spent = jax.lax.fori_loop(1, K, phase, init)
+    active, accepted, N, spent = jax.lax.fori_loop(1, phases + 1, phase, init)
     return accepted | active, spent, N
+
+
+def unit_pulls(p):
+    """``T = floor(B / c_bar)``, the unit pulls at the mean allocation cost ``c_bar``, with 8 machine epsilons of
+    slack: ``B = rho K c_bar`` makes the ratio an integer that float32 often rounds just below it (``rho K - 1``
+    otherwise; PSI-SR's targets keep the plain floor)."""
+    ratio = p.budget / jnp.mean(p.costs)
+    return jnp.floor(ratio * (1 + 8 * jnp.finfo(ratio.dtype).eps))
+
+
+def halving_rounds(K: int) -> int:
+    """``ceil(log2 K)``, the number of rounds of successive halving (Python ints: exact)."""
+    return max(0, (int(K) - 1).bit_length())
+
+
+def halving_sizes(K: int) -> np.ndarray:
+    """``|A_r|`` for ``r = 1 .. ceil(log2 K)``: ``|A_1| = K``, ``|A_{r+1}| = |A_r| - floor(|A_r| / 2)``."""
+    sizes, k = [], int(K)
+    for _ in range(halving_rounds(K)):
+        sizes.append(k)
+        k -= k // 2
+    return np.asarray(sizes, np.int64)
+
+
+def halving_targets(K: int, T, xp=jnp):
+    """EGE-SH's cumulative targets ``n_r = sum_{s <= r} t_s``, ``t_s = floor(T / (|A_s| ceil(log2 K)))``.
+
+    With ``xp = numpy`` and an int ``T``, exact Python ints (the static bound ``jmax = n_R``).
+    """
+    L = max(1, halving_rounds(K))
+    sizes = halving_sizes(K)
+    if xp is np:
+        return np.cumsum([int(T) // (int(k) * L) for k in sizes], dtype=np.int64)
+    t = jnp.floor(T / jnp.asarray(sizes * L, float)).astype(jnp.int32)
+    return jnp.cumsum(t)
 
 
 def logbar(K: int) -> float:
@@ -216,6 +291,25 @@ def psi_sr(num_arms: int, length: int, prefix_table, schedule: str = "sr") -> Id
     return _identifier(targets, prefix_table, length)
 
 
+def ege_sh(num_arms: int, length: int, prefix_table) -> Identifier:
+    """EGE-SH (Kone et al., 2024): ``ceil(log2 K)`` rounds of successive halving on the empirical gaps.
+
+    Round ``r`` brings the ``|A_r|`` active arms to ``n_r = sum_{s <= r} t_s`` pulls,
+    ``t_s = floor(T / (|A_s| ceil(log2 K)))`` with ``T = floor(B / c_bar)`` unit pulls (cost insensitive,
+    as PSI-SR), then removes the ``floor(|A_r| / 2)`` arms with the largest gaps of Eq. (1) over ``A_r``,
+    each accepted iff it is empirically not dominated in ``A_r``; the last arm is accepted.
+    """
+    K = num_arms
+    rounds = halving_rounds(K)
+
+    def targets(P, p, jmax):
+        n = halving_targets(K, unit_pulls(p)) if rounds else jnp.zeros(1, jnp.int32)
+        fn = lambda r, k_r, C_r: n[r - 1]
+        return elimination(P, p.costs, p.budget, fn, jmax, phases=rounds, removals=lambda k_r: k_r // 2)
+
+    return _identifier(targets, prefix_table, length)
+
+
 def uniform_alloc(num_arms: int, length: int, prefix_table) -> Identifier:
     """Uniform allocation: ``jmax`` complete rounds (as the budget affords), then the empirical Pareto set."""
     K = num_arms
@@ -281,6 +375,18 @@ def _configure_psi_sr(ctx, schedule="sr"):
     return kwargs, ident_params(budget, det, lam, jmax)
 
 
+def _configure_ege_sh(ctx):
+    lam, det, budget = _checked(ctx, "ege_sh")
+    K = ctx.num_arms
+    # the last round's target bounds every count: T from a ratio widened by 1e-5, so that the traced float32
+    # T of unit_pulls never exceeds it
+    T = int(math.floor(budget / float(det.mean()) * (1 + 1e-5)))
+    targets = halving_targets(K, T, np)
+    jmax = int(max(1, targets[-1] if len(targets) else 1))
+    return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
+            ident_params(budget, det, lam, jmax))
+
+
 def _configure_uniform_alloc(ctx):
     lam, det, budget = _checked(ctx, "uniform_alloc")
     jmax = max(1, _floor(budget / float(np.sum(ctx.min_costs))))
@@ -292,5 +398,7 @@ register_policy("copsi", "identification", copsi, _configure_copsi,
          "CoPSI, cost-aware Pareto set identification (Xue et al., Algorithm 2)")
 register_policy("psi_sr", "identification", psi_sr, _configure_psi_sr,
          "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)", schedule="sr")
+register_policy("ege_sh", "identification", ege_sh, _configure_ege_sh,
+         "EGE-SH: cost-insensitive empirical gap elimination by successive halving (Kone et al., 2024)")
 register_policy("uniform_alloc", "identification", uniform_alloc, _configure_uniform_alloc,
          "Uniform allocation, then the empirical Pareto set (Xue et al., Section 5.1)")
