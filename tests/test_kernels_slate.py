@@ -138,6 +138,10 @@ def test_simplex_interior_lattice_is_the_smallest_positive_lattice(d, at_least):
     assert len(w) >= at_least and np.all(w > 0)
 
 
+def test_simplex_lattice_of_one_objective_is_its_single_weight():
+    np.testing.assert_array_equal(scalarization.simplex_interior_lattice(1, 32), [[1.0]])
+
+
 def test_positive_sphere_directions_are_unit_and_nonnegative():
     lam = np.asarray(scalarization.positive_sphere(jax.random.PRNGKey(0), (500, 3)))
     assert np.all(lam >= 0)

@@ -13,12 +13,20 @@ import jax.numpy as jnp
 
 
 def simplex_interior_lattice(d: int, at_least: int) -> np.ndarray:
-    """Uniformly spread weights ``h / H`` with integer ``h_l >= 1``, smallest ``H`` giving >= ``at_least``."""
+    """Uniformly spread weights ``h / H`` with integer ``h_l >= 1``, smallest ``H`` giving >= ``at_least``, in
+    lexicographic order of ``h``; at ``d = 1`` the single weight ``[1]``.
+
+    The ``C(H - 1, d - 1)`` compositions of ``H`` into ``d`` positive parts are those of the cut points
+    ``0 < c_1 < ... < c_{d-1} < H`` (``h_l = c_l - c_{l-1}``), whose lexicographic order is that of ``h``.
+    """
+    if d == 1:
+        return np.ones((1, 1))
     H = d
     while math.comb(H - 1, d - 1) < at_least:
         H += 1
-    rows = [np.array(c, float) for c in itertools.product(range(1, H + 1), repeat=d) if sum(c) == H]
-    return np.stack(rows) / H
+    cuts = np.array(list(itertools.combinations(range(1, H), d - 1)), np.int64).reshape(-1, d - 1)
+    edges = np.concatenate([np.zeros((len(cuts), 1), np.int64), cuts, np.full((len(cuts), 1), H)], axis=1)
+    return np.diff(edges, axis=1).astype(float) / H
 
 
 def positive_sphere(key, shape):
