@@ -21,7 +21,9 @@ Each ``register_*`` works as a call or, with its callable left out, as a decorat
 policy's options (the ``**defaults`` give their names and types); ``factory(**factory_kwargs)`` returns a
 :class:`Policy` or :class:`Identifier`. The compile key of a built policy is its registry name and the
 factory's arguments, so two grid points share one compiled function exactly when they call the factory
-with equal arguments. A name registered twice is refused (:class:`RegistryError`), built-ins included.
+with equal arguments; an argument that is one of the environment's own functions (``ctx.env.sample``,
+``.prefix_table``, ``.reset``) counts by name, the environment's code being named by its ``static_key``.
+A name registered twice is refused (:class:`RegistryError`), built-ins included.
 """
 from __future__ import annotations
 
@@ -156,7 +158,20 @@ def make_policy(name: str, ctx, **options):
     if not isinstance(policy, (Policy, Identifier)):
         raise RegistryError(f"policy {entry.name!r} (from {entry.module}): its factory returned "
                             f"{type(policy).__name__}, not a Policy or Identifier")
-    return policy, params, (entry.name,) + tuple(sorted(kwargs.items()))
+    return policy, params, (entry.name,) + tuple(sorted((k, _env_part(v, ctx)) for k, v in kwargs.items()))
+
+
+ENV_PARTS = ("sample", "reset", "prefix_table")
+
+
+def _env_part(value, ctx):
+    """A factory argument for a compile key: one of the context environment's own functions stands for its part's
+    name, since the environment's ``static_key`` (beside it in the runner's group key) identifies its code."""
+    env = getattr(ctx, "env", None)
+    for part in ENV_PARTS:
+        if env is not None and value is not None and value is getattr(env, part, None):
+            return ("env", part)
+    return value
 
 
 def make_env(section: dict, config: dict | None = None) -> EnvInstance:

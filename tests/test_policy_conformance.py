@@ -11,9 +11,11 @@ import pytest
 import jax
 import jax.numpy as jnp
 
+import mobandit_jax.policies  # noqa: F401  (importing fills the registry, whichever test file runs first)
 from mobandit_jax.engine import stack_params
 from mobandit_jax.registry import POLICIES, make_policy as make
 from mobandit_jax.problems import llm_configs as L
+from mobandit_jax.problems.stochastic import make_stochastic
 from mobandit_jax.types import Context, Env, Identifier, IdentifyResult, Observation, Policy
 
 K, D, SLATE, ROUNDS = 6, 2, 2, 4
@@ -30,12 +32,16 @@ def _context(family: str, seed: int) -> Context:
         return Context(K, D, horizon, means, ref=np.zeros(D), slate_size=SLATE, noise_sigma=0.1)
     if family == "preference":
         return Context(K, D, horizon, means, W=W)
+    if family == "pac":  # any real rewards, Gaussian noise of a known sigma
+        return Context.of(make_stochastic(means, noise="gaussian", sigma=0.1, clip=False), horizon, W)
     env = Env(sample=L.sample, num_arms=K, dim=D, prefix_table=L.prefix_table)
     return Context(K, D, horizon, means, mean_costs=costs, budget=budget, cost_floor=float(costs.min()),
                    alloc_costs=costs, min_costs=costs, budget_ratio=budget / (K * costs.mean()), env=env)
 
 
 def _env_params(ctx: Context):
+    if ctx.noise_sigma is not None:  # the pac family's stochastic environment
+        return make_stochastic(ctx.means, noise="gaussian", sigma=0.1, clip=False).params
     table = np.concatenate([np.repeat(ctx.means[:, None, :], 3, 1),
                             np.repeat(ctx.alloc_costs[:, None, None], 3, 1)], -1)
     return L.LLMParams(jnp.asarray(table, jnp.float32))
@@ -48,14 +54,17 @@ def test_policy_protocol(name):
     (policy, params_a, key_a), (_, params_b, key_b) = built
     assert key_a == key_b  # both points share one compiled function
     params = stack_params([params_a, params_b])
-    if family == "identification":
+    if family in ("identification", "pac"):
         assert isinstance(policy, Identifier)
         env_params = stack_params([_env_params(_context(family, s)) for s in (0, 1)])
         keys = jax.random.split(jax.random.PRNGKey(0), 2)
         out = jax.jit(jax.vmap(policy.identify))(keys, keys, env_params, params)
-        assert isinstance(out, IdentifyResult)
+        assert out._fields[:len(IdentifyResult._fields)] == IdentifyResult._fields  # pac: PacResult adds epsilon
         chex.assert_shape([out.recommended, out.spent, out.pulls], [(2, K), (2,), (2, K)])
         chex.assert_type([out.recommended, out.pulls], [bool, jnp.int32])
+        if family == "pac":
+            chex.assert_shape([out.stopped, out.epsilon], [(2,), (2,)])
+            chex.assert_type(out.stopped, bool)
         assert np.all(np.asarray(out.spent) <= np.asarray(params.budget) + 1e-6)
         return
     assert isinstance(policy, Policy)

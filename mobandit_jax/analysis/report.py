@@ -44,8 +44,8 @@ def budget_tables(plan) -> str:
             key = (setting_title(point["setting"]), column(label, point["params"]))
             spent, rounds = plan.arrays[f"{label}|{g}|spent"][:, -1], plan.arrays[f"{label}|{g}|rounds"][:, -1]
             rows += [key + ("rounds played", rounds), key + ("budget spent", spent)]
-            rows += [key + (f"{m} per unit of budget", plan.arrays[f"{label}|{g}|{m}"][:, -1] / np.maximum(spent, 1e-300))
-                     for m in sums]
+            per_unit = lambda m: plan.arrays[f"{label}|{g}|{m}"][:, -1] / np.maximum(spent, 1e-300)
+            rows += [key + (f"{m} per unit of budget", per_unit(m)) for m in sums]
     records = [{"metric": name, "policy": col, "params": {}, "setting": {"_": title},
                 "mean": float(np.mean(v)), "std": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0}
                for title, col, name, v in rows]

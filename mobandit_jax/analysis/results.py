@@ -371,7 +371,8 @@ class TruthTable(Sequence):
     """``truth.json``'s entries of a plan, one per grid setting, each computed on first use (module docstring).
 
     ``points``: ``(setting, EnvInstance, [(instance seen, {family: (MetricSet, mparams)})])`` per grid setting,
-    as built for its policies (a family that does not read a cone sees the instance projected under it); ``seeds`` and ``base_seed``: the run's, whose first :data:`TRUTH_SEEDS` keys redraw a
+    as built for its policies (a family that does not read a cone sees the instance projected under it);
+    ``seeds`` and ``base_seed``: the run's, whose first :data:`TRUTH_SEEDS` keys redraw a
     per-seed instance. Settings of one environment code and slate size share one compiled program (as
     the engine's groups share one compiled run).
     """

@@ -354,10 +354,24 @@ def main(argv=None) -> int:
                         "alike; the fastest counts (default 3: a loaded machine slows single runs)")
     parser.add_argument("--devices", type=int, help="devices to split the seeds over (default: every core, on CPU "
                         "one single-device worker process per core; 1: this process on one core)")
+    parser.add_argument("--peers", choices=("numpy", "vopy"), default="numpy",
+                        help="numpy (default): the policy benchmarks above; vopy: the pac family beside VOPy's PaVeBa "
+                             "and Naive Elimination (mobandit_jax.bench.vopy_peer; needs --vopy-python)")
+    parser.add_argument("--vopy-python", help="with --peers vopy: an interpreter with `pip install vopy`")
+    parser.add_argument("--work", default="runs/vopy_peer",
+                        help="with --peers vopy: the folder of its outputs (a second call resumes)")
     parser.add_argument("--engine-only", action="store_true",
                         help="engine rates only (no numpy peers, no kernels); a seed count out of memory ends "
                              "that algorithm's sweep (for GPU sweeps up to 1,048,576 seeds)")
     args = parser.parse_args(argv)
+    if args.peers == "vopy":
+        if not args.vopy_python:
+            print("error: --peers vopy needs --vopy-python (an interpreter with `pip install vopy`)", file=sys.stderr)
+            return 2
+        from .vopy_peer import compare
+
+        compare(args.vopy_python, args.work, *((50, 5, 200) if args.quick else ()))
+        return 0
     chosen = ["prefucb"] if args.prefucb_only else args.algorithms.split(",")
     unknown = sorted(set(chosen) - set(ALGORITHMS))
     if unknown:

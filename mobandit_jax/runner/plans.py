@@ -125,8 +125,9 @@ def build(spec: dict) -> Plan:
 
     def view(i: int, family: str):
         if (i, family) not in seen:
-            same = next((v for (j, f), v in seen.items() if j == i and (f in CONE_FAMILIES) == (family in CONE_FAMILIES)),
-                        None)  # the projected instance is shared by the families that do not read the cone
+            # the projected instance is shared by the families that do not read the cone
+            reads = family in CONE_FAMILIES
+            same = next((v for (j, f), v in seen.items() if j == i and (f in CONE_FAMILIES) == reads), None)
             if same is None:
                 inst = family_instance(built[i][2], cones[i], family)
                 same = inst, make_context(built[i][1], inst, horizon, family)

@@ -1,0 +1,87 @@
+"""Metrics of the fixed-confidence PAC family (:mod:`mobandit_jax.policies.pac`).
+
+For a returned set ``P_hat`` (the (K,) mask of a :class:`~mobandit_jax.policies.pac.PacResult`) and the
+true cone-optimal set ``P* = cone_optimal_mask(means, W)`` of the context's true means and cone:
+
+- ``samples``: total pulls until the stop, ``sum_i pulls_i``;
+- ``misidentification``: ``1{P_hat != P*}``;
+- ``eps_f1``: the epsilon-F1 score of VOPy's ``calculate_epsilonF1_score``, at the result's
+  ``epsilon``: ``2 TP / (2 TP + FP + UC)`` with ``TP = #{i in P_hat : Delta_i <= epsilon}``,
+  ``FP = |P_hat| - TP`` and ``UC`` the arms of ``P* \\ P_hat`` that no arm of ``P_hat`` epsilon-covers.
+  ``Delta_i = max_j min_n [w_n . (mu_j - mu_i)]^+ / alpha_n`` is the gap of arm ``i``; ``j`` epsilon-covers
+  ``i`` when some ``z`` in ``C`` with ``||z|| <= epsilon`` has ``mu_j + z`` C-dominating ``mu_i``
+  (:func:`~mobandit_jax.kernels.cone_regions.cone_gaps_np`,
+  :func:`~mobandit_jax.kernels.cone_regions.cover_distances_np`; both from the true means, once per
+  setting, so a grid over epsilon shares one compiled program). A result without an ``epsilon`` is
+  scored at 0;
+- ``returned``: ``|P_hat|``;
+- ``stopped``: 1 if the stopping rule fired before the round cap (and the budget).
+
+All reduce by ``"mean"`` over seeds (the engine records one checkpoint for an Identifier).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import jax.numpy as jnp
+
+from ..engine import float_dtype
+from ..kernels.cone_regions import cone_gaps_np, cover_distances_np
+from ..kernels.dominance import cone_optimal_mask
+from ..policies.pac import pac_cone
+from ..registry import register_metrics
+from ..types import MetricSet
+
+NAMES = ("samples", "misidentification", "eps_f1", "returned", "stopped")
+REDUCE = ("mean",) * len(NAMES)
+
+
+class PacTruth(NamedTuple):
+    """What the pac metrics score against: the true cone-optimal mask ``(K,)``, the gaps ``Delta (K,)`` and
+    the cover distances ``D (K, K)`` (``D[i, j] <= epsilon``: ``j`` epsilon-covers ``i``)."""
+
+    optimal: jnp.ndarray
+    gaps: jnp.ndarray
+    cover: jnp.ndarray
+
+
+def pac_truth(means, W) -> PacTruth:
+    """The :class:`PacTruth` of true means ``(K, d)`` under the solid cone ``W`` (computed in float64)."""
+    means = np.asarray(means, float)
+    W = np.asarray(W, float)
+    dtype = float_dtype()
+    return PacTruth(jnp.asarray(np.asarray(cone_optimal_mask(means, W))), jnp.asarray(cone_gaps_np(means, W), dtype),
+                    jnp.asarray(cover_distances_np(means, W), dtype))
+
+
+def eps_f1_score(recommended, truth: PacTruth, epsilon):
+    """VOPy's epsilon-F1 of the returned mask ``recommended`` at accuracy ``epsilon`` (module docstring)."""
+    rec = jnp.asarray(recommended, bool)
+    dtype = float_dtype()
+    tp = jnp.sum(rec & (truth.gaps <= epsilon)).astype(dtype)
+    fp = jnp.sum(rec).astype(dtype) - tp
+    covered = jnp.any((truth.cover <= epsilon) & rec[None, :], axis=1)
+    uncovered = jnp.sum(truth.optimal & ~rec & ~covered).astype(dtype)
+    denom = 2 * tp + fp + uncovered
+    return jnp.where(denom > 0, 2 * tp / jnp.maximum(denom, 1), 1.0)
+
+
+@register_metrics("pac")
+def build(ctx):
+    """Metric set of the pac family; ``mparams`` is the :class:`PacTruth` of the context's means and cone.
+
+    ``obs`` is the run's :class:`~mobandit_jax.policies.pac.PacResult` (its pulls, stop flag and epsilon).
+    """
+    truth = pac_truth(ctx.means, pac_cone(ctx))
+
+    def step(mp, recommended, obs):
+        dtype = float_dtype()
+        rec = jnp.asarray(recommended, bool)
+        epsilon = getattr(obs, "epsilon", None)
+        epsilon = jnp.zeros((), dtype) if epsilon is None else jnp.asarray(epsilon, dtype)
+        return (jnp.sum(obs.pulls).astype(dtype), jnp.any(rec != mp.optimal).astype(dtype),
+                eps_f1_score(rec, mp, epsilon), jnp.sum(rec).astype(dtype),
+                jnp.asarray(obs.stopped, bool).astype(dtype))
+
+    return MetricSet(NAMES, REDUCE, step), truth

@@ -1,0 +1,277 @@
+"""Fixed-confidence (epsilon, delta)-PAC Pareto set identification under a polyhedral cone ``C = {x : W x >= 0}``.
+
+Two methods, each an :class:`~mobandit_jax.types.Identifier` whose ``identify`` runs the whole
+method as one ``jax.lax.while_loop`` (under ``vmap`` the loop runs until every lane has stopped; a
+finished lane is frozen), capped at ``horizon`` rounds:
+
+**PaVeBa** (Karagozlu, Yildirim, Ararat, Tekin, "Learning the Pareto Set Under Incomplete Preferences:
+Pure Exploration in Vector Bandits", AISTATS 2024), as the authors' library VOPy implements it. Sets:
+undecided ``S`` (initially every arm), decided Pareto ``P``, useful ``U`` (members of ``P`` still needed
+as comparators). Round ``t``:
+
+1. sample every arm of ``A = S | U`` once; arm ``i``'s confidence region is the ball
+   ``B(mu_hat_i, r(n_i))`` around its empirical mean after its ``n_i`` pulls, with
+
+   ``r(n) = sqrt(8 sigma^2 / n * log(pi^2 (d + 1) K n^2 / (6 delta))) / conf_contraction``
+
+   (``conf_contraction = 1``: the radius VOPy implements for the paper; VOPy's default divides it by 32);
+2. discard: ``i`` in ``S`` leaves ``S`` if some ``j != i`` in ``A`` has every point of its ball
+   C-dominating every point of ``i``'s (``w_n . (mu_hat_j - mu_hat_i) >= (r_i + r_j) ||w_n||`` for all rows);
+3. Pareto: with ``A = S | U`` after step 2, ``i`` in ``S`` moves to ``P`` unless some ``j != i`` in ``A``
+   has a point ``y`` of its ball and a point ``x`` of ``i``'s with ``W (y - x) >= epsilon alpha``, where
+   ``alpha_n = max{w_n . z : z in C, ||z|| <= 1}`` (VOPy's ``cone_alpha * epsilon`` slack);
+4. useful: ``U = {p in P : p's ball reaches some s in S by that slack}``.
+
+All comparisons of a step use the regions of the round (simultaneous updates, as VOPy). The run stops
+when ``S`` is empty and returns ``P``; at the round cap (or the budget) it returns ``P`` plus the
+undecided arms whose empirical means no arm of ``S | P`` C-dominates, and ``stopped`` is False. The
+ball tests are closed forms (:mod:`mobandit_jax.kernels.cone_regions`): no LP or SOCP solver runs.
+Option ``radius``: ``"pulls"`` (default) gives each arm the radius of its own pull count ``n_i``;
+``"round"`` is VOPy's reading, the radius ``r(t)`` of the round for every arm of ``A`` (an arm outside
+``A`` keeps the region of the last round it was sampled in). They differ only for a Pareto arm that
+rejoins ``U`` after rounds out of it, whose radius ``r(t) < r(n_i)`` then understates its uncertainty.
+
+**Naive Elimination** (Ararat & Tekin, "Vector Optimization with Stochastic Bandit Feedback", AISTATS
+2023): ``L`` pulls of every arm, then the empirical C-Pareto set (arms whose empirical mean no other
+arm's C-dominates, ``W (mu_hat_j - mu_hat_i) >= 0``). ``L`` is the option ``L`` when positive, else
+
+    ``L = ceil(4 (c sigma beta / epsilon)^2 log(4 d / (2 delta / (K (K - 1)))))``,  ``c = 1 + sqrt(2)``,
+
+with ``beta = max_n ||w_n|| / alpha_n`` the ordering complexity (VOPy's ``ConeTheta2D.beta`` for 2-D
+cones). VOPy's code puts its noise *variance* where this formula has ``sigma``; give ``L`` to compare.
+
+Rewards: arm ``i``'s ``j``-th pull is ``sample(key_env, i, j, t, env_params)`` (common random numbers),
+any real values; ``sigma`` is the environment's noise scale (``Context.noise_sigma``). A finite budget
+stops a run before the round whose pulls would exceed it (``spent`` reports the cost).
+
+Each ``identify`` returns a :class:`PacResult`: the fields of an ``IdentifyResult`` plus the
+``epsilon`` the result is scored at (the pac metrics' epsilon-F1).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+from ..kernels.cone_regions import ConeGeometry, ball_dominated, ball_reaches, cone_geometry, ordering_complexity, \
+    validate_pac_cone
+from ..registry import register_policy
+from ..types import Identifier
+
+C_NAIVE = 1.0 + math.sqrt(2.0)  # the constant c of Naive Elimination's L (any c > 0 works; VOPy's choice)
+
+
+class PacResult(NamedTuple):
+    """What a PAC run returns: an ``IdentifyResult``'s fields, then the ``epsilon`` it is scored at."""
+
+    recommended: Any  # (K,) bool, the returned set
+    spent: Any  # () cost of the pulls made
+    pulls: Any  # (K,) int32 pulls per arm
+    stopped: Any  # () bool: the stopping rule fired before the round cap and the budget
+    epsilon: Any  # () the method's accuracy epsilon
+
+
+class PavebaParams(NamedTuple):
+    """Sweepable params of PaVeBa: accuracy, confidence, radius contraction, noise scale, the radius reading,
+    the cone's arrays, the round cap (int32) and the budget (``inf``: none)."""
+
+    epsilon: jnp.ndarray
+    delta: jnp.ndarray
+    conf_contraction: jnp.ndarray
+    sigma: jnp.ndarray
+    round_radius: jnp.ndarray  # () bool: option radius = "round"
+    geo: ConeGeometry
+    cap: jnp.ndarray
+    budget: jnp.ndarray
+
+
+class NaiveParams(NamedTuple):
+    """Sweepable params of Naive Elimination: pulls per arm ``L`` (int32), the cone, the cap, budget and epsilon."""
+
+    L: jnp.ndarray
+    epsilon: jnp.ndarray
+    W: jnp.ndarray
+    cap: jnp.ndarray
+    budget: jnp.ndarray
+
+
+def paveba_radius(n, num_arms: int, dim: int, sigma, delta, conf_contraction=1.0, xp=jnp):
+    """PaVeBa's ``r(n) = sqrt(8 sigma^2 log(pi^2 (d + 1) K n^2 / (6 delta)) / n) / conf_contraction``, in ``xp``."""
+    n = xp.maximum(xp.asarray(n), 1).astype(xp.asarray(sigma).dtype if xp is jnp else float)
+    log_term = xp.log(math.pi ** 2 * (dim + 1) * num_arms * n * n / (6.0 * delta))
+    return xp.sqrt(8.0 * sigma * sigma / n * log_term) / conf_contraction
+
+
+def naive_elimination_L(num_arms: int, dim: int, sigma: float, epsilon: float, delta: float, beta: float) -> int:
+    """Naive Elimination's pulls per arm, ``ceil(4 (c sigma beta / epsilon)^2 log(2 d K (K - 1) / delta))`` (>= 1)."""
+    K = num_arms
+    value = 4.0 * (C_NAIVE * sigma * beta / epsilon) ** 2 * math.log(4.0 * dim / (2.0 * delta / (K * (K - 1))))
+    return max(1, int(math.ceil(value)))
+
+
+def _draw(sample, key_env, env_params, counts, t):
+    """Every arm's next pull: rewards ``(K, d)`` and costs ``(K,)`` (pull ``counts[i]`` of arm ``i``)."""
+    arms = jnp.arange(counts.shape[0])
+    return jax.vmap(lambda i, j: sample(key_env, i, j, t, env_params))(arms, counts)
+
+
+def empirical_cone_optimal(mu, W, among):
+    """``(K,)`` bool: arms of ``among`` whose mean no other arm of ``among`` C-dominates (``W (mu_j - mu_i) >= 0``)."""
+    p = mu @ W.T
+    dom = jnp.all(p[:, None, :] - p[None, :, :] >= 0, axis=-1) & ~jnp.eye(mu.shape[0], dtype=bool)
+    return among & ~jnp.any(dom & among[:, None], axis=0)
+
+
+def paveba(num_arms: int, dim: int, sample) -> Identifier:
+    """PaVeBa (module docstring) for ``num_arms`` arms of ``dim`` objectives drawn by ``sample``."""
+    K, d = num_arms, dim
+
+    def identify(key_env, key_pol, env_params, p: PavebaParams) -> PacResult:
+        """Run PaVeBa once on the common stream ``key_env`` (``key_pol`` is unused: the method is deterministic)."""
+        dtype = p.sigma.dtype
+        slack = p.epsilon * p.geo.alpha
+        none = jnp.zeros(K, bool)
+        init = (jnp.zeros((), jnp.int32), jnp.zeros(K, jnp.int32), jnp.zeros((K, d), dtype), jnp.zeros(K, dtype),
+                jnp.ones(K, bool), none, none, jnp.zeros((), dtype), jnp.zeros((), bool))
+
+        def cond(s):
+            t, _, _, _, S, _, _, _, halted = s
+            return jnp.any(S) & (t < p.cap) & ~halted
+
+        def body(s):
+            t, counts, sums, r, S, P, U, spent, _ = s
+            A = S | U
+            y, c = _draw(sample, key_env, env_params, counts, t)
+            cost = jnp.sum(jnp.where(A, c.astype(dtype), 0.0))
+            ok = spent + cost <= p.budget
+            counts = counts + A.astype(jnp.int32)
+            sums = sums + jnp.where(A[:, None], y.astype(dtype), 0.0)
+            mu = sums / jnp.maximum(counts, 1)[:, None].astype(dtype)
+            n = jnp.where(p.round_radius, t + 1, counts)  # "round": every arm of A gets the round's radius
+            r = jnp.where(A, paveba_radius(n, K, d, p.sigma, p.delta, p.conf_contraction), r)
+            discard = S & jnp.any(ball_dominated(mu, r, p.geo) & A[:, None], axis=0)
+            S1 = S & ~discard
+            reach = ball_reaches(mu, r, slack, p.geo)  # [j, i]: j's ball beats i's by the slack
+            new_p = S1 & ~jnp.any(reach & (S1 | U)[:, None], axis=0)
+            P1, S2 = P | new_p, S1 & ~new_p
+            U1 = P1 & jnp.any(reach & S2[None, :], axis=1)
+            new = (t + 1, counts, sums, r, S2, P1, U1, spent + cost, jnp.zeros((), bool))
+            old = s[:-1] + (jnp.ones((), bool),)
+            return jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)
+
+        t, counts, sums, _, S, P, _, spent, _ = jax.lax.while_loop(cond, body, init)
+        stopped = ~jnp.any(S)
+        mu = sums / jnp.maximum(counts, 1)[:, None].astype(dtype)
+        guess = empirical_cone_optimal(mu, p.geo.W.astype(dtype), S | P)
+        return PacResult(P | (S & guess), spent, counts, stopped, p.epsilon)
+
+    return Identifier(identify)
+
+
+def naive_elimination(num_arms: int, dim: int, sample) -> Identifier:
+    """Naive Elimination (module docstring) for ``num_arms`` arms of ``dim`` objectives drawn by ``sample``."""
+    K, d = num_arms, dim
+
+    def identify(key_env, key_pol, env_params, p: NaiveParams) -> PacResult:
+        """Pull every arm ``L`` times on the common stream ``key_env``; return the empirical C-Pareto set."""
+        dtype = p.epsilon.dtype
+        rounds = jnp.minimum(p.L, p.cap)
+        init = (jnp.zeros((), jnp.int32), jnp.zeros((K, d), dtype), jnp.zeros((), dtype), jnp.zeros((), bool))
+
+        def cond(s):
+            return (s[0] < rounds) & ~s[3]
+
+        def body(s):
+            r, sums, spent, _ = s
+            y, c = _draw(sample, key_env, env_params, jnp.full(K, r, jnp.int32), r)
+            cost = jnp.sum(c.astype(dtype))
+            ok = spent + cost <= p.budget
+            return (jnp.where(ok, r + 1, r), jnp.where(ok, sums + y.astype(dtype), sums),
+                    jnp.where(ok, spent + cost, spent), ~ok)
+
+        r, sums, spent, _ = jax.lax.while_loop(cond, body, init)
+        mu = sums / jnp.maximum(r, 1).astype(dtype)
+        rec = empirical_cone_optimal(mu, p.W.astype(dtype), jnp.ones(K, bool))
+        return PacResult(rec, spent, jnp.full(K, r, jnp.int32), r == p.L, p.epsilon)
+
+    return Identifier(identify)
+
+
+# --------------------------------------------------------------------------------------------
+# Registry rows
+# --------------------------------------------------------------------------------------------
+
+def pac_cone(ctx) -> np.ndarray:
+    """The context's cone ``W`` (identity ``d x d`` when the spec has no ``[preference]``), checked solid."""
+    W = np.eye(ctx.dim) if ctx.W is None else np.asarray(ctx.W, float)
+    if W.ndim != 2 or W.shape[1] != ctx.dim:
+        raise ValueError(f"preference matrix W has shape {W.shape}, but the arms have d = {ctx.dim} objectives")
+    return validate_pac_cone(W)
+
+
+def _sigma(ctx, policy: str) -> float:
+    if ctx.noise_sigma is None:
+        raise ValueError(f"policy {policy!r} needs the reward noise scale sigma, but this environment does not give "
+                         "one; use noise = 'gaussian' with sigma = ... (and clip = false for any real means)")
+    sigma = float(ctx.noise_sigma)
+    if not (math.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"policy {policy!r}: noise sigma = {sigma} must be a finite number >= 0")
+    return sigma
+
+
+def _common(ctx, policy: str, epsilon, delta, need_epsilon: bool):
+    if ctx.env is None:
+        raise ValueError(f"policy {policy!r} needs the environment's sampler (a Context built from an EnvInstance)")
+    if ctx.num_arms < 2:
+        raise ValueError(f"policy {policy!r} needs at least 2 arms, got {ctx.num_arms}")
+    eps, dlt = float(epsilon), float(delta)
+    if not (math.isfinite(eps) and (eps > 0 if need_epsilon else eps >= 0)):
+        raise ValueError(f"policy {policy!r}: epsilon = {epsilon} must be a finite number "
+                         f"{'> 0' if need_epsilon else '>= 0'}")
+    if not 0 < dlt < 1:
+        raise ValueError(f"policy {policy!r}: delta = {delta} must lie in (0, 1)")
+    if ctx.horizon < 1:
+        raise ValueError(f"policy {policy!r}: the round cap (experiment horizon) must be at least 1, got {ctx.horizon}")
+    budget = np.inf if ctx.budget is None else float(ctx.budget)
+    return pac_cone(ctx), eps, dlt, jnp.asarray(int(ctx.horizon), jnp.int32), jnp.asarray(budget, float)
+
+
+def _configure_paveba(ctx, epsilon=0.1, delta=0.05, conf_contraction=1.0, radius="pulls"):
+    W, eps, dlt, cap, budget = _common(ctx, "paveba", epsilon, delta, need_epsilon=False)
+    sigma = _sigma(ctx, "paveba")
+    cc = float(conf_contraction)
+    if not (math.isfinite(cc) and cc > 0):
+        raise ValueError(f"policy 'paveba': conf_contraction = {conf_contraction} must be a finite number > 0")
+    if radius not in ("pulls", "round"):
+        raise ValueError(f"policy 'paveba': radius = {radius!r} must be 'pulls' (each arm's own pull count) or "
+                         "'round' (VOPy's: the round's radius for every sampled arm)")
+    params = PavebaParams(jnp.asarray(eps, float), jnp.asarray(dlt, float), jnp.asarray(cc, float),
+                          jnp.asarray(sigma, float), jnp.asarray(radius == "round"), cone_geometry(W), cap, budget)
+    return dict(num_arms=ctx.num_arms, dim=ctx.dim, sample=ctx.env.sample), params
+
+
+def _configure_naive(ctx, epsilon=0.1, delta=0.05, L=0):
+    if isinstance(L, bool) or int(L) != L or L < 0:
+        raise ValueError(f"policy 'naive_elimination': L = {L!r} must be a whole number >= 0 (0: the paper's L)")
+    W, eps, dlt, cap, budget = _common(ctx, "naive_elimination", epsilon, delta, need_epsilon=int(L) == 0)
+    if int(L) > 0:
+        pulls = int(L)
+    else:
+        pulls = naive_elimination_L(ctx.num_arms, ctx.dim, _sigma(ctx, "naive_elimination"), eps, dlt,
+                                    ordering_complexity(W))
+    if pulls >= 2 ** 31 - 1:
+        raise ValueError(f"policy 'naive_elimination': L = {pulls} pulls per arm overflows int32; raise epsilon "
+                         "or delta, or give L")
+    params = NaiveParams(jnp.asarray(pulls, jnp.int32), jnp.asarray(eps, float), jnp.asarray(W, float), cap, budget)
+    return dict(num_arms=ctx.num_arms, dim=ctx.dim, sample=ctx.env.sample), params
+
+
+register_policy("paveba", "pac", paveba, _configure_paveba,
+                "PaVeBa: (epsilon, delta)-PAC Pareto set identification under a polyhedral cone "
+                "(Karagozlu et al., AISTATS 2024)", epsilon=0.1, delta=0.05, conf_contraction=1.0, radius="pulls")
+register_policy("naive_elimination", "pac", naive_elimination, _configure_naive,
+                "Naive Elimination: L pulls per arm, then the empirical cone-Pareto set (Ararat & Tekin, "
+                "AISTATS 2023)", epsilon=0.1, delta=0.05, L=0)
