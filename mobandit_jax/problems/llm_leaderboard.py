@@ -151,29 +151,31 @@ def arm_table(num_models: int = NUM_MODELS, margin: float = 0.0, data_dir=DATA_D
 @register_env(
     "llm_leaderboard",
     doc="PDMOB LLM selective ensemble: 42 Open LLM Leaderboard models x 7 capabilities, Beta(c) feedback",
-    keys=("num_models", "margin", "concentration", "noise", "k", "costs"),
+    keys=("num_models", "margin", "concentration", "noise", "sigma", "clip", "k", "costs"),
 )
 def build(section: dict, config: dict) -> EnvInstance:
     """Build the K x 7 LLM arm table environment (Section 4.1) with Beta feedback of concentration c.
 
     Beyond the paper: ``k`` (slate size, for the slate family) and ``costs = "model_size"`` (a pull of a
     model costs its size over the largest size, so budgets and cost-aware identification apply; the
-    default ``"none"`` is the paper's costless setting)."""
+    default ``"none"`` is the paper's costless setting), and ``noise = "gaussian"`` with ``sigma`` (and
+    ``clip``) for methods whose guarantee is stated for Gaussian noise."""
     num_models = int(section.get("num_models", NUM_MODELS))
     margin = float(section.get("margin", 0.0))
     conc = float(section.get("concentration", 1.0))
     noise = section.get("noise", "beta")
-    if noise not in ("beta", "bernoulli"):
-        raise ValueError(f"env.noise={noise!r} is not allowed for llm_leaderboard; use 'beta' or 'bernoulli'")
+    if noise not in ("beta", "bernoulli", "gaussian"):
+        raise ValueError(f"env.noise={noise!r} is not allowed for llm_leaderboard; use 'beta', 'bernoulli' or "
+                         "'gaussian' (+ sigma, clip)")
     k, costs = section.get("k", 0), section.get("costs", "none")
     if costs not in COSTS:
         raise ValueError(f"env.costs={costs!r} is not allowed for llm_leaderboard; use one of {list(COSTS)}")
     names, means, sizes = arm_table(num_models, margin)
     if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= len(names)):
         raise ValueError(f"env.k = {k!r} (slate size) must be an integer in [1, {len(names)}], or 0 for no slate")
-    inst = make_stochastic(means, noise, conc)
+    inst = make_stochastic(means, noise, conc, float(section.get("sigma", 0.1)), clip=section.get("clip", True))
     info = {"models": list(names), "capabilities": list(CAPABILITIES), "sizes_b": sizes.tolist()}
-    inst = inst._replace(static_key=("llm_leaderboard", noise, len(names)), info=info, slate_size=k,
+    inst = inst._replace(static_key=("llm_leaderboard",) + inst.static_key[1:], info=info, slate_size=k,
                          ref=np.zeros(means.shape[1]))
     if costs == "none":
         return inst
