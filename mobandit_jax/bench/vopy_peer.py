@@ -292,7 +292,26 @@ def compare(vopy_python: str, work, naive_runs: int = 500, paveba_runs: int = 30
             run_ours(spec, out)
         rows.append((name, summarize_vopy(load_jsonl(jsonl)), summarize_ours(out)))
     print_table(rows)
+    (work / "vopy_bench.json").write_text(json.dumps(table_json(rows), indent=1))
     return rows
+
+
+def table_json(rows) -> dict:
+    """The side-by-side table as data (``vopy_bench.json``, read by ``experiments/composed/report.py``)."""
+    out = []
+    for name, theirs, ours in rows:
+        for side, r, n, secs in (("VOPy", theirs, theirs["runs"], theirs["seconds_per_run"][0]),
+                                 ("ours", ours, ours["seeds"], ours["seconds_per_seed"])):
+            out.append({"setting": name, "side": side, "runs or seeds": int(n),
+                        **{m: round(float(r[m][0]), 4) for m in ("samples", "eps_f1", "misidentification")},
+                        "seconds per run or seed": float(f"{secs:.4g}")})
+        out[-1]["VOPy seconds / our seconds"] = round(theirs["seconds_per_run"][0] / ours["seconds_per_seed"])
+        out[-2]["VOPy seconds / our seconds"] = ""
+    about = ("VOPy's Test dataset (32 designs), 2-D cones of 45, 90 and 135 degrees, epsilon = 0.1, delta = 0.05; "
+             "Naive Elimination at a given L; PaVeBa at conf_contraction = 32 (VOPy's default). Ours: the whole "
+             "`mobandit run` command's wall time (warm compilation cache) over its seeds; VOPy: seconds per run. "
+             "Written by `mobandit bench --peers vopy`.")
+    return {"about": about, "rows": out}
 
 
 def print_table(rows):
