@@ -34,7 +34,10 @@ uncompensated), and at most ``2**17 u = 0.8%`` below the threshold. Float64's ``
 
 An :class:`~mobandit_jax.types.Identifier` runs as one call instead of a scan, and its
 metrics (given its :class:`~mobandit_jax.types.IdentifyResult` as the observation) are recorded as a
-single checkpoint.
+single checkpoint. A fixed-confidence identifier (the ``pac`` family) runs its rounds in a
+``lax.while_loop`` capped at the horizon: batched by ``vmap``, the loop goes on while any lane's
+stopping rule has not fired, and a lane whose rule fired keeps its state (per-lane stop in one
+compiled program; ``IdentifyResult.stopped`` says whether the rule fired before the cap).
 
 ``batch(run)`` maps ``run`` over a leading grid axis of ``params`` and a seed axis of keys, and
 :func:`seed_keys` derives each seed's key by ``fold_in(PRNGKey(base), seed_index)``, so a seed's

@@ -100,8 +100,12 @@ def test_env_registry_build_and_beta_feedback_mean():
 
 
 def test_bad_options_are_named():
-    with pytest.raises(ValueError, match="noise='gaussian'"):
-        registry.make_env({"kind": "llm_leaderboard", "noise": "gaussian"}, {})
+    with pytest.raises(ValueError, match="noise='poisson'"):
+        registry.make_env({"kind": "llm_leaderboard", "noise": "poisson"}, {})
+    with pytest.raises(ValueError, match="costs='tokens'"):
+        registry.make_env({"kind": "llm_leaderboard", "costs": "tokens"}, {})
+    with pytest.raises(ValueError, match="env.k = 50"):
+        registry.make_env({"kind": "llm_leaderboard", "k": 50}, {})
     with pytest.raises(ValueError, match="num_models=80"):
         llm.arm_table(num_models=80)
     with pytest.raises(ValueError, match="margin=0.6"):

@@ -160,7 +160,7 @@ def test_shipped_report_list_covers_the_paper_specs():
     root = Path(__file__).resolve().parents[1]
     builders = reproduce.report_builders(root / "experiments")
     assert {p: b.path for p, b in builders.items()} == {
-        p: root / "experiments" / p / "report.py" for p in ("pdmob", "topk_pareto", "cost_aware")}
+        p: root / "experiments" / p / "report.py" for p in ("pdmob", "topk_pareto", "cost_aware", "composed")}
     grouped, alone = reproduce.group(reproduce.discover(root / "configs"), builders)
     assert alone == ["quickstart"]
     assert grouped["topk_pareto"] == {
@@ -169,6 +169,8 @@ def test_shipped_report_list_covers_the_paper_specs():
         "alt_d2": "topk_pareto/alt_baselines_d2"}
     assert set(grouped["pdmob"]) == {"llm", "assets", "identity_ablation"}
     assert set(grouped["cost_aware"]) == {"online", "identification", "f1", "stochastic_costs"}
+    assert grouped["composed"] == {"topk": "composed/topk_cones", "identification": "composed/identification_cones",
+                                   "pac": "composed/pac_cones"}
 
 
 REC = {"policy": "P", "params": {"name": "p"}, "setting": {"d": 2}, "metric": "hv", "mean": 0.5305, "std": 0.02,
