@@ -220,13 +220,15 @@ def bench_user_envs(seed_counts, horizon: int, numpy_rounds: int, peers: bool = 
 
 def _registry_run(env_section: dict, policy_key: str):
     """Environment, policy, metrics and params of a registered policy on a registered env."""
-    from .. import metrics, policies, problems
+    from .. import metrics, policies, problems  # noqa: F401  (importing fills the registries)
+    from ..registry import POLICIES, make_env, make_metrics, make_policy
     from ..runner.plans import make_context
 
-    inst = problems.base.make(env_section, {})
-    ctx = make_context({"env": env_section}, inst, inst.horizon or 1000)
-    policy, pparams, _ = policies.base.make(policy_key, ctx)
-    mset, mparams = metrics.base.make(policies.base.POLICIES[policy_key].family, ctx)
+    inst = make_env(env_section, {})
+    family = POLICIES[POLICIES.resolve(policy_key)].family
+    ctx = make_context({"env": env_section}, inst, inst.horizon or 1000, family)
+    policy, pparams, _ = make_policy(policy_key, ctx)
+    mset, mparams = make_metrics(family, ctx)
     return inst, ctx, policy, mset, RunParams(inst.params, pparams, mparams, jnp.inf)
 
 
