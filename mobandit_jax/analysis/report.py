@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..runner.run_folder import column
+from ..runner.run_folder import column, record
 from .plots import paid, setting_title
 
 
@@ -14,17 +14,15 @@ def fmt_mean_std(mean: float, std: float) -> str:
     return f"{mean:.4g} ± {std:.2g}"
 
 
-def tables(records: list, title=None, col=None) -> str:
-    """Markdown tables of the records, one per metric (``title(r)``, ``col(r)``: a row's setting and column)."""
-    title = title or (lambda r: setting_title(r["setting"]))
-    col = col or _column
+def tables(records: list) -> str:
+    """Markdown tables of the records, one per metric."""
     metrics = list(dict.fromkeys(r["metric"] for r in records))
     lines = []
     for m in metrics:
         rows = [r for r in records if r["metric"] == m]
-        cols = list(dict.fromkeys(col(r) for r in rows))
-        settings = list(dict.fromkeys(title(r) for r in rows))
-        cell = {(title(r), col(r)): fmt_mean_std(r["mean"], r["std"]) for r in rows}
+        cols = list(dict.fromkeys(_column(r) for r in rows))
+        settings = list(dict.fromkeys(setting_title(r["setting"]) for r in rows))
+        cell = {(setting_title(r["setting"]), _column(r)): fmt_mean_std(r["mean"], r["std"]) for r in rows}
         lines += [f"### {m}", "", "| setting | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         for s in settings:
             lines.append(f"| {s} | " + " | ".join(cell.get((s, c), "") for c in cols) + " |")
@@ -35,21 +33,18 @@ def tables(records: list, title=None, col=None) -> str:
 def budget_tables(plan) -> str:
     """Where pulls cost: rounds played, budget spent and each cumulative metric per unit of budget spent
     (per seed, its final sum over its final spend), as mean ± std over seeds, one table each."""
-    rows = []  # (setting title, column, name, per-seed values)
+    records = []
     for label, points in plan.grid.items():
         sums = [m for m in plan.names[label] if plan.reduce[label][m] == "sum"]
         for g, point in enumerate(points):
             if not paid(plan.arrays, label, g):
                 continue
-            key = (setting_title(point["setting"]), column(label, point["params"]))
-            spent, rounds = plan.arrays[f"{label}|{g}|spent"][:, -1], plan.arrays[f"{label}|{g}|rounds"][:, -1]
-            rows += [key + ("rounds played", rounds), key + ("budget spent", spent)]
-            per_unit = lambda m: plan.arrays[f"{label}|{g}|{m}"][:, -1] / np.maximum(spent, 1e-300)
-            rows += [key + (f"{m} per unit of budget", per_unit(m)) for m in sums]
-    records = [{"metric": name, "policy": col, "params": {}, "setting": {"_": title},
-                "mean": float(np.mean(v)), "std": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0}
-               for title, col, name, v in rows]
-    return tables(records, title=lambda r: r["setting"]["_"], col=lambda r: r["policy"]) if records else ""
+            final = lambda m: plan.arrays[f"{label}|{g}|{m}"][:, -1]
+            spent = final("spent")
+            values = [("rounds played", final("rounds")), ("budget spent", spent)]
+            values += [(f"{m} per unit of budget", final(m) / np.maximum(spent, 1e-300)) for m in sums]
+            records += [record(label, point["params"], point["setting"], name, v) for name, v in values]
+    return tables(records) if records else ""
 
 
 def _column(r) -> str:

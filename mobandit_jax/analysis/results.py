@@ -148,11 +148,7 @@ class Results:
                     curves[key] = cum
                     vals = files.final_values(cum, rounds, plan.reduce[label][m])
                     finals[key] = vals
-                    records.append({
-                        "policy": label, "params": point["params"], "setting": point["setting"], "metric": m,
-                        "mean": float(np.mean(vals)), "std": float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0,
-                        "n": int(len(vals)),
-                    })
+                    records.append(files.record(label, point["params"], point["setting"], m, vals))
                 for extra in ("rounds", "spent"):
                     curves[f"{label}|{g}|{extra}"] = merged[f"{label}|{g}|{extra}"]
         return cls(plan.spec, plan.grid, plan.names, plan.reduce, plan.horizon, plan.record_every, plan.base_seed,

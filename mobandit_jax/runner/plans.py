@@ -70,30 +70,32 @@ def resolve_policy(entry: dict) -> str:
         raise cfg.ConfigError(str(err)) from None
 
 
-def cone_of(resolved: dict):
-    """The ``[preference] W`` of a resolved grid point, validated (None: no cone)."""
+def cone_of(resolved: dict, inst):
+    """The ``[preference] W`` of a resolved grid point, validated against the arms of ``inst`` (None: no cone)."""
     W = resolved.get("preference", {}).get("W")
-    return None if W is None else validate_cone(W)
-
-
-def family_instance(inst, W, family: str):
-    """The instance ``family``'s policies and metrics see: ``inst`` itself for a family that reads the cone
-    (:data:`CONE_FAMILIES`), else its projection under ``W`` (:func:`mobandit_jax.problems.cone.apply_cone`)."""
-    if W is None or family in CONE_FAMILIES:
-        return inst
+    if W is None:
+        return None
+    W = validate_cone(W)
     if W.shape[1] != inst.env.dim:
         raise cfg.ConfigError(f"preference matrix W has {W.shape[1]} columns but the arms have "
                               f"d = {inst.env.dim} objectives")
-    return apply_cone(inst, W)
+    return W
+
+
+def family_view(resolved: dict, inst, horizon: int, family: str) -> tuple:
+    """``(instance, Context)`` that ``family``'s policies and metrics see: ``inst`` and the cone for a family that
+    reads it (:data:`CONE_FAMILIES`), else the projection of ``inst`` under the cone
+    (:func:`mobandit_jax.problems.cone.apply_cone`) and no cone."""
+    W = cone_of(resolved, inst)
+    if family in CONE_FAMILIES:
+        return inst, Context.of(inst, horizon, W)
+    seen = inst if W is None else apply_cone(inst, W)
+    return seen, Context.of(seen, horizon)
 
 
 def make_context(resolved: dict, inst, horizon: int, family: str = "preference") -> Context:
-    """The :class:`Context` of ``family``'s builders, from a resolved spec and the instance that family sees."""
-    W = cone_of(resolved) if family in CONE_FAMILIES else None
-    if W is not None and W.shape[1] != inst.env.dim:
-        raise cfg.ConfigError(f"preference matrix W has {W.shape[1]} columns but the arms have "
-                              f"d = {inst.env.dim} objectives")
-    return Context.of(inst, horizon, W)
+    """The :class:`Context` of ``family``'s builders, from a resolved spec and its environment."""
+    return family_view(resolved, inst, horizon, family)[1]
 
 
 def _signature(tree) -> tuple:
@@ -119,20 +121,15 @@ def build(spec: dict) -> Plan:
     horizon = max(h for *_, h in built)
     record_every = exp["record_every"] or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))
 
-    cones = [cone_of(resolved) for _, resolved, _, _ in built]
-    seen: dict = {}  # (grid point, family) -> (instance, Context) that family's policies and metrics see
+    # (grid point, reads the cone) -> (instance, Context): the families that do not read the cone share its projection
+    seen: dict = {}
     family_metrics: dict = {}  # (grid point, family) -> (MetricSet, mparams), built once for all its policies
 
     def view(i: int, family: str):
-        if (i, family) not in seen:
-            # the projected instance is shared by the families that do not read the cone
-            reads = family in CONE_FAMILIES
-            same = next((v for (j, f), v in seen.items() if j == i and (f in CONE_FAMILIES) == reads), None)
-            if same is None:
-                inst = family_instance(built[i][2], cones[i], family)
-                same = inst, make_context(built[i][1], inst, horizon, family)
-            seen[i, family] = same
-        return seen[i, family]
+        reads = family in CONE_FAMILIES
+        if (i, reads) not in seen:
+            seen[i, reads] = family_view(built[i][1], built[i][2], horizon, family)
+        return seen[i, reads]
 
     groups: dict = {}
     names, reduce, grid = {}, {}, {}
@@ -172,17 +169,12 @@ def build(spec: dict) -> Plan:
 
 def _truth_parts(i: int, family_metrics: dict, seen: dict) -> list:
     """``[(instance, {family: (MetricSet, mparams)})]`` of grid point ``i``: its families by the instance they see."""
-    parts: list = []
+    parts: dict = {}
     for (j, family), built in family_metrics.items():
-        if j != i:
-            continue
-        inst = seen[j, family][0]
-        part = next((p for p in parts if p[0] is inst), None)
-        if part is None:
-            part = (inst, {})
-            parts.append(part)
-        part[1][family] = built
-    return parts
+        if j == i:
+            reads = family in CONE_FAMILIES
+            parts.setdefault(reads, (seen[i, reads][0], {}))[1][family] = built
+    return list(parts.values())
 
 
 def checked_build(spec: dict) -> Plan:

@@ -169,6 +169,13 @@ RECORD_TYPES = {"policy": str, "params": dict, "setting": dict, "metric": str, "
                 "std": (int, float)}  # the fields of a summary.json record and their types
 
 
+def record(policy: str, params: dict, setting: dict, metric: str, values) -> dict:
+    """A ``summary.json`` record of per-seed ``values``: their mean, standard deviation (ddof 1; 0 for one seed), n."""
+    values = np.asarray(values)
+    return {"policy": policy, "params": params, "setting": setting, "metric": metric, "mean": float(np.mean(values)),
+            "std": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, "n": int(len(values))}
+
+
 def record_problem(r) -> str | None:
     """What is wrong with one summary record (None if it is a record of ``mobandit run``)."""
     if not isinstance(r, dict):
