@@ -3,10 +3,12 @@
 Compiled programs are stored by JAX (``jax_compilation_cache_dir``) under the user's cache
 directory, ``$XDG_CACHE_HOME/mobandit_jax/jax`` or ``~/.cache/mobandit_jax/jax``; a program is
 looked up by a hash of its HLO, the backend and the JAX version, so a stale entry is never used.
-``--no-cache`` or ``MOBANDIT_NO_CACHE=1`` turns it off; ``JAX_COMPILATION_CACHE_DIR``, when set,
-is left to JAX. Importing the package changes nothing: the CLI calls :func:`configure`, which sets
-the matching ``JAX_*`` environment variables (read by JAX when it is imported: by this process later,
-and by worker processes) and, if JAX is imported already, its configuration.
+Whole programs, traced, lowered and compiled, are kept beside it (:func:`programs_dir`,
+:mod:`mobandit_jax.runner.programs`). ``--no-cache`` or ``MOBANDIT_NO_CACHE=1`` turns both off;
+``JAX_COMPILATION_CACHE_DIR``, when set, is left to JAX. Importing the package changes nothing: the
+CLI calls :func:`configure`, which sets the matching environment variables (read by JAX when it is
+imported: by this process later, and by worker processes) and, if JAX is imported already, its
+configuration.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import sys
 from pathlib import Path
 
 DISABLE_ENV = "MOBANDIT_NO_CACHE"
+PROGRAMS_ENV = "MOBANDIT_PROGRAMS_DIR"  # read by mobandit_jax.runner.programs
 
 
 def default_dir() -> Path:
@@ -28,12 +31,28 @@ def disabled_by_env() -> bool:
     return os.environ.get(DISABLE_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
+def programs_dir() -> Path:
+    """Where whole compiled programs are kept (:mod:`mobandit_jax.runner.programs`): ``programs/`` beside
+    :func:`default_dir`, or ``DIR-programs`` beside a ``JAX_COMPILATION_CACHE_DIR`` of ``DIR``."""
+    given = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    if given:
+        return Path(given).with_name(Path(given).name + "-programs")
+    return default_dir().parent / "programs"
+
+
 def configure(enabled: bool = True) -> Path | None:
-    """Turn the persistent cache on (every compiled program is kept); return its directory or ``None``."""
+    """Turn the persistent cache on (every compiled program is kept), and the cache of whole programs
+    (:mod:`mobandit_jax.runner.programs`); return JAX's cache directory or ``None``."""
     if not enabled or disabled_by_env():
         os.environ["JAX_ENABLE_COMPILATION_CACHE"] = "false"
+        os.environ.pop(PROGRAMS_ENV, None)
         _update_jax("jax_enable_compilation_cache", False)
         return None
+    try:
+        programs_dir().mkdir(parents=True, exist_ok=True)
+        os.environ[PROGRAMS_ENV] = str(programs_dir())
+    except OSError:
+        pass  # an unwritable cache directory only costs the tracing and compile time
     if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
         return Path(os.environ["JAX_COMPILATION_CACHE_DIR"])
     path = default_dir()

@@ -16,14 +16,14 @@ import os
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import jax
 
 from . import run_folder as files
-from . import runtime, sharding, workers as local_workers
+from . import programs, runtime, sharding, workers as local_workers
 from .devices import cpu_cores
 from .plans import Group, Plan, build
 from .. import engine
@@ -181,24 +181,41 @@ def _uncached():
         jax.config.update(key, before)
 
 
+def _programs(plan: Plan, mesh, keys, stacked: list, show=None, pool=None, order=None, traced=None) -> tuple:
+    """``(programs, kept)``: every group's compiled program, in group order, and how many of them were kept from
+    an earlier run (:mod:`mobandit_jax.runner.programs`; never those with the live bar's callback). The others
+    are lowered here in ``order`` (default: group order) and compiled now, or on ``pool`` while the next is
+    lowered (XLA's compile releases the GIL, tracing holds it); ``traced()`` is called once all are lowered."""
+    live = show is not None and show.report is not None
+    n = len(plan.groups)
+    paths = [None if live else programs.path(plan, i, stacked[i], keys.shape[0], mesh) for i in range(n)]
+    made = [programs.load(p, mesh) for p in paths]
+    missing = [i for i in (order or range(n)) if made[i] is None]
+    kept = n - len(missing)
+    fresh = any(paths[i] is not None for i in missing)
+    with programs.fresh_compiles() if fresh else _uncached() if live else contextlib.nullcontext():
+        for i in missing:
+            lowered = _lower(plan, i, stacked, mesh, keys, show)
+            made[i] = (programs.compile_and_keep(lowered, paths[i]) if pool is None
+                       else pool.submit(programs.compile_and_keep, lowered, paths[i]))
+        if traced is not None:
+            traced()
+        return [m.result() if isinstance(m, Future) else m for m in made], kept
+
+
 def _compile_groups(plan: Plan, mesh, width: int, stacked: list, show=None, writes: bool = False) -> list:
-    """Every group's sharded program compiled ahead of the first chunk (groups side by side on the
-    cores, each while the next is traced), with a line per group on stderr (:class:`Progress` ``show``);
-    ``writes``: :func:`prefetch_writers` once every group is traced."""
+    """Every group's sharded program (:func:`_programs`), compiled ahead of the first chunk side by side on the
+    cores, with a line per group on stderr (:class:`Progress` ``show``); ``writes``: :func:`prefetch_writers`
+    once every group is traced."""
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     if show is not None:
         show.note(f"compiling {len(plan.groups)} program(s) for {mesh.devices.size} device(s)...")
     t0 = time.time()
-    live = show is not None and show.report is not None
-    # each group compiles while the next is traced: XLA compiles release the GIL, tracing holds it
-    with _uncached() if live else contextlib.nullcontext(), ThreadPoolExecutor(
-            min(len(plan.groups), cpu_cores()) or 1) as pool:
-        futures = [pool.submit(_lower(plan, i, stacked, mesh, keys, show).compile) for i in range(len(plan.groups))]
-        if writes:
-            prefetch_writers()
-        compiled = [f.result() for f in futures]
+    with ThreadPoolExecutor(min(len(plan.groups), cpu_cores()) or 1) as pool:
+        compiled, kept = _programs(plan, mesh, keys, stacked, show, pool, traced=prefetch_writers if writes else None)
     if show is not None:
-        show.note(f"compiled in {time.time() - t0:.1f} s")
+        show.note(f"compiled in {time.time() - t0:.1f} s"
+                  + (f" ({kept} of {len(compiled)} kept from an earlier run)" if kept else ""))
     return compiled
 
 
@@ -262,9 +279,7 @@ def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: b
     stacked = [engine.stack_params(g.params) for g in plan.groups]
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     n_groups, first = len(plan.groups), index * len(plan.groups) // workers
-    compiled = [None] * n_groups
-    for g in [(first + i) % n_groups for i in range(n_groups)]:
-        compiled[g] = _lower(plan, g, stacked, mesh, keys, show).compile()
+    compiled, _ = _programs(plan, mesh, keys, stacked, show, order=[(first + i) % n_groups for i in range(n_groups)])
     if writes:
         prefetch_writers()
     for c, start, n in parts():

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import jax
 import jax.numpy as jnp
 
 from . import plugins, runtime
+from .programs import signature
 from . import run_folder as files
 from . import spec as cfg
 from .. import engine, metrics, policies, problems  # noqa: F401  (importing fills the registries)
@@ -98,11 +98,6 @@ def make_context(resolved: dict, inst, horizon: int, family: str = "preference")
     return family_view(resolved, inst, horizon, family)[1]
 
 
-def _signature(tree) -> tuple:
-    leaves, treedef = jax.tree_util.tree_flatten(tree)
-    return (str(treedef),) + tuple((np.shape(x), str(jnp.asarray(x).dtype)) for x in leaves)
-
-
 CONE_FAMILIES = ("preference", "pac")  # the families whose policies and metrics read [preference] W themselves;
 # every other family solves the projected problem
 
@@ -153,7 +148,7 @@ def build(spec: dict) -> Plan:
                 budget = ctx.budget if ctx.budget is not None else np.inf
                 budgeted = bool(np.isfinite(budget))
                 params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, engine.float_dtype()))
-                gkey = (label, static_key, inst.static_key, _signature(params), budgeted)
+                gkey = (label, static_key, inst.static_key, signature(params), budgeted)
                 if gkey not in groups:
                     run = engine.make_run(inst.env, policy, mset, horizon, record_every, budgeted)
                     groups[gkey] = Group(label, entry["name"], family, run)

@@ -1,0 +1,85 @@
+"""Compiled programs kept between runs (mobandit_jax.runner.programs): a repeated run neither traces nor
+compiles, computes the same arrays, and a program that JAX's own cache already held is kept in a form that
+runs (an executable JAX read from its cache cannot be serialised again)."""
+import copy
+
+import numpy as np
+import pytest
+
+from mobandit_jax.runner import cache, execution, plans, programs, sharding, spec as cfg
+from mobandit_jax import engine
+
+
+def _spec(small_spec):
+    spec = copy.deepcopy(small_spec)
+    spec["policies"] = [{"name": "prefucb", "label": "PrefUCB"}, {"name": "pareto_ucb", "label": "ParetoUCB"}]
+    return cfg.validate(spec)
+
+
+def _arrays(res):
+    c = res.curves("regret_gap")
+    return np.asarray(c.values)
+
+
+@pytest.fixture
+def kept(monkeypatch, tmp_path):
+    folder = tmp_path / "programs"
+    monkeypatch.setenv(programs.DIR_ENV, str(folder))
+    return folder
+
+
+def test_a_repeated_run_loads_every_program_and_computes_the_same(small_spec, kept, monkeypatch):
+    spec = _spec(small_spec)
+    monkeypatch.delenv(programs.DIR_ENV)
+    plain = _arrays(execution.execute(plans.build(spec), None, progress=False))  # no program cache: JAX's own
+    monkeypatch.setenv(programs.DIR_ENV, str(kept))
+    first = _arrays(execution.execute(plans.build(spec), None, progress=False))
+    assert len(list(kept.iterdir())) == 2  # one per group
+    monkeypatch.setattr(execution, "_lower", lambda *a, **k: pytest.fail("a kept program was traced again"))
+    again = _arrays(execution.execute(plans.build(spec), None, progress=False))  # loaded, and it runs
+    assert np.array_equal(plain, first) and np.array_equal(first, again)
+
+
+def test_an_unreadable_entry_is_compiled_again_and_replaced(small_spec, kept):
+    spec = _spec(small_spec)
+    first = _arrays(execution.execute(plans.build(spec), None, progress=False))
+    for path in kept.iterdir():
+        path.write_bytes(b"not a program")
+    again = _arrays(execution.execute(plans.build(spec), None, progress=False))
+    assert np.array_equal(first, again)
+    assert all(path.stat().st_size > 1000 for path in kept.iterdir())
+
+
+def test_the_key_names_the_spec_the_group_and_the_width(small_spec, kept):
+    mesh = sharding.local_mesh(1)
+
+    def paths(spec, width=6):
+        plan = plans.build(cfg.validate(copy.deepcopy(spec)))
+        return [programs.path(plan, i, engine.stack_params(g.params), width, mesh) for i, g in enumerate(plan.groups)]
+
+    spec = _spec(small_spec)
+    spec["experiment"]["chunk"] = 6
+    base = paths(spec)
+    assert base == paths(copy.deepcopy(spec)) and len(set(base)) == 2
+    more_seeds = copy.deepcopy(spec)
+    more_seeds["experiment"]["seeds"] = 7  # the seed count is no part of a program; the width is
+    assert paths(more_seeds, 6) == base and paths(spec, 8) != base
+    for key, value in (("horizon", 140), ("record_every", 30)):
+        other = copy.deepcopy(spec)
+        other["experiment"][key] = value
+        assert not set(paths(other)) & set(base)
+    other = copy.deepcopy(spec)
+    other["preference"]["W"] = [[1.0, 0.0, 1.0], [0.0, -1.0, 2.0]]
+    assert not set(paths(other)) & set(base)
+
+
+def test_the_cache_is_off_unless_configured_and_follows_the_jax_cache_dir(monkeypatch, tmp_path):
+    monkeypatch.delenv(programs.DIR_ENV, raising=False)
+    assert programs.directory() is None
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path / "jaxcache"))
+    monkeypatch.delenv(cache.DISABLE_ENV, raising=False)
+    monkeypatch.setattr(cache, "_update_jax", lambda *a: None)  # leave this process's JAX configuration alone
+    cache.configure()
+    assert programs.directory() == tmp_path / "jaxcache-programs"
+    cache.configure(enabled=False)
+    assert programs.directory() is None
