@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -244,5 +245,18 @@ def _global_options(parser, default):
     parser.add_argument("--x64", action="store_true", default=default, help="compute in float64")
 
 
+def command():
+    """The ``mobandit`` console script: :func:`main`, then exit. Unless it joined several hosts, the process
+    ends without JAX's teardown (0.3-0.6 s of freeing its runtime, which the OS does anyway): every file is
+    written and closed, and every worker process stopped, before :func:`main` returns."""
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    jax = sys.modules.get("jax")
+    if jax is not None and not jax.distributed.is_initialized():  # several hosts: JAX's shutdown waits for all
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    command()
