@@ -183,18 +183,22 @@ def _uncached():
 
 def _programs(plan: Plan, mesh, keys, stacked: list, show=None, pool=None, order=None, traced=None) -> tuple:
     """``(programs, kept)``: every group's compiled program, in group order, and how many of them were kept from
-    an earlier run (:mod:`mobandit_jax.runner.programs`; never those with the live bar's callback). The others
-    are lowered here in ``order`` (default: group order) and compiled now, or on ``pool`` while the next is
-    lowered (XLA's compile releases the GIL, tracing holds it); ``traced()`` is called once all are lowered."""
+    an earlier run (:mod:`mobandit_jax.runner.programs`; never those with the live bar's callback). Groups are
+    taken in ``order`` (default: group order), each looked up just before it would be lowered (so that worker
+    processes starting at different groups use what the others have kept meanwhile); the others are lowered
+    here and compiled now, or on ``pool`` while the next is lowered (XLA's compile releases the GIL, tracing
+    holds it). ``traced()`` is called once all are lowered."""
     live = show is not None and show.report is not None
     n = len(plan.groups)
     paths = [None if live else programs.path(plan, i, stacked[i], keys.shape[0], mesh) for i in range(n)]
-    made = [programs.load(p, mesh) for p in paths]
-    missing = [i for i in (order or range(n)) if made[i] is None]
-    kept = n - len(missing)
-    fresh = any(paths[i] is not None for i in missing)
+    made, kept = [None] * n, 0
+    fresh = any(p is not None for p in paths)
     with programs.fresh_compiles() if fresh else _uncached() if live else contextlib.nullcontext():
-        for i in missing:
+        for i in order or range(n):
+            made[i] = programs.load(paths[i], mesh)
+            if made[i] is not None:
+                kept += 1
+                continue
             lowered = _lower(plan, i, stacked, mesh, keys, show)
             made[i] = (programs.compile_and_keep(lowered, paths[i]) if pool is None
                        else pool.submit(programs.compile_and_keep, lowered, paths[i]))
