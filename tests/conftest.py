@@ -19,6 +19,13 @@ SMALL_SPEC = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _no_kept_programs(monkeypatch):
+    """Each test starts without the kept-program cache, which an in-process CLI call turns on for the process
+    (``mobandit_jax.runner.cache.configure`` sets ``MOBANDIT_PROGRAMS_DIR``)."""
+    monkeypatch.delenv("MOBANDIT_PROGRAMS_DIR", raising=False)
+
+
 @pytest.fixture
 def small_spec():
     return copy.deepcopy(SMALL_SPEC)

@@ -156,6 +156,7 @@ def test_a_killed_worker_stops_the_run_with_one_line_and_the_run_resumes(tmp_pat
     ref = tmp_path / "ref"
     assert subprocess.run(_cmd(spec, ref, "--workers", "off"), env=_env(), timeout=600).returncode == 0
     out = tmp_path / "run"
+    killed = 0
     for attempt in range(3):  # the abort at exit it guards against came one time in a few
         before = len(list(out.glob("chunks/chunk_*.npz")))
         proc = subprocess.Popen(_cmd(spec, out, "--workers", "on"), env=_env(), stderr=subprocess.PIPE, text=True)
@@ -165,11 +166,15 @@ def test_a_killed_worker_stops_the_run_with_one_line_and_the_run_resumes(tmp_pat
         if proc.poll() is not None:
             break  # finished before a worker could be killed
         kids = _workers(proc.pid)
-        assert kids
+        if not kids:  # this process took the last parts before its worker was ready: the worker has left
+            assert proc.wait(timeout=300) == 0
+            break
+        killed += 1
         os.kill(kids[0], signal.SIGKILL)
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 2, (proc.returncode, err)
         assert "worker process" in _one_line(err)
+    assert killed >= 1
     proc = subprocess.run(_cmd(spec, out, "--workers", "on"), env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert (out / "summary.json").read_bytes() == (ref / "summary.json").read_bytes()

@@ -250,10 +250,13 @@ def command():
     ends without JAX's teardown (0.3-0.6 s of freeing its runtime, which the OS does anyway): every file is
     written and closed, and every worker process stopped, before :func:`main` returns."""
     code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
     jax = sys.modules.get("jax")
     if jax is not None and not jax.distributed.is_initialized():  # several hosts: JAX's shutdown waits for all
+        mp_util = sys.modules.get("multiprocessing.util")
+        if mp_util is not None:  # the queues' semaphores, released as at a normal exit
+            getattr(mp_util, "_exit_function", lambda: None)()
+        sys.stdout.flush()
+        sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
 
