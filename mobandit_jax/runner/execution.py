@@ -192,10 +192,12 @@ def _programs(plan: Plan, mesh, keys, stacked: list, show=None, pool=None, order
     n = len(plan.groups)
     paths = [None if live else programs.path(plan, i, stacked[i], keys.shape[0], mesh) for i in range(n)]
     made, kept = [None] * n, 0
+    # with a pool, the kept programs load side by side (loading links each program's code, in proportion to its size)
+    found = [pool.submit(programs.load, p, mesh) for p in paths] if pool is not None else None
     fresh = any(p is not None for p in paths)
     with programs.fresh_compiles() if fresh else _uncached() if live else contextlib.nullcontext():
         for i in order or range(n):
-            made[i] = programs.load(paths[i], mesh)
+            made[i] = found[i].result() if found is not None else programs.load(paths[i], mesh)
             if made[i] is not None:
                 kept += 1
                 continue
