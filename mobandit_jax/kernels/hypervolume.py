@@ -10,7 +10,8 @@ coordinate add nothing. Two exact, branch-free algorithms, chosen by the static 
 
 The marginal contribution of a candidate ``c`` to a set ``B`` (the greedy step of a top-k slate,
 Gutowski et al. Algorithm 1) uses ``HV(B + c) - HV(B) = vol([r, c]) - HV({min(c, b) : b in B})``; at
-d >= 3 the subset minima of ``B`` are built once and clipped by each candidate.
+d >= 3 the subset minima of ``B`` are built once and clipped by each candidate. :func:`greedy_hv_subset`
+recomputes every step's sums; :mod:`.greedy_hv` keeps them across steps (the same gains, for THV-UCB).
 Padding rows equal to ``r`` (or anything not dominating ``r``) are inert, so variable-size sets
 fit in fixed shapes.
 """

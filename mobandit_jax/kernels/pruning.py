@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .dominance import weakly_dominates
+from .lanes import where_needed
 
 
 def safe_prune(upper, lower, k: int):
@@ -18,3 +19,29 @@ def safe_prune(upper, lower, k: int):
     covered = weakly_dominates(lower, upper) & ~jnp.eye(n, dtype=bool)  # [j, i]: lower_j >= upper_i
     keep = ~jnp.any(covered, axis=0)
     return jnp.where(jnp.sum(keep) < k, jnp.ones_like(keep), keep)
+
+
+def pruned(upper, lower, arms):
+    """Whether each of ``arms (m,)`` fails the test of ``A_t``: some other arm's LCB is ``>=`` its UCB in every
+    objective (the fallback to all arms aside)."""
+    n = upper.shape[0]
+    covered = weakly_dominates(lower, upper[arms]) & (jnp.arange(n)[:, None] != arms[None, :])  # [j, a]
+    return jnp.any(covered, axis=0)
+
+
+def fill_over_safe_arms(fill, upper, lower, k: int, *operands):
+    """``fill(safe_prune(upper, lower, k), upper, *operands)`` for a greedy fill ``fill(eligible, upper,
+    *operands) -> (k,)`` (``eligible=None``: all arms).
+
+    A greedy fill (each slot the argmax of a score over the eligible untaken arms, ties to the lowest
+    index) over all arms that picks only arms of ``A_t`` is also the fill over ``A_t``: each pick is the
+    argmax over a superset and lies in ``A_t``; and ``k`` picks in ``A_t`` mean ``|A_t| >= k``, so the
+    fallback to all arms does not apply. Only otherwise is ``A_t`` formed (``n^2 d`` comparisons instead
+    of ``k n d``) and the fill redone, for the whole batch if some lane needs it (:func:`where_needed`).
+    """
+    slate = fill(None, upper, *operands)
+
+    def refill(upper, lower, *operands):
+        return fill(safe_prune(upper, lower, k), upper, *operands)
+
+    return where_needed(jnp.any(pruned(upper, lower, slate)), refill, slate, upper, lower, *operands)

@@ -9,7 +9,9 @@ At round ``t`` (1-based), after the forced initialisation of lines 3-7 (:func:`m
     S <- S + argmax_{i in A_t \\ S} HV^UCB(S + i) - HV^UCB(S),  k times       (lines 17-21)
 
 ``delta`` defaults to ``1/T`` (Theorem 3). The bounds of round ``t + 1`` are made with the state at the
-update of round ``t`` (line 22), so a round reads them from memory.
+update of round ``t`` (line 22), so a round reads them from memory. The greedy first runs over all arms;
+``A_t`` is formed, and the greedy redone over it, only if that slate holds a pruned arm (the same slate,
+:func:`~mobandit_jax.kernels.pruning.fill_over_safe_arms`).
 """
 from __future__ import annotations
 
@@ -17,9 +19,9 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from ...kernels import greedy_hv_subset
 from ...kernels.counts import empirical_means
-from ...kernels.pruning import safe_prune
+from ...kernels.greedy_hv import greedy_hv_slate
+from ...kernels.pruning import fill_over_safe_arms
 from ...types import Policy
 from .common import M0, _f, eta_params, make_slate_policy
 
@@ -62,8 +64,10 @@ def thv_ucb(num_arms: int, dim: int, k: int, clip: bool = True) -> Policy:
             upper = jnp.clip(upper, 0.0, 1.0)
         return upper, mu - beta[:, None]
 
+    def greedy(candidates, upper, ref):  # lines 17-21, over the candidates (all arms if None)
+        return greedy_hv_slate(upper, ref, k, GAIN_TOL, candidates)
+
     def core(key, state, params, t):
-        candidates = safe_prune(state.upper, state.lower, k)  # lines 15-16
-        return greedy_hv_subset(state.upper, params.ref, k, GAIN_TOL, candidates)  # lines 17-21
+        return fill_over_safe_arms(greedy, state.upper, state.lower, k, params.ref)  # over A_t (lines 15-16)
 
     return make_slate_policy(n, d, k, core, bounds=bounds)

@@ -1,0 +1,38 @@
+"""Work that only some lanes of a batch need.
+
+Under ``vmap`` (the engine runs the seeds as lanes of one batch), ``lax.cond`` with a per-lane predicate
+becomes a ``select`` that computes both branches for every lane. :func:`where_needed` keeps the branch a
+real conditional: batched, it runs the expensive branch for the whole batch only if some lane needs
+it, and keeps the other lanes' default values. Nested ``vmap`` levels each reduce their predicate the
+same way.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax.custom_batching import custom_vmap
+
+
+def where_needed(need, fn, default, *args):
+    """``fn(*args)`` if ``need`` else ``default``; under ``vmap``, ``fn`` runs only when some lane needs it.
+
+    ``need`` is a scalar bool, ``default`` an array shaped like ``fn``'s result. ``fn`` must read its
+    arrays from ``args`` (it may not close over traced values).
+    """
+    @custom_vmap
+    def run(need, default, *args):
+        return jax.lax.cond(need, lambda: fn(*args), lambda: default)
+
+    @run.def_vmap
+    def run_lanes(size, batched, need, default, *args):
+        need = need if batched[0] else jnp.broadcast_to(need, (size,))
+        default = default if batched[1] else jnp.broadcast_to(default, (size,) + default.shape)
+        lane_fn = jax.vmap(fn, in_axes=tuple(0 if b else None for b in batched[2:]))
+
+        def every_lane(need, default, *args):
+            keep = need.reshape(need.shape + (1,) * (default.ndim - 1))
+            return jnp.where(keep, lane_fn(*args), default)
+
+        return where_needed(jnp.any(need), every_lane, default, need, default, *args), True
+
+    return run(need, default, *args)
