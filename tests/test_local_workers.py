@@ -207,7 +207,7 @@ def _alive(pids) -> list:
 def test_interrupted_workers_keep_chunks_leave_no_process_and_resume_to_the_same_summary(tmp_path):
     # long enough that the chunks cannot all be done between the first one and the signal: a worker
     # process ready before this one computes parts ahead, and its chunks are then written in one burst
-    spec = tiny_spec(tmp_path / "tiny.toml", horizon=20000, seeds=16, chunk=2, record_every=2500)
+    spec = tiny_spec(tmp_path / "tiny.toml", horizon=200000, seeds=16, chunk=2, record_every=25000)
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     cmd = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--quiet", "--workers"]
     assert subprocess.run(cmd + ["off", "--out", str(tmp_path / "ref")], env=env, timeout=600).returncode == 0
