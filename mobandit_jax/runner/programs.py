@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import io
 import json
 import os
 import pickle
@@ -34,6 +33,8 @@ import platform
 from pathlib import Path
 
 import jax
+
+from . import run_folder
 
 DIR_ENV = "MOBANDIT_PROGRAMS_DIR"  # set by mobandit_jax.runner.cache.configure
 # JAX configuration values that change no program (caches, logging, printing, dumps)
@@ -92,8 +93,6 @@ def signature(tree) -> tuple:
 def path(plan, index: int, params, width: int, mesh) -> Path | None:
     """Where group ``index`` of ``plan``, compiled for ``params`` (stacked) at ``width`` seeds on ``mesh``, is
     kept (None: the cache is off)."""
-    from . import run_folder
-
     folder = directory()
     if folder is None:
         return None
@@ -145,11 +144,7 @@ def compile_and_keep(lowered, path: Path | None):
         return program
     try:
         data = pickle.dumps(serialize_executable.serialize(program))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with io.open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        run_folder.atomic_write(path, lambda f: f.write(data))
     except Exception:  # noqa: BLE001 -- an unwritable cache only costs the next run its compile
         pass
     return program
