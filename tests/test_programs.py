@@ -74,10 +74,12 @@ def test_the_key_names_the_spec_the_group_and_the_width(small_spec, kept):
 
 
 def test_the_cache_is_off_unless_configured_and_follows_the_jax_cache_dir(monkeypatch, tmp_path):
-    monkeypatch.delenv(programs.DIR_ENV, raising=False)
+    # configure() writes these variables: each is registered with monkeypatch (set, then removed) to be put back
+    for name in (programs.DIR_ENV, cache.DISABLE_ENV, "JAX_ENABLE_COMPILATION_CACHE"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     assert programs.directory() is None
     monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path / "jaxcache"))
-    monkeypatch.delenv(cache.DISABLE_ENV, raising=False)
     monkeypatch.setattr(cache, "_update_jax", lambda *a: None)  # leave this process's JAX configuration alone
     cache.configure()
     assert programs.directory() == tmp_path / "jaxcache-programs"
