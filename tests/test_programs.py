@@ -2,6 +2,10 @@
 compiles, computes the same arrays, and a program that JAX's own cache already held is kept in a form that
 runs (an executable JAX read from its cache cannot be serialised again)."""
 import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,3 +89,31 @@ def test_the_cache_is_off_unless_configured_and_follows_the_jax_cache_dir(monkey
     assert programs.directory() == tmp_path / "jaxcache-programs"
     cache.configure(enabled=False)
     assert programs.directory() is None
+
+
+def test_the_folder_is_trimmed_least_recently_used_first(small_spec, kept, monkeypatch):
+    spec = _spec(small_spec)
+    execution.execute(plans.build(spec), None, progress=False)
+    first, second = sorted(kept.iterdir(), key=lambda p: p.stat().st_mtime)
+    os.utime(first, (1, 1))
+    os.utime(second, (2, 2))
+    size = first.stat().st_size + second.stat().st_size
+    mesh = sharding.local_mesh(1)
+    assert programs.load(first, mesh) is not None  # a load marks its entry used: now the newest
+    programs.trim(kept, max_bytes=size - 1)
+    assert [p.name for p in kept.iterdir()] == [first.name]
+    programs.trim(kept, max_bytes=size)  # within the bound: nothing goes
+    assert [p.name for p in kept.iterdir()] == [first.name]
+    monkeypatch.setenv(cache.PROGRAMS_MAX_BYTES_ENV, "0")
+    programs.trim(kept)
+    assert list(kept.iterdir()) == []
+
+
+def test_a_bad_bound_is_one_line_and_exit_2(tmp_path):
+    spec = Path(__file__).resolve().parents[1] / "configs" / "quickstart.toml"
+    env = {**os.environ, cache.PROGRAMS_MAX_BYTES_ENV: "1G"}
+    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out",
+                           str(tmp_path / "run")], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and not (tmp_path / "run" / "summary.json").exists()
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "MOBANDIT_PROGRAMS_MAX_BYTES='1G'" in proc.stderr and "whole number" in proc.stderr

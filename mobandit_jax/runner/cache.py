@@ -18,6 +18,8 @@ from pathlib import Path
 
 DISABLE_ENV = "MOBANDIT_NO_CACHE"
 PROGRAMS_ENV = "MOBANDIT_PROGRAMS_DIR"  # read by mobandit_jax.runner.programs
+PROGRAMS_MAX_BYTES_ENV = "MOBANDIT_PROGRAMS_MAX_BYTES"
+PROGRAMS_MAX_BYTES = 2 ** 30  # unless PROGRAMS_MAX_BYTES_ENV says otherwise (a full reproduction keeps about 220 MB)
 
 
 def default_dir() -> Path:
@@ -40,6 +42,18 @@ def programs_dir() -> Path:
     return default_dir().parent / "programs"
 
 
+def programs_max_bytes() -> int:
+    """The bound of :func:`programs_dir` in bytes: ``MOBANDIT_PROGRAMS_MAX_BYTES`` (a whole number), else
+    :data:`PROGRAMS_MAX_BYTES`."""
+    given = os.environ.get(PROGRAMS_MAX_BYTES_ENV, "").strip()
+    if not given:
+        return PROGRAMS_MAX_BYTES
+    if not given.isdigit():
+        raise ValueError(f"{PROGRAMS_MAX_BYTES_ENV}={given!r}: the bound of the kept programs must be a whole "
+                         "number of bytes")
+    return int(given)
+
+
 def configure(enabled: bool = True) -> Path | None:
     """Turn the persistent cache on (every compiled program is kept), and the cache of whole programs
     (:mod:`mobandit_jax.runner.programs`); return JAX's cache directory or ``None``."""
@@ -48,6 +62,7 @@ def configure(enabled: bool = True) -> Path | None:
         os.environ.pop(PROGRAMS_ENV, None)
         _update_jax("jax_enable_compilation_cache", False)
         return None
+    programs_max_bytes()  # a bad MOBANDIT_PROGRAMS_MAX_BYTES is an error now, not a cache silently left untrimmed
     try:
         programs_dir().mkdir(parents=True, exist_ok=True)
         os.environ[PROGRAMS_ENV] = str(programs_dir())

@@ -14,7 +14,10 @@ groups). This cache keeps each group's compiled executable
   configuration values that shape a program.
 
 A program with a host callback (the live progress bar's) is never kept, as in JAX's cache. An
-entry that cannot be read back (another JAX, a truncated file) is compiled again and replaced.
+entry that cannot be read back (another JAX, a truncated file) is compiled again and replaced. The
+folder is bounded (:func:`mobandit_jax.runner.cache.programs_max_bytes`): beyond it, writing an entry deletes
+the entries least recently used (a load marks its entry used), so that versions of the package or
+specs a user left behind do not pile up.
 The cache is on where :func:`mobandit_jax.runner.cache.configure` turned it on with JAX's
 (``mobandit`` does, unless ``--no-cache`` or ``MOBANDIT_NO_CACHE=1``), which sets
 ``MOBANDIT_PROGRAMS_DIR`` for this process and its workers; a library user who never calls it gets
@@ -34,7 +37,7 @@ from pathlib import Path
 
 import jax
 
-from . import run_folder
+from . import cache, run_folder
 
 DIR_ENV = "MOBANDIT_PROGRAMS_DIR"  # set by mobandit_jax.runner.cache.configure
 # JAX configuration values that change no program (caches, logging, printing, dumps)
@@ -111,6 +114,7 @@ def load(path: Path | None, mesh):
         return None
     try:
         payload, in_tree, out_tree = pickle.loads(path.read_bytes())
+        os.utime(path)  # used now: the last to go when the folder is trimmed
         return serialize_executable.deserialize_and_load(payload, in_tree, out_tree,
                                                          execution_devices=list(mesh.devices.flat))
     except Exception:  # noqa: BLE001 -- an unreadable entry is compiled again and replaced
@@ -145,6 +149,27 @@ def compile_and_keep(lowered, path: Path | None):
     try:
         data = pickle.dumps(serialize_executable.serialize(program))
         run_folder.atomic_write(path, lambda f: f.write(data))
+        trim(path.parent)
     except Exception:  # noqa: BLE001 -- an unwritable cache only costs the next run its compile
         pass
     return program
+
+
+def trim(folder: Path, max_bytes: int | None = None):
+    """Delete ``folder``'s entries, least recently used first, until they hold at most ``max_bytes``
+    (default: :func:`mobandit_jax.runner.cache.programs_max_bytes`). Entries another process deletes
+    meanwhile are skipped."""
+    if max_bytes is None:
+        max_bytes = cache.programs_max_bytes()
+    entries = []
+    for entry in os.scandir(folder):
+        with contextlib.suppress(OSError):
+            info = entry.stat()
+            entries.append((info.st_mtime, info.st_size, entry.path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, name in sorted(entries):
+        if total <= max_bytes:
+            break
+        with contextlib.suppress(OSError):
+            os.remove(name)
+        total -= size
