@@ -32,11 +32,13 @@ def _device_state_restored(monkeypatch):
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3, 5, 8])
-@pytest.mark.parametrize("chunk, seeds", [(1, 4), (4, 4), (5, 7), (6, 20), (64, 130), (3, 1)])
+@pytest.mark.parametrize("chunk, seeds", [(1, 4), (4, 4), (5, 7), (6, 20), (64, 130), (3, 1), (2, 40), (256, 4096)])
 def test_every_seed_is_in_one_part_within_its_chunk(workers, chunk, seeds):
     chunks = list(range(-(-seeds // chunk)))[1:] + [0]  # resumed runs skip chunks: any order and subset
     width, parts = local_workers.split(chunk, seeds, chunks, workers)
-    assert width == -(-chunk // min(workers, chunk))
+    many = len(chunks) >= 4 * workers  # enough chunks for each worker to take whole ones
+    assert width == (chunk if many else -(-chunk // min(workers, chunk)))
+    assert (width, seeds, workers) != (128, 4096, 2)  # 16 chunks of 256 over 2 workers: whole chunks
     covered = sorted(s for c, start, n in parts for s in range(start, start + n))
     assert covered == list(range(seeds))  # brute force: each seed once, none invented
     for c, start, n in parts:

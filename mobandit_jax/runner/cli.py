@@ -188,7 +188,7 @@ def main(argv=None) -> int:
                    "on CPU, N below the core count also confines the run to N cores")
     p.add_argument("--workers", choices=("auto", "on", "off"), default="auto",
                    help="on CPU, run the seeds in one worker process per core (on), in this process over one device "
-                   "per core (off), or on when the run has at least 2^22 seed-rounds (auto, the default)")
+                   "per core (off), or on when the run has at least 2^20 seed-rounds (auto, the default)")
     p.add_argument("--no-cache", action="store_true", help="no persistent compilation cache (also MOBANDIT_NO_CACHE=1)")
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("list", help="list registered policies, environments and metric families")

@@ -34,10 +34,15 @@ import numpy as np
 from . import devices
 
 POLL_S = 1.0  # how often the parent checks that its workers are alive while it waits
-# Starting the workers costs a few seconds (a process, JAX, the plan and its tracing, per worker), so
-# runs smaller than this many seed-rounds (rounds x seeds x runs, about 10 s on one core for PrefUCB
-# at K = 42) stay in one process, over its devices.
-MIN_SEED_ROUNDS = 2 ** 22
+# The worker processes start beside this one (JAX, the plan, the kept programs: ready about when this
+# process is), yet runs smaller than this many seed-rounds (rounds x seeds x runs, about 1.3 s on one core
+# for PrefUCB at K = 42) stay in one process, over its devices: at 256 seeds x 4,000 rounds both ways take
+# 3.3-4.1 s, at 512 seeds worker processes take 4.9-5.4 s against 7.0-7.8 s (scripts/startup_bench.py).
+MIN_SEED_ROUNDS = 2 ** 20
+# A run of at least this many chunks per worker gives each worker whole chunks: a program twice as wide
+# computes a seed about 4% faster (PrefUCB, 256 seeds against 128), and there are parts enough to end
+# evenly (4,096 seeds x 4,000 rounds on 2 cores: 1.79x --devices 1, against 1.66x with halved chunks).
+WHOLE_CHUNKS_PER_WORKER = 4
 
 
 class NamedTask(NamedTuple):
@@ -58,7 +63,7 @@ def start_run_workers(spec: dict, x64: bool, workers: int, chunk: int) -> "Worke
     (they build and compile while this process, worker 0, builds its plan; their task is
     :func:`mobandit_jax.runner.execution.work_on_parts`); pass them to ``execution.execute``, then close them."""
     return Workers(NamedTask("mobandit_jax.runner.execution", "work_on_parts", (spec, x64, workers)), workers,
-                   part_width(chunk, workers))
+                   part_width(chunk, workers, spec["experiment"]["seeds"]))
 
 
 def worth_it(spec: dict) -> bool:
@@ -69,10 +74,9 @@ def worth_it(spec: dict) -> bool:
 
 
 def split(chunk: int, seeds: int, chunks, workers: int) -> tuple:
-    """``(width, parts)``: each chunk's seeds (in the order of ``chunks``) split into
-    ``min(workers, chunk)`` parts of at most ``width`` seeds, as ``(c, start, n)`` (seeds
-    ``[start, start + n)`` of chunk ``c``)."""
-    width = part_width(chunk, workers)
+    """``(width, parts)``: each chunk's seeds (in the order of ``chunks``) in parts of at most ``width``
+    seeds (:func:`part_width`), as ``(c, start, n)`` (seeds ``[start, start + n)`` of chunk ``c``)."""
+    width = part_width(chunk, workers, seeds)
     parts = []
     for c in chunks:
         lo, hi = c * chunk, min((c + 1) * chunk, seeds)
@@ -153,8 +157,12 @@ def _sigint_ignored():
         signal.signal(signal.SIGINT, previous)
 
 
-def part_width(chunk: int, workers: int) -> int:
-    """Seeds per part when chunks of ``chunk`` seeds are split over ``workers`` processes."""
+def part_width(chunk: int, workers: int, seeds: int) -> int:
+    """Seeds per part of a run of ``seeds`` seeds in chunks of ``chunk`` over ``workers`` processes: a whole
+    chunk when the run has :data:`WHOLE_CHUNKS_PER_WORKER` chunks per worker, else ``min(workers, chunk)``
+    equal parts of a chunk."""
+    if math.ceil(seeds / chunk) >= WHOLE_CHUNKS_PER_WORKER * workers:
+        return chunk
     return math.ceil(chunk / max(1, min(workers, chunk)))
 
 
@@ -167,9 +175,14 @@ def start_processes(target, args: list, first_slot: int = 0) -> list:
     if len(slots) < len(args):
         slots = [None] * len(args)
     procs = [context.Process(target=target, args=(*a, cores), daemon=True) for a, cores in zip(args, slots)]
-    with _sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
-        for p in procs:
-            p.start()
+    own = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    try:
+        with _sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
+            for p, cores in zip(procs, slots):
+                devices.pin(cores)  # inherited too: the new interpreter starts on its own core, not on this one's
+                p.start()
+    finally:
+        devices.pin(own)
     return procs
 
 
