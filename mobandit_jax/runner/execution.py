@@ -140,9 +140,6 @@ WRITERS = ("mobandit_jax.analysis.report", "matplotlib.backends.backend_agg")  #
 
 
 def _import_writers():
-    if sys.platform.startswith("linux"):  # Linux niceness is per thread: this one runs on cores the run leaves idle
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
     try:
         for name in WRITERS:
             importlib.import_module(name)
@@ -152,10 +149,7 @@ def _import_writers():
 
 def prefetch_writers():
     """Import the run folder's writers (matplotlib: about 0.6 s) on a thread, to be called once tracing is
-    done: XLA's compilation and computation release the GIL, so the import costs no wall time there. On Linux
-    the thread has the lowest priority, so that on a core the run keeps busy (a worker's, or ``--devices 1``)
-    it imports in the gaps between chunks instead of delaying one (4,096-seed PrefUCB run over 2 workers,
-    whole-command medians: 1.78x ``--devices 1``, against 1.72x at normal priority). Not a
+    done: XLA's compilation and computation release the GIL, so the import costs no wall time there. Not a
     daemon thread: a process that stops early (a failed worker) waits for the import at exit, where a daemon
     thread halted inside a C++ extension's initialisation would abort the process."""
     threading.Thread(target=_import_writers, daemon=False).start()
