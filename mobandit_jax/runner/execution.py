@@ -139,7 +139,11 @@ class Progress:
 WRITERS = ("mobandit_jax.analysis.report", "matplotlib.backends.backend_agg")  # what writing a run folder imports
 
 
-def _import_writers():
+def _import_writers(spare=None):
+    if spare and sys.platform.startswith("linux"):  # affinity and niceness are per thread on Linux
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, spare)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
     try:
         for name in WRITERS:
             importlib.import_module(name)
@@ -147,12 +151,14 @@ def _import_writers():
         pass
 
 
-def prefetch_writers():
+def prefetch_writers(spare=None):
     """Import the run folder's writers (matplotlib: about 0.6 s) on a thread, to be called once tracing is
-    done: XLA's compilation and computation release the GIL, so the import costs no wall time there. Not a
+    done: XLA's compilation and computation release the GIL, so the import costs no wall time there. With
+    ``spare`` cores (a run over worker processes: every core of the run), the thread may run on any of them at
+    the lowest priority, in the time a worker leaves idle, instead of on this process's own busy core. Not a
     daemon thread: a process that stops early (a failed worker) waits for the import at exit, where a daemon
     thread halted inside a C++ extension's initialisation would abort the process."""
-    threading.Thread(target=_import_writers, daemon=False).start()
+    threading.Thread(target=_import_writers, args=(spare,), daemon=False).start()
 
 
 def lower_group(group: Group, params, mesh, keys, report=None):
@@ -274,20 +280,21 @@ def _in_process(plan: Plan, chunks: list, show=None, writes: bool = False):
         yield c, run_seeds(plan, compiled, stacked, lo, width, hi - lo, show)
 
 
-def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: bool = False, show=None):
+def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: bool = False, show=None,
+              spare=None):
     """Worker ``index`` of ``workers``'s share of a run (:class:`mobandit_jax.runner.workers.Workers`):
     compile every group at ``width`` seeds on one device, starting at group ``index G / workers`` (so
     that workers with an empty compilation cache compile different programs first), then yield
     ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()`` (``writes``: this process then
-    writes the run folder: :func:`prefetch_writers` once every group is compiled; ``show``: this
-    process's :class:`Progress`, worker processes have none)."""
+    writes the run folder: :func:`prefetch_writers` of the ``spare`` cores once every group is compiled;
+    ``show``: this process's :class:`Progress`, worker processes have none)."""
     mesh = sharding.local_mesh(1)
     stacked = [engine.stack_params(g.params) for g in plan.groups]
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     n_groups, first = len(plan.groups), index * len(plan.groups) // workers
     compiled, _ = _programs(plan, mesh, keys, stacked, show, order=[(first + i) % n_groups for i in range(n_groups)])
     if writes:
-        prefetch_writers()
+        prefetch_writers(spare)
     for c, start, n in parts():
         yield c, start, run_seeds(plan, compiled, stacked, start, width, n, show)
 
@@ -335,7 +342,8 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resu
             show.note(f"compiling {len(plan.groups)} program(s) in this process and in each of {len(pool.procs)} "
                       "worker process(es), one core each...")
         computed = pool.run_chunks(plan.chunk, plan.seeds, todo,
-                                   functools.partial(run_parts, plan, 0, pool.count, writes=writes, show=show))
+                                   functools.partial(run_parts, plan, 0, pool.count, writes=writes, show=show,
+                                                     spare=pool.cores))
     else:
         computed = _in_process(plan, todo, show, writes)
     # leaving the block, an interrupt included, waits for the chunks already computed to be written
