@@ -33,12 +33,17 @@ def cpu_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def affinity() -> list | None:
+    """This thread's cores (its affinity mask), sorted; ``None`` where the OS has no affinity masks."""
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
 def core_slots(jobs: int) -> list:
     """This process's cores dealt into ``jobs`` disjoint, equal, sorted lists (leftover cores unused);
     ``[]`` off the CPU platform, where the OS has no affinity masks, or with fewer cores than jobs."""
-    if not hasattr(os, "sched_getaffinity") or not _platform_is_cpu():
+    cores = affinity()
+    if cores is None or not _platform_is_cpu():
         return []
-    cores = sorted(os.sched_getaffinity(0))
     per = len(cores) // max(jobs, 1)
     return [cores[i * per:(i + 1) * per] for i in range(jobs)] if per else []
 
