@@ -26,8 +26,18 @@ library computes them: ``alpha_n = max{w_n . z : z in C, ||z|| <= 1} = ||P_C(w_n
 ``theta >= 90``), the gaps ``Delta_i = max_j min_n [w_n . (mu_j - mu_i)]^+ / alpha_n`` (:func:`cone_gaps_np`)
 and the epsilon-cover distances (:func:`cover_distances_np`).
 
+PaVeBa's Pareto and useful steps (:mod:`mobandit_jax.policies.pac`, steps 3 and 4) read the reach
+relation only through ``any`` over one axis of a block of pairs: :func:`ball_reaches_any` gives those
+reductions with the booleans of :func:`ball_reaches` and far fewer candidates. Two exact shortcuts
+settle most pairs (:func:`reach_shortcuts`): ``h <= 0`` (the empty subset, ``y = 0``, is feasible: the
+balls reach), and the lower bound ``||y|| >= max_n h_n / ||w_n||`` of any point with ``W y >= h``
+(Cauchy-Schwarz on one row) above ``r_i + r_j`` by more than the rounding of :func:`min_norm_sq` (they
+do not). The open pairs go through :func:`min_norm_sq` itself, a few at a time and only while their arm
+has no hit yet, so every answer that is computed is the same float arithmetic as in :func:`ball_reaches`.
+
 The numpy functions (suffix ``_np`` and the cone constants) run once per cone on concrete arrays in
-float64; :func:`min_norm_sq`, :func:`ball_dominated` and :func:`ball_reaches` are jittable.
+float64; :func:`min_norm_sq`, :func:`ball_dominated`, :func:`ball_reaches` and :func:`ball_reaches_any`
+are jittable.
 """
 from __future__ import annotations
 
@@ -35,11 +45,15 @@ import itertools
 from typing import NamedTuple
 
 import numpy as np
+import jax
 import jax.numpy as jnp
 
 from .dominance import validate_cone
 
 TOL_ULPS = 64  # feasibility slack of a candidate, in machine epsilons of the row scale (see min_norm_sq)
+BOUND_ULPS = 16 * TOL_ULPS  # margin of the distance lower bound over min_norm_sq's rounding (see reach_shortcuts)
+REACH_CHUNK = 64  # pairs per pass of ball_reaches_any's shortcuts
+REACH_BLOCK = 4  # pairs per step of ball_reaches_any's candidate loop
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,6 +204,50 @@ def min_norm_sq(h, geo: ConeGeometry):
     return jnp.min(jnp.where(feasible, sq, jnp.inf), axis=-1)
 
 
+def min_norm_sq_bounds(h, geo: ConeGeometry):
+    """``(lo, hi)`` ``(...)`` for ``h (..., M)``: ``lo <= min_norm_sq(h) <= hi`` however the sums inside
+    :func:`min_norm_sq` are ordered or fused (XLA's kernels for its products differ with the batch shape).
+
+    One evaluation of the candidates, with the gap between two evaluations bounded (a sum of ``k`` rounded
+    terms is within ``k eps / 2`` of its exact value, relative to the sum of their magnitudes). For a candidate
+    of ``k`` rows with largest ``|h_n|`` ``H``, ``a[d] = sum_m |P[d, m]|`` and ``b_n = sum_d |W[n, d]| a[d]``:
+
+    - ``y = P h`` moves by at most ``dy = (k + 1) eps H ||a||``;
+    - ``||y||^2`` by ``dsq = (d + 1) eps ny^2 + 2 dy ny``, with ``ny`` a bound on ``||y||``;
+    - the margin ``w_n . y - (h_n - tol_n)`` of the check by ``(k + 1) eps H b_n + ||w_n|| ((d + 4) eps ny +
+      TOL_ULPS eps sqrt(dsq)) + 7 eps |h_n|``: the moves of ``w_n . y`` and of ``tol_n``, and the rounding of
+      the threshold and of this comparison.
+
+    A candidate surely passes the check in any evaluation when every row's margin exceeds its move, and may
+    pass when it exceeds minus it: ``hi`` is the least ``sq + dsq`` of the sure ones, ``lo`` the least
+    ``sq - dsq`` of the possible ones (``inf`` where there are none).
+    """
+    h = jnp.asarray(h)
+    dtype = h.dtype
+    proj, W, wnorm = geo.proj.astype(dtype), geo.W.astype(dtype), geo.wnorm.astype(dtype)
+    d = W.shape[1]
+    eps = jnp.finfo(dtype).eps
+    y = jnp.einsum("sdm,...m->...sd", proj, h)
+    wy = jnp.einsum("md,...sd->...sm", W, y)
+    sq = jnp.sum(y * y, axis=-1)
+    ry = jnp.sqrt(sq)
+    margin = wy - (h[..., None, :] - TOL_ULPS * eps * (wnorm * ry[..., None] + jnp.abs(h)[..., None, :]))
+
+    rows = jnp.any(proj != 0, axis=-2)  # (n_S, M): each candidate's rows
+    a = jnp.sum(jnp.abs(proj), axis=-1)  # (n_S, d)
+    b = a @ jnp.abs(W).T  # (n_S, M)
+    big = (jnp.sum(rows, axis=-1) + 1) * eps * jnp.max(jnp.where(rows, jnp.abs(h)[..., None, :], 0), axis=-1)
+    dy = big * jnp.sqrt(jnp.sum(a * a, axis=-1))
+    ny = ry * (1 + (d + 1) * eps) + dy
+    dsq = (d + 1) * eps * ny * ny + 2 * dy * ny
+    per_norm = (d + 4) * eps * ny + TOL_ULPS * eps * jnp.sqrt(dsq)
+    move = big[..., None] * b + wnorm * per_norm[..., None] + (7 * eps * jnp.abs(h))[..., None, :]
+    sure = jnp.all(margin >= move, axis=-1) & geo.valid
+    maybe = jnp.all(margin >= -move, axis=-1) & geo.valid
+    return (jnp.min(jnp.where(maybe, sq - dsq, jnp.inf), axis=-1),
+            jnp.min(jnp.where(sure, sq + dsq, jnp.inf), axis=-1))
+
+
 def ball_dominated(mu, r, geo: ConeGeometry):
     """``(K, d), (K,) -> (K, K)`` bool: ``[j, i]`` iff every point of ``B(mu_j, r_j)`` C-dominates every point
     of ``B(mu_i, r_i)``, i.e. ``w_n . (mu_j - mu_i) >= (r_i + r_j) ||w_n||`` for every row (``j != i``)."""
@@ -199,10 +257,133 @@ def ball_dominated(mu, r, geo: ConeGeometry):
     return out & ~jnp.eye(mu.shape[0], dtype=bool)
 
 
+def _reach_problems(p_j, r_j, p_i, r_i, slack):
+    """``(h (..., M), bound (...))`` of the reach test of pairs ``(j, i)`` (row projections ``p = mu W^T`` and radii,
+    broadcast against each other): the pair reaches iff ``min ||y||^2 s.t. W y >= h <= bound``, with
+    ``h = slack - W (mu_j - mu_i)`` and ``bound = (r_j + r_i)^2``."""
+    h = slack - (p_j - p_i)
+    reach = r_j + r_i
+    return h, reach * reach
+
+
 def ball_reaches(mu, r, slack, geo: ConeGeometry):
     """``(K, d), (K,), (M,) -> (K, K)`` bool: ``[j, i]`` iff some ``y`` in ``B(mu_j, r_j)`` and ``x`` in
-    ``B(mu_i, r_i)`` have ``W (y - x) >= slack`` (``j != i``): ``dist(mu_j - mu_i, {W z >= slack}) <= r_i + r_j``."""
+    ``B(mu_i, r_i)`` have ``W (y - x) >= slack`` (``j != i``): ``dist(mu_j - mu_i, {W z >= slack}) <= r_i + r_j``.
+
+    Every pair, every candidate: the reference of :func:`ball_reaches_any`."""
     p = mu @ geo.W.T.astype(mu.dtype)
-    h = slack[None, None, :] - (p[:, None, :] - p[None, :, :])  # [j, i] = slack - W (mu_j - mu_i)
-    reach = r[:, None] + r[None, :]
-    return (min_norm_sq(h, geo) <= reach * reach) & ~jnp.eye(mu.shape[0], dtype=bool)
+    h, bound = _reach_problems(p[:, None, :], r[:, None], p[None, :, :], r[None, :], slack)
+    return (min_norm_sq(h, geo) <= bound) & ~jnp.eye(mu.shape[0], dtype=bool)
+
+
+def reach_shortcuts(h, bound, geo: ConeGeometry):
+    """``(yes, no)`` bool ``(...)``: the pairs whose test ``min_norm_sq(h) <= bound`` is settled without candidates.
+
+    ``yes``: every ``h_n <= 0``, so the empty subset (``y = 0``, squared norm 0) passes the feasibility check
+    and the minimum is 0. ``no``: any ``y`` with ``W y >= h`` has ``||y|| >= L = max_n h_n / ||w_n||``
+    (Cauchy-Schwarz on one row). A candidate passes :func:`min_norm_sq`'s check when each row holds up to
+    ``TOL_ULPS eps (||w_n|| ||y|| + |h_n|)``, and ``W y`` and its squared norm are rounded, so an accepted
+    candidate's squared norm is at least ``L^2 (1 - c eps)`` with ``c`` a few times ``TOL_ULPS``: when
+    ``L^2 > bound (1 + BOUND_ULPS eps)`` (the bound floored at a normal number, clear of flushed
+    subnormals), every accepted candidate exceeds ``bound``. NaN falls in neither.
+    """
+    finfo = jnp.finfo(h.dtype)
+    yes = jnp.all(h <= 0, axis=-1)
+    low = jnp.max(h / geo.wnorm.astype(h.dtype), axis=-1)
+    floor = jnp.maximum(bound, finfo.tiny / finfo.eps)
+    no = (low > 0) & (low * low > floor * (1 + BOUND_ULPS * finfo.eps))
+    return yes, no
+
+
+def packed_indices(mask, pad: int):
+    """``(n + pad,)`` int32: the indices of ``mask``'s (``(n,)`` bool) True entries first, in order, then ``n``
+    (out of range) in every other slot."""
+    n = mask.shape[0]
+    rank = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1
+    slot = jnp.where(mask, rank, n + pad)
+    return jnp.full(n + pad, n, jnp.int32).at[slot].set(jnp.arange(n, dtype=jnp.int32), mode="drop")
+
+
+def _ball_reaches_once(needed, mu, r, slack, geo: ConeGeometry):
+    """:func:`ball_reaches` where ``needed`` (a scalar bool) is True, zeros elsewhere; under ``vmap`` it is
+    computed, for every lane, only when some lane needs it (a ``lax.while_loop`` of at most one step; the
+    step reads ``mu`` through the loop's flag, so that the compiler does not hoist it out of the loop)."""
+    K = mu.shape[0]
+
+    def step(state):
+        flag, _ = state
+        return False, ball_reaches(jnp.where(flag, mu, 0), r, slack, geo)
+
+    return jax.lax.while_loop(lambda state: state[0], step, (needed, jnp.zeros((K, K), bool)))[1]
+
+
+def _test_until_settled(h, bound, open_, target, settled, doubt, geo: ConeGeometry, block: int):
+    """``(settled, doubt)`` ``(T,)`` bool: ``settled`` or-ed with ``min_norm_sq(h) <= bound`` over the ``open_``
+    entries of each target where :func:`min_norm_sq_bounds` decides it, ``doubt`` or-ed with its undecided
+    entries (the answer lies between the bounds).
+
+    ``h (n, M)``, ``bound``, ``open_`` and ``target`` (ints in ``[0, T)``) are ``(n,)``. The open entries whose
+    target is not settled yet are packed to the front and the first ``block`` are tested; repeated until none is
+    left, so a target stops being tested at its first hit. Listing the entries of different targets in turn
+    (as the callers do) spreads a block over many targets."""
+    n = h.shape[0]
+
+    def todo(state):
+        left, settled, _ = state
+        return left & ~settled[target]
+
+    def step(state):
+        left, settled, doubt = state
+        idx = packed_indices(todo(state), block)[:block]  # n (out of range) past the last one
+        at = jnp.minimum(idx, n - 1)
+        lo, hi = min_norm_sq_bounds(h[at], geo)
+        hit, miss = hi <= bound[at], lo > bound[at]
+        tested = idx < n
+        return (left.at[idx].set(False, mode="drop"), settled.at[target[at]].max(hit & tested),
+                doubt.at[target[at]].max(~hit & ~miss & tested))
+
+    return jax.lax.while_loop(lambda state: jnp.any(todo(state)), step, (open_, settled, doubt))[1:]
+
+
+def ball_reaches_any(mu, r, slack, geo: ConeGeometry, rows, cols, axis: int, chunk: int = REACH_CHUNK,
+                     block: int = REACH_BLOCK):
+    """``(K,)`` bool: :func:`ball_reaches` ``[j, i]`` over the pairs with ``rows[j]`` and ``cols[i]`` (``(K,)``
+    bool), reduced by ``any`` over ``axis``: ``axis = 0`` tells for each ``i`` of ``cols`` whether some ``j`` of
+    ``rows`` reaches it, ``axis = 1`` for each ``j`` of ``rows`` whether it reaches some ``i`` of ``cols``.
+
+    The same booleans, on fewer pairs. The pairs ``rows x cols`` are listed with the target (the arm of the
+    result: ``i`` for ``axis = 0``, ``j`` for ``axis = 1``) varying fastest and taken ``chunk`` at a time;
+    :func:`reach_shortcuts` settles what it can, and the open pairs whose target has no hit yet are tested
+    by :func:`min_norm_sq_bounds` (:func:`_test_until_settled`). The pass stops once every pair is listed or
+    every target has a hit. A target left without a hit but with a pair the bounds could not decide takes
+    its answer from :func:`ball_reaches` itself, computed then (:func:`_ball_reaches_once`)."""
+    K = mu.shape[0]
+    p = mu @ geo.W.T.astype(mu.dtype)
+    row_arms, col_arms = packed_indices(rows, 0), packed_indices(cols, 0)  # K past the last one
+    targets, partners = (col_arms, row_arms) if axis == 0 else (row_arms, col_arms)
+    n_targets = jnp.sum(cols if axis == 0 else rows)
+    n_pairs = jnp.sum(rows) * jnp.sum(cols)
+
+    def step(state):
+        start, settled, doubt = state  # over target slots (indices into targets): a hit, an undecided pair
+        k = start + jnp.arange(chunk)  # pair k: target k % n_targets against partner k // n_targets
+        t = k % jnp.maximum(n_targets, 1)
+        o = jnp.minimum(k // jnp.maximum(n_targets, 1), K - 1)
+        j, i = (partners[o], targets[t]) if axis == 0 else (targets[t], partners[o])
+        needed = (k < n_pairs) & (j != i)
+        j, i = jnp.minimum(j, K - 1), jnp.minimum(i, K - 1)  # any arm where not needed
+        h, bound = _reach_problems(p[j], r[j], p[i], r[i], slack)
+        yes, no = reach_shortcuts(h, bound, geo)
+        return (start + chunk,) + _test_until_settled(h, bound, needed & ~yes & ~no, t,
+                                                      settled.at[t].max(needed & yes), doubt, geo, block)
+
+    def more(state):
+        start, settled, _ = state
+        return (start < n_pairs) & ~jnp.all(settled | (jnp.arange(K) >= n_targets))
+
+    none = jnp.zeros(K, bool)
+    _, settled, doubt = jax.lax.while_loop(more, step, (jnp.zeros((), jnp.int32), none, none))
+    found, doubt = (none.at[targets].set(x, mode="drop") for x in (settled, doubt))
+    doubt = doubt & ~found
+    full = _ball_reaches_once(jnp.any(doubt), mu, r, slack, geo) & rows[:, None] & cols[None, :]
+    return found | (doubt & jnp.any(full, axis=axis))

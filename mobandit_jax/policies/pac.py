@@ -56,12 +56,13 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from ..kernels.cone_regions import ConeGeometry, ball_dominated, ball_reaches, cone_geometry, ordering_complexity, \
-    validate_pac_cone
+from ..kernels.cone_regions import ConeGeometry, ball_dominated, ball_reaches_any, cone_geometry, \
+    ordering_complexity, packed_indices, validate_pac_cone
 from ..registry import register_policy
 from ..types import Identifier
 
 C_NAIVE = 1.0 + math.sqrt(2.0)  # the constant c of Naive Elimination's L (any c > 0 works; VOPy's choice)
+DRAW_WIDTH = 8  # arms per block of PaVeBa's sampling
 
 
 class PacResult(NamedTuple):
@@ -118,6 +119,27 @@ def _draw(sample, key_env, env_params, counts, t):
     return jax.vmap(lambda i, j: sample(key_env, i, j, t, env_params))(arms, counts)
 
 
+def _draw_among(sample, key_env, env_params, counts, t, among, width: int = DRAW_WIDTH):
+    """:func:`_draw` for the arms of ``among`` (``(K,)`` bool), ``width`` arms at a time; zeros elsewhere.
+
+    Each pull is the same function of ``(key_env, arm, pull index, t)`` as in :func:`_draw`, so the values
+    are the same; only the arms that are sampled are drawn."""
+    K = counts.shape[0]
+    order = packed_indices(among, width)  # K (out of range) past the last arm
+
+    def block(state):
+        start, ys, cs = state
+        arms = jax.lax.dynamic_slice(order, (start,), (width,))
+        at = jnp.minimum(arms, K - 1)
+        y, c = jax.vmap(lambda i, j: sample(key_env, i, j, t, env_params))(at, counts[at])
+        return start + width, ys.at[arms].set(y, mode="drop"), cs.at[arms].set(c, mode="drop")
+
+    y0, c0 = jax.eval_shape(lambda: sample(key_env, 0, counts[0], t, env_params))
+    init = (jnp.zeros((), jnp.int32), jnp.zeros((K,) + y0.shape, y0.dtype), jnp.zeros((K,) + c0.shape, c0.dtype))
+    _, ys, cs = jax.lax.while_loop(lambda state: state[0] < jnp.sum(among), block, init)
+    return ys, cs
+
+
 def empirical_cone_optimal(mu, W, among):
     """``(K,)`` bool: arms of ``among`` whose mean no other arm of ``among`` C-dominates (``W (mu_j - mu_i) >= 0``)."""
     p = mu @ W.T
@@ -144,7 +166,7 @@ def paveba(num_arms: int, dim: int, sample) -> Identifier:
         def body(s):
             t, counts, sums, r, S, P, U, spent, _ = s
             A = S | U
-            y, c = _draw(sample, key_env, env_params, counts, t)
+            y, c = _draw_among(sample, key_env, env_params, counts, t, A)
             cost = jnp.sum(jnp.where(A, c.astype(dtype), 0.0))
             ok = spent + cost <= p.budget
             counts = counts + A.astype(jnp.int32)
@@ -154,10 +176,10 @@ def paveba(num_arms: int, dim: int, sample) -> Identifier:
             r = jnp.where(A, paveba_radius(n, K, d, p.sigma, p.delta, p.conf_contraction), r)
             discard = S & jnp.any(ball_dominated(mu, r, p.geo) & A[:, None], axis=0)
             S1 = S & ~discard
-            reach = ball_reaches(mu, r, slack, p.geo)  # [j, i]: j's ball beats i's by the slack
-            new_p = S1 & ~jnp.any(reach & (S1 | U)[:, None], axis=0)
+            # j reaches i: some point of j's ball beats some point of i's by the slack
+            new_p = S1 & ~ball_reaches_any(mu, r, slack, p.geo, rows=S1 | U, cols=S1, axis=0)
             P1, S2 = P | new_p, S1 & ~new_p
-            U1 = P1 & jnp.any(reach & S2[None, :], axis=1)
+            U1 = P1 & ball_reaches_any(mu, r, slack, p.geo, rows=P1, cols=S2, axis=1)
             new = (t + 1, counts, sums, r, S2, P1, U1, spent + cost, jnp.zeros((), bool))
             old = s[:-1] + (jnp.ones((), bool),)
             return jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)
