@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import functools
 import math
+
+import numpy as np
 import jax
 import jax.numpy as jnp
 
@@ -217,23 +219,36 @@ def batch(run, report=None):
     """``run`` mapped over grid points (leading axis of params) and seeds: ``(G, S, ...)`` outputs.
 
     A grid of one point is mapped over the seeds only (the same values; JAX then batches the scans
-    once, not twice, which makes tracing and lowering cheaper). ``report``: passed to ``run``
-    (:func:`make_run`), it is called once per checkpoint of each call of the batched function.
+    once, not twice, which makes tracing and lowering cheaper). A leaf of leading axis 1 in a grid of
+    ``G > 1`` points (:func:`stack_params`: the same at every point) is not mapped over the grid, so what
+    depends only on such leaves and the seed (an environment's draws, say) is computed once per seed.
+    ``report``: passed to ``run`` (:func:`make_run`), it is called once per checkpoint of each call of the
+    batched function.
     """
     if report is not None:
         run = functools.partial(run, report=report)
     over_seeds = jax.vmap(run, in_axes=(None, 0))
-    over_grid = jax.vmap(over_seeds, in_axes=(0, None))
 
     def batched(params, keys):
-        if {jnp.shape(x)[0] for x in jax.tree_util.tree_leaves(params)} != {1}:
-            return over_grid(params, keys)
-        out = over_seeds(jax.tree_util.tree_map(lambda x: x[0], params), keys)
-        return jax.tree_util.tree_map(lambda x: x[None], out)
+        size = max(jnp.shape(x)[0] for x in jax.tree_util.tree_leaves(params))
+        axes = jax.tree_util.tree_map(lambda x: 0 if jnp.shape(x)[0] == size > 1 else None, params)
+        once = jax.tree_util.tree_map(lambda x, a: x if a == 0 else x[0], params, axes)
+        if size > 1:
+            return jax.vmap(over_seeds, in_axes=(axes, None))(once, keys)
+        return jax.tree_util.tree_map(lambda x: x[None], over_seeds(once, keys))
 
     return batched
 
 
 def stack_params(points):
-    """Stack a list of same-structure params pytrees along a new leading grid axis."""
-    return jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *points)
+    """Stack a list of same-structure params pytrees along a new leading grid axis.
+
+    A leaf equal at every point is stacked once (leading axis 1; :func:`batch` does not map it), unless every
+    leaf is: then all are stacked, and the leading axis still counts the points."""
+    treedef = jax.tree_util.tree_structure(points[0])
+    columns = list(zip(*(treedef.flatten_up_to(p) for p in points)))
+    same = [all(np.array_equal(np.asarray(col[0]), np.asarray(x)) for x in col[1:]) for col in columns]
+    if all(same):
+        same = [False] * len(columns)
+    stacked = [jnp.stack([jnp.asarray(x) for x in (col[:1] if s else col)]) for col, s in zip(columns, same)]
+    return jax.tree_util.tree_unflatten(treedef, stacked)

@@ -142,3 +142,31 @@ def test_batch_maps_one_grid_point_as_each_point_of_a_grid():
         np.testing.assert_array_equal(value[0], two[name][1])
         for s in range(3):
             np.testing.assert_array_equal(value[0, s], jax.jit(run)(params[1], keys[s])[name])
+
+
+def test_leaves_equal_at_every_point_are_stacked_once():
+    """``stack_params`` stacks a leaf equal at every grid point once (leading axis 1) and ``batch`` does not map
+    it: the outputs are each point's own (a one-point grid of it). Identical points keep the grid's size."""
+    from mobandit_jax.engine import batch, stack_params
+    from mobandit_jax.metrics.preference import preference_metrics, preference_truth
+    from mobandit_jax.policies.preference import cone_params, prefucb
+
+    W = [[1.0, 0.0], [0.0, 1.0]]
+    envs = [make_stochastic(m) for m in ([[0.3, 0.6], [0.5, 0.5], [0.7, 0.2]], [[0.6, 0.3], [0.2, 0.8], [0.4, 0.4]])]
+    params = [RunParams(e.params, cone_params(W), preference_truth(e.means, W), jnp.inf) for e in envs]
+    run = jax.jit(batch(make_run(envs[0].env, prefucb(3, 2), preference_metrics(2), horizon=40, record_every=10)))
+    keys = seed_keys(0, range(3))
+    stacked = stack_params(params)
+    lead = [x.shape[0] for x in jax.tree_util.tree_leaves(stacked)]
+    assert stacked.env.means.shape[0] == 2 and stacked.policy.W.shape[0] == 1 and set(lead) == {1, 2}
+    both = run(stacked, keys)
+    for i in range(2):
+        alone = run(stack_params(params[i:i + 1]), keys)
+        for name, value in alone.items():
+            np.testing.assert_array_equal(both[name][i], value[0])
+    twice = stack_params([params[0], params[0]])
+    assert {x.shape[0] for x in jax.tree_util.tree_leaves(twice)} == {2}
+    out = run(twice, keys)
+    for name, value in out.items():
+        assert value.shape[0] == 2
+        np.testing.assert_array_equal(value[0], value[1])
