@@ -24,7 +24,8 @@ reproduce did not write is never overwritten or deleted.
 
 ``--jobs N`` (1 to the cores this process may use) runs N specs at once in separate processes (largest
 first: rounds x seeds x runs per spec), each worker pinned to its own share of the cores (XLA's CPU thread
-pools of two workers on the same cores would contend), then builds the reports.
+pools of two workers on the same cores would contend). A paper's report is built as soon as its last spec
+finishes, while the other specs still run.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ import sys
 import tempfile
 import time
 import tomllib
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
@@ -282,6 +283,21 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
     check_writes(runs, names, [reports_root / paper for paper in groups] if quick and reports_dir is None else ())
     timing = {}
     t0 = time.time()
+    waiting = {paper: set(members.values()) for paper, members in groups.items()}
+
+    def done(name: str, seconds: float) -> None:
+        """Log a finished spec; build each report whose specs are all finished (while the others still run)."""
+        timing[name] = round(seconds, 2)
+        log(f"  {name}: {timing[name]:.1f} s")
+        for paper, left in waiting.items():
+            if name in left:
+                left.discard(name)
+                if not left:
+                    t1 = time.time()
+                    modules[paper].build({key: runs / spec for key, spec in groups[paper].items()},
+                                         reports_root / paper)
+                    log(f"  report {reports_root / paper}: {time.time() - t1:.1f} s")
+
     if jobs > 1:
         context, pinning, shares = multiprocessing.get_context("spawn"), {}, devices.core_slots(jobs)
         if shares:
@@ -290,29 +306,22 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
                 slots.put(cores)
             pinning = {"initializer": _take_cores, "initargs": (slots,)}
         with ProcessPoolExecutor(jobs, mp_context=context, **pinning) as pool:
-            futures = {name: pool.submit(run_one, specs[name], runs / name, quick, x64) for name in names}
-            for name, future in futures.items():
-                timing[name] = round(future.result(), 2)
-                log(f"  {name}: {timing[name]:.1f} s")
+            futures = {pool.submit(run_one, specs[name], runs / name, quick, x64): name for name in names}
+            for future in as_completed(futures):
+                done(futures[future], future.result())
     else:
         for name in names:
             log(f"running {specs[name]} -> {runs / name}")
-            timing[name] = round(run_one(specs[name], runs / name, quick, x64), 2)
-            log(f"  {name}: {timing[name]:.1f} s")
-    timing["total"] = round(sum(timing.values()), 2)
-    timing["wall"] = round(time.time() - t0, 2)
-    for paper, members in groups.items():
-        t1 = time.time()
-        modules[paper].build({key: runs / name for key, name in members.items()}, reports_root / paper)
-        log(f"  report {reports_root / paper}: {time.time() - t1:.1f} s")
+            done(name, run_one(specs[name], runs / name, quick, x64))
+    timing["total"] = round(sum(timing[name] for name in names), 2)
     for name in alone:
         log(f"  {name}: no report builder in {Path(experiments_dir) / REGISTRY}; "
             f"generic report {runs / name / 'report.md'}")
     timing["wall_with_reports"] = round(time.time() - t0, 2)
     runs.mkdir(parents=True, exist_ok=True)
     (runs / TIMING).write_text(json.dumps(timing, indent=1))
-    log(f"engine time {timing['total']:.1f} s summed over specs; wall {timing['wall']:.1f} s with {jobs} job(s), "
-        f"{timing['wall_with_reports']:.1f} s with the reports; timings in {runs / TIMING}")
+    log(f"engine time {timing['total']:.1f} s summed over specs; wall {timing['wall_with_reports']:.1f} s with "
+        f"{jobs} job(s) and the reports (each built once its specs finished); timings in {runs / TIMING}")
     return timing
 
 
