@@ -220,7 +220,7 @@ def batch(run, report=None):
 
     A grid of one point is mapped over the seeds only (the same values; JAX then batches the scans
     once, not twice, which makes tracing and lowering cheaper). A leaf of leading axis 1 in a grid of
-    ``G > 1`` points (:func:`stack_params`: the same at every point) is not mapped over the grid, so what
+    ``G > 1`` points (:func:`stack_grid`: the same at every point) is not mapped over the grid, so what
     depends only on such leaves and the seed (an environment's draws, say) is computed once per seed.
     ``report``: passed to ``run`` (:func:`make_run`), it is called once per checkpoint of each call of the
     batched function.
@@ -241,14 +241,17 @@ def batch(run, report=None):
 
 
 def stack_params(points):
-    """Stack a list of same-structure params pytrees along a new leading grid axis.
+    """Stack a list of same-structure params pytrees along a new leading grid axis."""
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *points)
 
-    A leaf equal at every point is stacked once (leading axis 1; :func:`batch` does not map it), unless every
-    leaf is: then all are stacked, and the leading axis still counts the points."""
+
+def stack_grid(points):
+    """:func:`stack_params` for :func:`batch`, but a leaf equal at every point is stacked once (leading axis 1),
+    so that :func:`batch` does not map it; if every leaf is, all are stacked (the leading axis counts the points)."""
     treedef = jax.tree_util.tree_structure(points[0])
     columns = list(zip(*(treedef.flatten_up_to(p) for p in points)))
     same = [all(np.array_equal(np.asarray(col[0]), np.asarray(x)) for x in col[1:]) for col in columns]
     if all(same):
-        same = [False] * len(columns)
+        return stack_params(points)
     stacked = [jnp.stack([jnp.asarray(x) for x in (col[:1] if s else col)]) for col, s in zip(columns, same)]
     return jax.tree_util.tree_unflatten(treedef, stacked)

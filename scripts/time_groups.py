@@ -37,7 +37,7 @@ def main(argv) -> int:
     for g in plan.groups:
         if only is not None and g.label not in only:
             continue
-        params = engine.stack_params(g.params)
+        params = engine.stack_grid(g.params)
         t0 = time.perf_counter()
         compiled = execution.lower_group(g, params, mesh, keys).compile()  # as a run's worker compiles it
         compile_s = time.perf_counter() - t0

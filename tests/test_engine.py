@@ -145,9 +145,9 @@ def test_batch_maps_one_grid_point_as_each_point_of_a_grid():
 
 
 def test_leaves_equal_at_every_point_are_stacked_once():
-    """``stack_params`` stacks a leaf equal at every grid point once (leading axis 1) and ``batch`` does not map
+    """``stack_grid`` stacks a leaf equal at every grid point once (leading axis 1) and ``batch`` does not map
     it: the outputs are each point's own (a one-point grid of it). Identical points keep the grid's size."""
-    from mobandit_jax.engine import batch, stack_params
+    from mobandit_jax.engine import batch, stack_grid, stack_params
     from mobandit_jax.metrics.preference import preference_metrics, preference_truth
     from mobandit_jax.policies.preference import cone_params, prefucb
 
@@ -156,15 +156,16 @@ def test_leaves_equal_at_every_point_are_stacked_once():
     params = [RunParams(e.params, cone_params(W), preference_truth(e.means, W), jnp.inf) for e in envs]
     run = jax.jit(batch(make_run(envs[0].env, prefucb(3, 2), preference_metrics(2), horizon=40, record_every=10)))
     keys = seed_keys(0, range(3))
-    stacked = stack_params(params)
+    stacked = stack_grid(params)
     lead = [x.shape[0] for x in jax.tree_util.tree_leaves(stacked)]
     assert stacked.env.means.shape[0] == 2 and stacked.policy.W.shape[0] == 1 and set(lead) == {1, 2}
+    assert {x.shape[0] for x in jax.tree_util.tree_leaves(stack_params(params))} == {2}
     both = run(stacked, keys)
     for i in range(2):
         alone = run(stack_params(params[i:i + 1]), keys)
         for name, value in alone.items():
             np.testing.assert_array_equal(both[name][i], value[0])
-    twice = stack_params([params[0], params[0]])
+    twice = stack_grid([params[0], params[0]])
     assert {x.shape[0] for x in jax.tree_util.tree_leaves(twice)} == {2}
     out = run(twice, keys)
     for name, value in out.items():

@@ -59,7 +59,7 @@ def test_the_key_names_the_spec_the_group_and_the_width(small_spec, kept):
 
     def paths(spec, width=6):
         plan = plans.build(cfg.validate(copy.deepcopy(spec)))
-        return [programs.path(plan, i, engine.stack_params(g.params), width, mesh) for i, g in enumerate(plan.groups)]
+        return [programs.path(plan, i, engine.stack_grid(g.params), width, mesh) for i, g in enumerate(plan.groups)]
 
     spec = _spec(small_spec)
     spec["experiment"]["chunk"] = 6

@@ -249,7 +249,7 @@ def bytes_per_seed(plan: Plan, probe: int = 8) -> float:
     """Estimated device bytes per seed: compiled memory analysis of each group at ``probe`` seeds."""
     worst = 0.0
     for g in plan.groups:
-        params = engine.stack_params(g.params)
+        params = engine.stack_grid(g.params)
         keys = engine.seed_keys(plan.base_seed, np.arange(probe))
         mem = jax.jit(engine.batch(g.run)).lower(params, keys).compile().memory_analysis()
         total = 0 if mem is None else mem.temp_size_in_bytes + mem.output_size_in_bytes
@@ -273,7 +273,7 @@ def _in_process(plan: Plan, chunks: list, show=None, writes: bool = False):
     :class:`Progress`; ``writes``: this process then writes the run folder)."""
     mesh = sharding.local_mesh()
     width = sharding.padded_size(plan.chunk, mesh)  # fixed: one compilation per group
-    stacked = [engine.stack_params(g.params) for g in plan.groups]
+    stacked = [engine.stack_grid(g.params) for g in plan.groups]
     compiled = _compile_groups(plan, mesh, width, stacked, show, writes) if chunks else []
     for c in chunks:
         lo, hi = files.chunk_identity(plan, c)["seeds"]
@@ -289,7 +289,7 @@ def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: b
     writes the run folder: :func:`prefetch_writers` of the ``spare`` cores once every group is compiled;
     ``show``: this process's :class:`Progress`, worker processes have none)."""
     mesh = sharding.local_mesh(1)
-    stacked = [engine.stack_params(g.params) for g in plan.groups]
+    stacked = [engine.stack_grid(g.params) for g in plan.groups]
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
     n_groups, first = len(plan.groups), index * len(plan.groups) // workers
     compiled, _ = _programs(plan, mesh, keys, stacked, show, order=[(first + i) % n_groups for i in range(n_groups)])
