@@ -113,10 +113,14 @@ def naive_elimination_L(num_arms: int, dim: int, sigma: float, epsilon: float, d
     return max(1, int(math.ceil(value)))
 
 
+def _pulls(sample, key_env, env_params, arms, counts, t):
+    """Pull ``counts[n]`` of arm ``arms[n]`` for each ``n``: rewards ``(n, d)`` and costs ``(n,)``."""
+    return jax.vmap(lambda i, j: sample(key_env, i, j, t, env_params))(arms, counts)
+
+
 def _draw(sample, key_env, env_params, counts, t):
     """Every arm's next pull: rewards ``(K, d)`` and costs ``(K,)`` (pull ``counts[i]`` of arm ``i``)."""
-    arms = jnp.arange(counts.shape[0])
-    return jax.vmap(lambda i, j: sample(key_env, i, j, t, env_params))(arms, counts)
+    return _pulls(sample, key_env, env_params, jnp.arange(counts.shape[0]), counts, t)
 
 
 def _draw_among(sample, key_env, env_params, counts, t, among, width: int = DRAW_WIDTH):
@@ -131,7 +135,7 @@ def _draw_among(sample, key_env, env_params, counts, t, among, width: int = DRAW
         start, ys, cs = state
         arms = jax.lax.dynamic_slice(order, (start,), (width,))
         at = jnp.minimum(arms, K - 1)
-        y, c = jax.vmap(lambda i, j: sample(key_env, i, j, t, env_params))(at, counts[at])
+        y, c = _pulls(sample, key_env, env_params, at, counts[at], t)
         return start + width, ys.at[arms].set(y, mode="drop"), cs.at[arms].set(c, mode="drop")
 
     y0, c0 = jax.eval_shape(lambda: sample(key_env, 0, counts[0], t, env_params))
