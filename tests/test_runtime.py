@@ -113,3 +113,38 @@ def test_writing_figures_keeps_the_users_matplotlib_backend(tmp_path):
                          check=True, capture_output=True, text=True)
     assert list((tmp_path / "run").glob("*.png")) and (tmp_path / "run" / "compare.png").exists()
     assert out.stdout.strip().splitlines()[-1] == "svg"  # a module-level matplotlib.use("Agg") gave "agg"
+
+
+REUSE_CHECK = """
+import resource, sys
+import numpy as np
+if sys.argv[1] == "keep":
+    import mobandit_jax.runner.runtime
+    assert mobandit_jax.runner.runtime.keep_freed_memory()
+faults = []
+for _ in range(3):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    a = np.ones(2 ** 25)  # 256 MiB, every page written
+    del a
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(faults[-1])
+"""
+
+
+def test_keep_freed_memory_reuses_a_freed_buffer():
+    import os
+
+    import pytest
+
+    if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
+        pytest.skip("the allocator setting is glibc's")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+
+    def faults(mode):
+        out = subprocess.run([sys.executable, "-c", REUSE_CHECK, mode], check=True, capture_output=True, text=True,
+                             env=env)
+        return int(out.stdout)
+
+    plain = faults("plain")  # by default the buffer is mapped afresh: every page (or huge page) faults again
+    assert plain >= 2 ** 25 * 8 // (4 << 20)  # at least one fault per 4 MiB
+    assert faults("keep") * 10 < plain  # kept, the freed buffer is reused

@@ -24,8 +24,9 @@ reproduce did not write is never overwritten or deleted.
 
 ``--jobs N`` (1 to the cores this process may use) runs N specs at once in separate processes (largest
 first: rounds x seeds x runs per spec), each worker pinned to its own share of the cores (XLA's CPU thread
-pools of two workers on the same cores would contend). A paper's report is built as soon as its last spec
-finishes, while the other specs still run.
+pools of two workers on the same cores would contend) and keeping freed memory for reuse
+(:func:`mobandit_jax.runner.runtime.keep_freed_memory`: a spec's chunks reuse its large buffers). A paper's
+report is built as soon as its last spec finishes, while the other specs still run.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
-from . import api, devices
+from . import api, devices, runtime
 from . import spec as cfg
 
 QUICK_SEEDS = 2
@@ -205,9 +206,13 @@ def run_one(path: Path, out: Path, quick: bool, x64: bool = False) -> float:
     return time.time() - t0
 
 
-def _take_cores(slots) -> None:
-    """Worker start-up: pin this worker to the next free share of the cores (one share per worker)."""
-    devices.pin(slots.get(timeout=60))
+def _start_job(slots) -> None:
+    """Job process start-up, before JAX starts: freed memory kept for reuse (the specs of a reproduction mostly
+    run kept programs; :func:`mobandit_jax.runner.runtime.keep_freed_memory`), and the process pinned to the
+    next free share of the cores (one share per job), if ``slots`` has them."""
+    runtime.keep_freed_memory()
+    if slots is not None:
+        devices.pin(slots.get(timeout=60))
 
 
 def cost(path: Path, quick: bool) -> int:
@@ -299,13 +304,12 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
                     log(f"  report {reports_root / paper}: {time.time() - t1:.1f} s")
 
     if jobs > 1:
-        context, pinning, shares = multiprocessing.get_context("spawn"), {}, devices.core_slots(jobs)
+        context, shares, slots = multiprocessing.get_context("spawn"), devices.core_slots(jobs), None
         if shares:
             slots = context.Queue()
             for cores in shares:
                 slots.put(cores)
-            pinning = {"initializer": _take_cores, "initargs": (slots,)}
-        with ProcessPoolExecutor(jobs, mp_context=context, **pinning) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_job, initargs=(slots,)) as pool:
             futures = {pool.submit(run_one, specs[name], runs / name, quick, x64): name for name in names}
             for future in as_completed(futures):
                 done(futures[future], future.result())
