@@ -75,3 +75,14 @@ def test_key_ranks_and_their_refresh_follow_value_then_index():
         got = order.sort_by_layer_value(jnp.asarray(layer), jnp.asarray(x), ranks)
         for g, want in zip(got, _lexsorted(layer, x)):
             np.testing.assert_array_equal(np.asarray(g), want)
+
+
+@pytest.mark.parametrize("num_layers", [None, 4, 7])
+def test_layer_counts_count_lower_and_equal_layers(num_layers):
+    layer, x = _rows(8, 3, 50, 3)  # layers 0 .. 3
+    below, size = jax.jit(order.layer_counts, static_argnums=1)(jnp.asarray(layer), num_layers)
+    np.testing.assert_array_equal(np.asarray(below), (layer[None, :] < layer[:, None]).sum(1))
+    np.testing.assert_array_equal(np.asarray(size), (layer[None, :] == layer[:, None]).sum(1))
+    got = order.sort_by_layer_value(jnp.asarray(layer), jnp.asarray(x), below=below)  # the counts replace a ranking
+    for g, want in zip(got, _lexsorted(layer, x)):
+        np.testing.assert_array_equal(np.asarray(g), want)

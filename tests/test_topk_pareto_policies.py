@@ -205,8 +205,10 @@ def test_crowding_distance_matches_numpy_loop(seed, boundary):
     layer = rng.integers(0, 7, 40).astype(np.int32)  # up to k = 6 layers plus the rest (rank 6)
     layer[:3] = 9  # a layer of size 3 beyond the others
     layer[3], layer[4:6] = 10, 11  # layers of size 1 and 2
-    np.testing.assert_allclose(np.asarray(slate.crowding_distance(jnp.asarray(x), jnp.asarray(layer), boundary)),
-                               _crowding_numpy(x, layer, boundary), rtol=1e-6, atol=0)
+    want = _crowding_numpy(x, layer, boundary)
+    for num_layers in (None, 12):  # layers ranked, or counted by a histogram of the 12 possible layers
+        got = slate.crowding_distance(jnp.asarray(x), jnp.asarray(layer), boundary, num_layers=num_layers)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=0)
 
 
 def test_crowding_boundary_readings_hand_computed():

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .order import rank_below, sort_by_layer_value
+from .order import layer_counts, sort_by_layer_value
 
 CROWD_BOUNDARY = ("inf", "neighbour", "zero")
 
 
-def crowding_distance(x, layer, boundary: str = "inf", ranks=None):
+def crowding_distance(x, layer, boundary: str = "inf", ranks=None, num_layers: int | None = None):
     """NSGA-II crowding distance of ``x (n, d)`` computed within each layer (``ranks``: optional
-    :func:`key_ranks` of ``x.T``, which saves ranking the values).
+    :func:`key_ranks` of ``x.T``, which saves ranking the values; ``num_layers``: optional static bound,
+    every layer in ``[0, num_layers)``, which saves ranking the layers: :func:`layer_counts`).
 
     Per objective, arms are sorted by (layer, value, index): an arm's neighbours below and above are
     the adjacent arms of its layer in that order (equal values: the later index counts as above), and
@@ -27,13 +28,14 @@ def crowding_distance(x, layer, boundary: str = "inf", ranks=None):
     if boundary not in CROWD_BOUNDARY:
         raise ValueError(f"boundary must be one of {CROWD_BOUNDARY}, got {boundary!r}")
     n, d = x.shape
-    layers, values, arm = sort_by_layer_value(layer, x.T, ranks)
+    below, size = layer_counts(layer, num_layers)
+    layers, values, arm = sort_by_layer_value(layer, x.T, ranks, below)
     same_next = jnp.concatenate([layers[:, 1:] == layers[:, :-1], jnp.zeros((d, 1), bool)], axis=1)
     same_prev = jnp.concatenate([jnp.zeros((d, 1), bool), same_next[:, :-1]], axis=1)
     up = jnp.where(same_next, jnp.roll(values, -1, axis=1), jnp.inf)
     down = jnp.where(same_prev, jnp.roll(values, 1, axis=1), -jnp.inf)
-    first = rank_below(layer)[arm]  # a layer's sorted positions run from #{lower layers} to n - 1 - #{higher}
-    last = n - 1 - rank_below(-layer)[arm]
+    first = below[arm]  # a layer's sorted positions run from #{lower layers} on, one per arm of the layer
+    last = first + size[arm] - 1
     span = jnp.take_along_axis(values, last, axis=1) - jnp.take_along_axis(values, first, axis=1)
     if boundary == "inf":
         edge = jnp.inf

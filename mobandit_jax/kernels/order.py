@@ -61,12 +61,25 @@ def refresh_key_ranks(ranks, old, new, arms):
     return (ranks - left + joined).at[:, arms].set(changed)
 
 
-def sort_by_layer_value(layer, x, ranks=None):
+def layer_counts(layer, num_layers: int | None = None):
+    """``(below, size)``, each ``(n,)`` int32: ``#{j : layer[j] < layer[i]}`` and ``#{j : layer[j] == layer[i]}``
+    for the integer ``layer (n,)``. With a static ``num_layers`` (every layer in ``[0, num_layers)``) they come
+    from a histogram of the layers, else from ranking them."""
+    layer = jnp.asarray(layer).astype(jnp.int32)
+    if num_layers is None:
+        below = rank_below(layer)
+        return below, layer.shape[0] - below - rank_below(-layer)
+    hist = jnp.sum(layer[:, None] == jnp.arange(num_layers, dtype=jnp.int32), axis=0, dtype=jnp.int32)
+    return (jnp.cumsum(hist) - hist)[layer], hist[layer]
+
+
+def sort_by_layer_value(layer, x, ranks=None, below=None):
     """Each row of ``x (d, n)`` (with the shared ``layer (n,)``) in stable ``(layer, value, index)`` order.
 
     ``ranks``, if given, are :func:`key_ranks` of ``x`` (kept up to date by the caller), which saves
-    ranking the values. Returns ``(layers, values, arm)``, each ``(d, n)``: the sorted layers and values
-    and the index of the entry at each sorted position.
+    ranking the values; ``below``, if given, is the first of :func:`layer_counts`, which saves ranking the
+    layers. Returns ``(layers, values, arm)``, each ``(d, n)``: the sorted layers and values and the index
+    of the entry at each sorted position.
     """
     d, n = x.shape
     index = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (d, n))
@@ -74,6 +87,7 @@ def sort_by_layer_value(layer, x, ranks=None):
     if n > PACKED_MAX_N:
         return jax.lax.sort((layers, x, index), dimension=1, num_keys=2, is_stable=True)
     value_rank = rank_below(ordered_ints(x)) if ranks is None else ranks  # either orders (value, index)
-    key = (rank_below(layer.astype(jnp.int32))[None, :] * n + value_rank) * n + index
+    layer_rank = rank_below(layer.astype(jnp.int32)) if below is None else below
+    key = (layer_rank[None, :] * n + value_rank) * n + index
     arm = jnp.sort(key, axis=1) % n
     return jnp.take_along_axis(layers, arm, axis=1), jnp.take_along_axis(x, arm, axis=1), arm

@@ -129,7 +129,7 @@ def pareto_ucb_crowd(num_arms: int, dim: int, k: int, boundary: str = "inf") -> 
     def core(key, state, params, t):
         U = ucb_vectors(state.stats, params, n, d)
         layer = peel_layers(state.dom, k, fill=k)
-        return layered_top_k(layer, crowding_distance(U, layer, boundary, state.ranks), k)
+        return layered_top_k(layer, crowding_distance(U, layer, boundary, state.ranks, k + 1), k)
 
     return make_slate_policy(n, d, k, core, tracked=tracked_ucb(n, d), ranked=True)
 
