@@ -240,9 +240,13 @@ def batch(run, report=None):
     return batched
 
 
+def _stacked(xs):
+    return jnp.stack([jnp.asarray(x) for x in xs])
+
+
 def stack_params(points):
     """Stack a list of same-structure params pytrees along a new leading grid axis."""
-    return jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *points)
+    return jax.tree_util.tree_map(lambda *xs: _stacked(xs), *points)
 
 
 def stack_grid(points):
@@ -253,5 +257,5 @@ def stack_grid(points):
     same = [all(np.array_equal(np.asarray(col[0]), np.asarray(x)) for x in col[1:]) for col in columns]
     if all(same):
         return stack_params(points)
-    stacked = [jnp.stack([jnp.asarray(x) for x in (col[:1] if s else col)]) for col, s in zip(columns, same)]
+    stacked = [_stacked(col[:1] if s else col) for col, s in zip(columns, same)]
     return jax.tree_util.tree_unflatten(treedef, stacked)
