@@ -16,7 +16,7 @@ defaults are tuned for large tensors instead and cost most of such a round (meas
 identifier's table of pulls, hundreds of MB for a chunk) are mapped afresh and returned to the system at
 every call, so the kernel zeroes every page again. With one arena, no mapped chunks and no trimming,
 freed memory is reused: ``composed/identification_cones`` on one device went from 10.2 million page
-faults to 0.45 million and its chunks from 79 s to 45 s (same outputs). One arena makes XLA's compiler
+faults to 0.43-0.49 million and its chunks from 79 s to 49-50 s (same outputs). One arena makes XLA's compiler
 slower (threads share it: a cold quickstart took 14 s against 10-11 s), so a process that compiles
 most of what it runs keeps the allocator's defaults.
 
