@@ -472,8 +472,7 @@ def _assets_section(run: Run, out: Path) -> str:
                       levels=mandate_levels)
     rows = table2(run, scen)
     tab = nyse.reward_table()
-    x = nyse.load_relatives()
-    bt = nyse.backtest(x)
+    bt = nyse.strategies_backtest()
     wealth = np.prod(1 + bt.returns, 0)
     s = "## 2. Online asset allocation on NYSE(O) (Section 4.2)\n\n"
     s += (f"K = 10 strategies, 7 objectives, T = {int(run.checkpoints[-1])} days, "

@@ -359,12 +359,17 @@ class RewardTable(NamedTuple):
 
 
 @functools.lru_cache(maxsize=2)
+def strategies_backtest(path: str = str(DATA_FILE)) -> Backtest:
+    """:func:`backtest` of the ten strategies on the relatives of ``path`` (cached)."""
+    return backtest(load_relatives(path))
+
+
+@functools.lru_cache(maxsize=2)
 def reward_table(path: str = str(DATA_FILE), window: int = WINDOW) -> RewardTable:
     """The normalised 7-d daily reward of each of the ten strategies on NYSE(O) (cached)."""
-    x = load_relatives(path)
-    bt = backtest(x)
+    bt = strategies_backtest(path)
     raw = raw_rewards(bt, window)
-    train = x.shape[0] // 2
+    train = bt.returns.shape[0] // 2
     z, lo, hi = normalise(raw, train)
     return RewardTable(z, raw, lo, hi, train, tuple(STRATEGIES))
 
