@@ -111,6 +111,10 @@ def test_tables_from_a_synthetic_run(tmp_path):
     assert len(derived) == 1
     v = rates_a[("ParetoUCB", "Low Volatility")]
     assert np.isclose(derived[0]["mean"], v.mean()) and np.isclose(derived[0]["std"], v.std(ddof=1))
+    bare = tmp_path / "bare"  # figures=False (mobandit reproduce --check): the same report text and records, no PNG
+    rep.build({"llm": tmp_path / "llm", "assets": tmp_path / "assets"}, bare, figures=False)
+    assert not list(bare.glob("*.png")) and (bare / "report.md").read_text() == text
+    assert json.loads((bare / "summary.json").read_text())["records"] == recs
     with pytest.raises(KeyError, match="unknown key"):
         rep.build({"llms": tmp_path / "llm"}, out)
     with pytest.raises(FileNotFoundError, match="has no curves.npz"):

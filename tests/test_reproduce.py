@@ -290,6 +290,39 @@ def test_check_reruns_into_a_temporary_folder_and_flags_a_changed_committed_numb
     assert "check: 1 committed number(s) differ (" in out and f"{first['metric']}.mean | committed" in out
 
 
+FIGURES_BUILDER = '''
+import json
+from pathlib import Path
+
+
+def build(run_dirs, out_dir, figures=True):
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / "figures.json").write_text(json.dumps(figures))
+'''
+
+
+@pytest.mark.parametrize("builder, told", [(FIGURES_BUILDER, False), (CHECK_BUILDER, None)])
+def test_without_figures_no_png_is_drawn_and_builders_that_take_the_flag_are_told(tmp_path, builder, told):
+    """``main(figures=False)`` (what ``--check`` runs): run folders without PNGs and a report.md that links none,
+    the same numbers; a builder whose ``build`` takes ``figures`` gets ``False``, another is called as before."""
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "paper_a.toml").write_text(SPEC.format(horizon=40))
+    exp = _experiments(tmp_path, '[paper]\nbuilder = "paper/report.py"\nruns = {a = "paper_a"}\n', builder)
+    drawn, bare = tmp_path / "drawn", tmp_path / "bare"
+    reproduce.main(configs, drawn, exp, log=lambda *a: None, reports_dir=drawn / "reports")
+    reproduce.main(configs, bare, exp, log=lambda *a: None, reports_dir=bare / "reports", figures=False)
+    assert sorted(p.name for p in (drawn / "paper_a").glob("*.png"))  # the default draws the run folder's figures
+    assert not list((bare / "paper_a").glob("*.png")) and ".png" not in (bare / "paper_a" / "report.md").read_text()
+    assert (json.loads((bare / "paper_a" / "summary.json").read_text())
+            == json.loads((drawn / "paper_a" / "summary.json").read_text()))
+    if told is not None:
+        assert json.loads((drawn / "reports" / "paper" / "figures.json").read_text()) is True
+        assert json.loads((bare / "reports" / "paper" / "figures.json").read_text()) is told
+    else:
+        assert (bare / "reports" / "paper" / "summary.json").is_file()
+
+
 def test_check_passes_on_the_committed_reference(tmp_path):
     """`mobandit reproduce --check` on tests/data/check: a small slate spec whose summary is committed; a change
     of the engine or the policies that moves any of its numbers fails here (exit 1 and the differing records)."""

@@ -88,6 +88,10 @@ def test_build_writes_tables_statistics_and_records(tmp_path):
     assert all(r["setting"]["d"] == 2 for r in saved["records"])
     ratio = [b for b in summary["benchmark_ratio"] if b["front"] == "clusters"][0]
     assert ratio["thv_over_benchmark"] == pytest.approx(np.mean(finals["THV-UCB|0|hv_last100"] / 0.65))
+    bare = tmp_path / "bare"  # figures=False (mobandit reproduce --check): the same numbers, no PNG
+    assert topk_pareto.build({"d2": str(tmp_path / "d2")}, bare, figures=False) == summary
+    assert not list(bare.glob("*.png"))
+    assert (bare / "summary.json").read_text() == (out / "summary.json").read_text()
 
 
 def test_main_tables_take_eta_tuned_rows_from_the_eta_grid_at_table2_eta(tmp_path):

@@ -317,8 +317,11 @@ FONT = 10
 REGRET_LABEL = {"regret_gap": "cumulative gap-weighted regret\nR^gap_t (normalised reward units)"}
 
 
-def regret_figure(run: Run, scenarios, path, metric: str = "regret_gap", ncols: int = 4) -> Path:
-    """Cumulative ``metric`` curves, mean +- 1 std over seeds, one panel per scenario."""
+def regret_figure(run: Run, scenarios, path, metric: str = "regret_gap", ncols: int = 4, draw: bool = True) -> Path:
+    """Cumulative ``metric`` curves, mean +- 1 std over seeds, one panel per scenario (``draw=False``: only the
+    path)."""
+    if not draw:
+        return Path(path)
     plt = _plt()
     n = len(scenarios)
     nrows = math.ceil(n / ncols)
@@ -345,8 +348,11 @@ def regret_figure(run: Run, scenarios, path, metric: str = "regret_gap", ncols: 
 
 
 def trend_figure(run: Run, scenarios, matrices: dict, path, names=None, window: int = 100,
-                 levels=preference_levels) -> Path:
-    """Figure 4/6/7: ``window``-round moving average of the played arm's true reward, per group."""
+                 levels=preference_levels, draw: bool = True) -> Path:
+    """Figure 4/6/7: ``window``-round moving average of the played arm's true reward, per group (``draw=False``:
+    only the path)."""
+    if not draw:
+        return Path(path)
     plt = _plt()
     groups = ("preferred", "moderate", "relaxable")
     fig, axes = plt.subplots(len(scenarios), 3, figsize=(15, 3.4 * len(scenarios)), squeeze=False)
@@ -407,11 +413,11 @@ def optimal_sets(run: Run) -> list:
     return rows
 
 
-def _llm_section(run: Run, out: Path) -> str:
+def _llm_section(run: Run, out: Path, draw: bool = True) -> str:
     scen = run.scenarios()
-    f3 = regret_figure(run, scen, out / "figure3_llm_regret.png")
+    f3 = regret_figure(run, scen, out / "figure3_llm_regret.png", draw=draw)
     f4 = trend_figure(run, list(REAL_WORLD), scenario_matrices(), out / "figure4_llm_trends.png",
-                      names=llm.CAPABILITIES)
+                      names=llm.CAPABILITIES, draw=draw)
     names, table, sizes = llm.arm_table()
     s = "## 1. LLM selective ensemble (Section 4.1)\n\n"
     s += (f"K = {table.shape[0]} models x d = 7 capabilities, Beta feedback (c = 1), "
@@ -462,14 +468,14 @@ def _llm_section(run: Run, out: Path) -> str:
     return s
 
 
-def _assets_section(run: Run, out: Path) -> str:
+def _assets_section(run: Run, out: Path, draw: bool = True) -> str:
     scen = run.scenarios()
-    f5 = regret_figure(run, scen, out / "figure5_assets_regret.png")
+    f5 = regret_figure(run, scen, out / "figure5_assets_regret.png", draw=draw)
     Ws = mandate_matrices()
     f6 = trend_figure(run, scen[:4], Ws, out / "figure6_assets_trends.png", names=nyse.OBJECTIVES, window=100,
-                      levels=mandate_levels)
+                      levels=mandate_levels, draw=draw)
     f7 = trend_figure(run, scen[4:], Ws, out / "figure7_assets_trends.png", names=nyse.OBJECTIVES, window=100,
-                      levels=mandate_levels)
+                      levels=mandate_levels, draw=draw)
     rows = table2(run, scen)
     tab = nyse.reward_table()
     bt = nyse.strategies_backtest()
@@ -682,8 +688,9 @@ def _run_row(key: str, run: Run) -> str:
             f"{run.timing.get('wall_seconds_this_invocation', 'n/a')} |")
 
 
-def build(run_dirs: dict, out_dir) -> Path:
-    """Write ``report.md``, ``summary.json`` and the figures of PDMOB from run directories."""
+def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
+    """Write ``report.md``, ``summary.json`` and the figures of PDMOB from run directories (``figures=False``: no
+    figure is drawn; ``report.md`` still names them, the numbers are the same)."""
     unknown = sorted(set(run_dirs) - {"llm", "assets", "identity_ablation"})
     if unknown:
         raise KeyError(f"run_dirs has unknown key(s) {unknown}; allowed: 'llm', 'assets', 'identity_ablation'")
@@ -694,7 +701,7 @@ def build(run_dirs: dict, out_dir) -> Path:
         if key not in run_dirs:
             continue
         run = load_run(run_dirs[key])
-        parts.append(section(run, out) + (_llm_differences(run) if key == "llm" else _assets_differences(run)))
+        parts.append(section(run, out, figures) + (_llm_differences(run) if key == "llm" else _assets_differences(run)))
         records += [{**r, "setting": {**r["setting"], "experiment": key}} for r in run.records]
         records += derived_records(run, key)
         timing.append(_run_row(key, run))

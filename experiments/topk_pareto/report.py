@@ -629,10 +629,11 @@ def _notes(template: str, values: dict) -> str:
                        f"computed: {sorted(values)}") from None
 
 
-def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
+def build(run_dirs: dict, out_dir, notes: str | None = None, figures: bool = True) -> dict:
     """Write ``report.md``, ``summary.json`` and figures for the seed-001 runs in ``run_dirs``.
 
-    ``notes`` (markdown appended to the report) defaults to ``out_dir/notes.md`` when that file exists.
+    ``notes`` (markdown appended to the report) defaults to ``out_dir/notes.md`` when that file exists;
+    ``figures=False`` draws no figure (the numbers are the same).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -682,7 +683,7 @@ def build(run_dirs: dict, out_dir, notes: str | None = None) -> dict:
                   ""]
     alt_lines, alt_rows = _alt_readings(runs, tables)
     lines += alt_lines
-    figs = _figures(tables + _select(runs, "fixed"), out_dir)
+    figs = _figures(tables + _select(runs, "fixed"), out_dir) if figures else []
     lines += ["## Figures 1-4 analogs", "",
               "HV(S_t) of THV-UCB, the best member of each baseline family (by our HV_last100) and RandomK; moving "
               "average over w = 50 rounds (from cumulative sums recorded every 10 rounds) with Student-t 95% CIs "

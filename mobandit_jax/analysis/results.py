@@ -273,8 +273,9 @@ class Results:
         self.write(out)
         return self
 
-    def write(self, out: Path):
-        """Write the result files (not the ``run.json`` marker) into run folder ``out``."""
+    def write(self, out: Path, figures: bool = True):
+        """Write the result files (not the ``run.json`` marker) into run folder ``out``; ``figures=False`` draws
+        no figure (``report.md`` then has the tables only)."""
         from . import plots, report  # local: matplotlib only when writing results
 
         self._need_arrays()
@@ -289,8 +290,7 @@ class Results:
         files.write_json(out / METRICS_FILE, {"names": names, "reduce": self.reduce})
         if self.truths:
             files.write_json(out / TRUTH_FILE, {"settings": list(self.truths)})
-        figures = plots.regret_figures(self, self.arrays, out)
-        report.write(self, summary, figures, out)
+        report.write(self, summary, plots.regret_figures(self, self.arrays, out) if figures else [], out)
 
 
 # ------------------------------------------------------------------------------ ground truth (truth.json)

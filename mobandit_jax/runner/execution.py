@@ -306,7 +306,7 @@ def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, p
     yield from run_parts(build(spec), index, workers, width, parts)
 
 
-def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Results | None:
+def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures: bool = True) -> Results | None:
     """Run the chunks that are not on disk yet; process 0 then merges them into :class:`Results`.
 
     With ``out_dir`` the chunks and the result files are written there (process 0 writes the
@@ -318,6 +318,7 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resu
     closes them). Chunk files are written on a thread while the next chunk computes. ``progress``: notes
     and, where stderr is a terminal, a bar that advances once per checkpoint (:class:`Progress`). Applies
     :func:`mobandit_jax.runner.runtime.configure` first (the CPU settings the specs were timed with).
+    ``figures=False``: the run folder gets no figures (:meth:`mobandit_jax.analysis.results.Results.write`).
     """
     runtime.configure()
     out = None if out_dir is None else Path(out_dir)
@@ -378,15 +379,15 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Resu
             raise files.RunFolderError(f"{files.chunk_path(out, c)} is missing or unreadable after the run")
     merged = files.merge_chunks([files.chunk_path(out, c) for c in range(total)])
     res = Results.merge(plan, merged, wall, files.marker(plan))
-    res.write(out)
+    res.write(out, figures)
     return res
 
 
-def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1) -> Results | None:
+def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures: bool = True) -> Results | None:
     """Run the chunks that are not on disk yet and merge them (:func:`_execute`); the run folder stays
     locked while this process writes it (:func:`mobandit_jax.runner.run_folder.lock`)."""
     try:
-        return _execute(plan, out_dir, progress, workers)
+        return _execute(plan, out_dir, progress, workers, figures)
     finally:
         if out_dir is not None:
             files.unlock(out_dir)

@@ -10,7 +10,7 @@ directory.
 ``--quick`` is a smoke version (2 seeds, horizons capped at 200 rounds) whose runs and reports go
 under ``runs/quick/`` and never overwrite ``experiments/``.
 ``--check`` re-runs the listed specs (``--only``, ``--quick`` apply) into a temporary runs folder, builds their
-reports there and compares every record of each rebuilt ``summary.json`` with the committed one
+reports there (without figures: the folder is deleted afterwards) and compares every record of each rebuilt ``summary.json`` with the committed one
 (``experiments/<paper>/summary.json``; with ``--quick``, ``runs/quick/experiments/<paper>/summary.json``). XLA
 compiles for the host's instruction set, so on another CPU some numbers differ in the last bits and some
 discrete choices flip; each committed number is therefore classed (:func:`classify`) as ``bitwise``,
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import json
 import math
 import multiprocessing
@@ -190,8 +191,9 @@ def load_spec(path: Path, quick: bool) -> dict:
     return spec
 
 
-def run_one(path: Path, out: Path, quick: bool, x64: bool = False) -> float:
-    """Run one spec (resuming if its directory has chunks); return the wall seconds."""
+def run_one(path: Path, out: Path, quick: bool, x64: bool = False, figures: bool = True) -> float:
+    """Run one spec (resuming if its directory has chunks); return the wall seconds (``figures=False``: its run
+    folder gets no figures)."""
     from . import execution, plans  # JAX: in the worker, after its cores are set
 
     if x64:
@@ -202,7 +204,7 @@ def run_one(path: Path, out: Path, quick: bool, x64: bool = False) -> float:
     t0 = time.time()
     with _named(path):
         plan = plans.checked_build(spec)
-    execution.execute(plan, out, progress=False)
+    execution.execute(plan, out, progress=False, figures=figures)
     return time.time() - t0
 
 
@@ -270,10 +272,11 @@ def check_writes(runs: Path, names, reports=()) -> None:
 
 def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", quick: bool = False,
          only: list | None = None, log=print, jobs: int = 1, x64: bool = False, reports_dir=None,
-         listed_only: bool = False) -> dict:
+         listed_only: bool = False, figures: bool = True) -> dict:
     """Run the specs (``jobs`` at a time) and build the reports; return ``{spec name: wall seconds}``.
 
-    ``reports_dir`` overrides where the reports go; ``listed_only`` skips the specs no builder lists.
+    ``reports_dir`` overrides where the reports go; ``listed_only`` skips the specs no builder lists;
+    ``figures=False`` draws no figure in the run folders, nor in the reports whose builder takes ``figures``.
     Every argument, spec and path written is checked (a one-line ``ValueError``) before anything runs.
     """
     specs, builders, groups, alone = _inputs(config_dir, experiments_dir, only, jobs)
@@ -299,8 +302,10 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
                 left.discard(name)
                 if not left:
                     t1 = time.time()
-                    modules[paper].build({key: runs / spec for key, spec in groups[paper].items()},
-                                         reports_root / paper)
+                    build = modules[paper].build
+                    undrawn = {} if figures or "figures" not in inspect.signature(build).parameters else {
+                        "figures": False}
+                    build({key: runs / spec for key, spec in groups[paper].items()}, reports_root / paper, **undrawn)
                     log(f"  report {reports_root / paper}: {time.time() - t1:.1f} s")
 
     if jobs > 1:
@@ -310,13 +315,13 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
             for cores in shares:
                 slots.put(cores)
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_job, initargs=(slots,)) as pool:
-            futures = {pool.submit(run_one, specs[name], runs / name, quick, x64): name for name in names}
+            futures = {pool.submit(run_one, specs[name], runs / name, quick, x64, figures): name for name in names}
             for future in as_completed(futures):
                 done(futures[future], future.result())
     else:
         for name in names:
             log(f"running {specs[name]} -> {runs / name}")
-            done(name, run_one(specs[name], runs / name, quick, x64))
+            done(name, run_one(specs[name], runs / name, quick, x64, figures))
     timing["total"] = round(sum(timing[name] for name in names), 2)
     for name in alone:
         log(f"  {name}: no report builder in {Path(experiments_dir) / REGISTRY}; "
@@ -433,7 +438,9 @@ def check(config_dir="configs", experiments_dir="experiments", quick: bool = Fal
     ``summary.json`` of each report with the committed one; return ``{class: [line, ...]}`` (:func:`compare_records`).
 
     The committed reference is ``experiments_dir/<paper>/summary.json`` (with ``quick``,
-    ``runs_dir/quick/experiments/<paper>/summary.json``, written by ``mobandit reproduce --quick``). Logs the
+    ``runs_dir/quick/experiments/<paper>/summary.json``, written by ``mobandit reproduce --quick``). The run
+    folders and reports, deleted after the comparison, get no figures (a builder whose ``build`` takes
+    ``figures`` is called with ``figures=False``). Logs the
     counts per class and each failing line (:func:`failing`; ``strict``: every number that is not bitwise).
     """
     _, builders, groups, _ = _inputs(config_dir, experiments_dir, only, jobs)
@@ -445,7 +452,7 @@ def check(config_dir="configs", experiments_dir="experiments", quick: bool = Fal
     found = {c: [] for c in CLASSES}
     with tempfile.TemporaryDirectory(prefix="mobandit_check_") as tmp:
         main(config_dir, Path(tmp) / "runs", experiments_dir, quick=quick, only=only, log=log, jobs=jobs, x64=x64,
-             reports_dir=Path(tmp) / "experiments", listed_only=True)
+             reports_dir=Path(tmp) / "experiments", listed_only=True, figures=False)
         for paper, members in groups.items():
             reproduced = _records(Path(tmp) / "experiments" / paper / "summary.json", "reproduced")
             complete = set(members) == set(builders[paper].runs)
