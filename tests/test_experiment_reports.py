@@ -71,3 +71,15 @@ def test_cost_aware_paper_values_are_read_from_its_table_file():
     assert rep._paper(rep.PAPER["ident_small"], "piqa", "CoPSI") == "—"
     # Table 1 of the paper: GSM8K accuracy 0.014-0.165, 7 Pareto-optimal configurations
     assert tables["table1"]["gsm8k"]["acc"] == [0.014, 0.165] and tables["table1"]["gsm8k"]["pareto"] == 7
+
+
+def test_cost_aware_builds_the_same_report_without_figures(tmp_path):
+    """``build(..., figures=False)`` (what ``mobandit reproduce --check`` calls): the same report.md and summary, no
+    PNG; the default draws the figures."""
+    rep = load_report("cost_aware", EXPERIMENTS)
+    drawn, bare = tmp_path / "drawn", tmp_path / "bare"
+    rep.build({}, drawn)
+    rep.build({}, bare, figures=False)
+    assert (drawn / "fig1_landscape.png").stat().st_size > 0 and not list(bare.glob("*.png"))
+    assert (bare / "report.md").read_text() == (drawn / "report.md").read_text()
+    assert (bare / "summary.json").read_text() == (drawn / "summary.json").read_text()

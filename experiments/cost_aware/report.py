@@ -264,9 +264,11 @@ def _label(ax, xlabel, ylabel, title):
 
 
 def _save(fig, out, fname):
-    """Lay out, write ``out/fname`` at :data:`DPI` and close the figure; return ``fname``."""
-    fig.tight_layout()
-    fig.savefig(out / fname, dpi=DPI)
+    """Lay out, write ``out/fname`` at :data:`DPI` and close the figure; return ``fname`` (``out`` None: the
+    figure is closed undrawn)."""
+    if out is not None:
+        fig.tight_layout()
+        fig.savefig(out / fname, dpi=DPI)
     plt.close(fig)
     return fname
 
@@ -642,10 +644,12 @@ def run_lines(runs):
     return lines
 
 
-def build(run_dirs: dict, out_dir) -> Path:
-    """Write the seed-002 report, figures and records from the run directories."""
+def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
+    """Write the seed-002 report, figures and records from the run directories (``figures=False``: no figure is
+    drawn; ``report.md`` still names them, the numbers are the same)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    drawn = out if figures else None  # where the figures go
     runs = {k: Run(v) for k, v in run_dirs.items() if v and (Path(v) / "summary.json").exists()}
     records = []
     for name, run in runs.items():
@@ -660,7 +664,7 @@ def build(run_dirs: dict, out_dir) -> Path:
           "long CSV when available). The paper's "
           "numbers are quoted from its text. Agreement can only be qualitative: orderings and trends, not values.",
           ""] + run_lines(runs) + ["", "## Data (Table 1 / Figure 1)", ""]
-    md += table1_lines() + ["", "![](" + fig_landscape(out) + ")", ""]
+    md += table1_lines() + ["", "![](" + fig_landscape(drawn) + ")", ""]
 
     if "online" in runs:
         run = runs["online"]
@@ -680,10 +684,10 @@ def build(run_dirs: dict, out_dir) -> Path:
                 md.append(f"| {ds} paper (real data) | 32 | — | "
                           + " | ".join(_paper(PAPER[key], ds, p) for p in ONLINE) + " |")
             md.append("")
-        md += ["![](" + fig_online_budget(run, "hv_efficiency_regret", "fig2ab_efficiency_regret.png", "R_B^HV", out)
+        md += ["![](" + fig_online_budget(run, "hv_efficiency_regret", "fig2ab_efficiency_regret.png", "R_B^HV", drawn)
                + ")",
-               "![](" + fig_online_budget(run, "hv_regret", "fig3_standard_regret.png", "R_B^std", out) + ")", ""]
-        fname, finals = fig_trajectories(run, out)
+               "![](" + fig_online_budget(run, "hv_regret", "fig3_standard_regret.png", "R_B^std", drawn) + ")", ""]
+        fname, finals = fig_trajectories(run, drawn)
         md += ["### Trajectories at rho = 32 (Figure 4)", "",
                "Final cumulative efficiency regret and final moving-average per-pull regret (w = 50), ours / paper:",
                "",
@@ -699,9 +703,9 @@ def build(run_dirs: dict, out_dir) -> Path:
         md += ["", "![](" + fname + ")", ""]
 
     if "identification" in runs:
-        md += identification_section(runs["identification"], out)
+        md += identification_section(runs["identification"], drawn)
     if "f1" in runs:
-        md += f1_section(runs["f1"], out)
+        md += f1_section(runs["f1"], drawn)
 
     if "stochastic_costs" in runs:
         run = runs["stochastic_costs"]
@@ -713,7 +717,7 @@ def build(run_dirs: dict, out_dir) -> Path:
                 d = run.value(p, "misidentification", dataset=ds, costs="deterministic")
                 s = run.value(p, "misidentification", dataset=ds, costs="random")
                 md.append(f"| {ds} | {p} | {_fmt(d)} | {_fmt(s)} | {_paper(PAPER['stoch'], ds, p)} |")
-        md += ["", "![](" + fig_stochastic(run, out) + ")", ""]
+        md += ["", "![](" + fig_stochastic(run, drawn) + ")", ""]
 
     md += ["## Acceptance checks", ""] + acceptance(runs) + [""]
     md += [differences(runs)]
