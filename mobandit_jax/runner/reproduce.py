@@ -10,9 +10,10 @@ directory.
 ``--quick`` is a smoke version (2 seeds, horizons capped at 200 rounds) whose runs and reports go
 under ``runs/quick/`` and never overwrite ``experiments/``.
 ``--check`` re-runs the listed specs (``--only``, ``--quick`` apply) into a temporary runs folder, builds their
-reports there (without figures: the folder is deleted afterwards) and compares every record of each rebuilt ``summary.json`` with the committed one
-(``experiments/<paper>/summary.json``; with ``--quick``, ``runs/quick/experiments/<paper>/summary.json``). XLA
-compiles for the host's instruction set, so on another CPU some numbers differ in the last bits and some
+reports there (without figures: the folder is deleted afterwards) and compares every record of each rebuilt
+``summary.json`` with the committed one (``experiments/<paper>/summary.json``; with ``--quick``,
+``runs/quick/experiments/<paper>/summary.json``). XLA compiles for the host's instruction set, so on another CPU
+some numbers differ in the last bits and some
 discrete choices flip; each committed number is therefore classed (:func:`classify`) as ``bitwise``,
 ``round-off`` (within 1e-6 relative), ``sampling`` (a mean within 2 standard errors) or ``different``, and
 only ``different`` ones fail (``--strict``: every number that is not bitwise fails).
