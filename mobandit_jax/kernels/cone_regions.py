@@ -49,6 +49,7 @@ import jax
 import jax.numpy as jnp
 
 from .dominance import validate_cone
+from .lanes import packed_indices
 
 TOL_ULPS = 64  # feasibility slack of a candidate, in machine epsilons of the row scale (see min_norm_sq)
 BOUND_ULPS = 16 * TOL_ULPS  # margin of the distance lower bound over min_norm_sq's rounding (see reach_shortcuts)
@@ -293,15 +294,6 @@ def reach_shortcuts(h, bound, geo: ConeGeometry):
     floor = jnp.maximum(bound, finfo.tiny / finfo.eps)
     no = (low > 0) & (low * low > floor * (1 + BOUND_ULPS * finfo.eps))
     return yes, no
-
-
-def packed_indices(mask, pad: int):
-    """``(n + pad,)`` int32: the indices of ``mask``'s (``(n,)`` bool) True entries first, in order, then ``n``
-    (out of range) in every other slot."""
-    n = mask.shape[0]
-    rank = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1
-    slot = jnp.where(mask, rank, n + pad)
-    return jnp.full(n + pad, n, jnp.int32).at[slot].set(jnp.arange(n, dtype=jnp.int32), mode="drop")
 
 
 def _ball_reaches_once(needed, mu, r, slack, geo: ConeGeometry):

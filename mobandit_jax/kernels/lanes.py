@@ -1,10 +1,11 @@
-"""Work that only some lanes of a batch need.
+"""Work that only some lanes of a batch, or some entries of an array, need.
 
 Under ``vmap`` (the engine runs the seeds as lanes of one batch), ``lax.cond`` with a per-lane predicate
 becomes a ``select`` that computes both branches for every lane. :func:`where_needed` keeps the branch a
 real conditional: batched, it runs the expensive branch for the whole batch only if some lane needs
 it, and keeps the other lanes' default values. Nested ``vmap`` levels each reduce their predicate the
-same way.
+same way. :func:`packed_indices` lists the entries of a mask first, so that a loop over fixed-size
+blocks of them stops once they are done.
 """
 from __future__ import annotations
 
@@ -36,3 +37,12 @@ def where_needed(need, fn, default, *args):
         return where_needed(jnp.any(need), every_lane, default, need, default, *args), True
 
     return run(need, default, *args)
+
+
+def packed_indices(mask, pad: int):
+    """``(n + pad,)`` int32: the indices of ``mask``'s (``(n,)`` bool) True entries first, in order, then ``n``
+    (out of range) in every other slot."""
+    n = mask.shape[0]
+    rank = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1
+    slot = jnp.where(mask, rank, n + pad)
+    return jnp.full(n + pad, n, jnp.int32).at[slot].set(jnp.arange(n, dtype=jnp.int32), mode="drop")

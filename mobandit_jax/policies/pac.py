@@ -57,7 +57,8 @@ import jax
 import jax.numpy as jnp
 
 from ..kernels.cone_regions import ConeGeometry, ball_dominated, ball_reaches_any, cone_geometry, \
-    ordering_complexity, packed_indices, validate_pac_cone
+    ordering_complexity, validate_pac_cone
+from ..kernels.lanes import packed_indices
 from ..registry import register_policy
 from ..types import Identifier
 
