@@ -4,19 +4,20 @@
 file) and the specs it reads, e.g. ``[pdmob] builder = "pdmob/report.py"``, ``runs = {llm = "pdmob/llm", ...}``.
 Each spec ``configs/<name>.toml`` (``configs/pdmob/llm.toml``: name ``pdmob/llm``) runs into ``runs/<name>``;
 the builder file, imported by path, writes the paper's report with ``build({key: runs/<name>, ...},
-experiments/pdmob)``. A spec that no builder lists
-(``quickstart.toml``, a user's ``seed999_mine.toml``) is run and keeps the generic ``report.md`` of its run
-directory.
-``--quick`` is a smoke version (2 seeds, horizons capped at 200 rounds) whose runs and reports go
-under ``runs/quick/`` and never overwrite ``experiments/``.
+experiments/pdmob)``. A spec that no builder lists (``quickstart.toml``, a user's ``seed999_mine.toml``) is
+run and keeps the generic ``report.md`` of its run directory.
+
+``--quick`` is a smoke version (2 seeds, horizons capped at 200 rounds) whose runs and reports go under
+``runs/quick/`` and never overwrite ``experiments/``.
+
 ``--check`` re-runs the listed specs (``--only``, ``--quick`` apply) into a temporary runs folder, builds their
 reports there (without figures: the folder is deleted afterwards) and compares every record of each rebuilt
 ``summary.json`` with the committed one (``experiments/<paper>/summary.json``; with ``--quick``,
-``runs/quick/experiments/<paper>/summary.json``). XLA compiles for the host's instruction set, so on another CPU
-some numbers differ in the last bits and some
-discrete choices flip; each committed number is therefore classed (:func:`classify`) as ``bitwise``,
-``round-off`` (within 1e-6 relative), ``sampling`` (a mean within 2 standard errors) or ``different``, and
-only ``different`` ones fail (``--strict``: every number that is not bitwise fails).
+``runs/quick/experiments/<paper>/summary.json``). XLA compiles for the host's instruction set, so on another
+CPU some numbers differ in the last bits and some discrete choices flip; each committed number is therefore
+classed (:func:`classify`) as ``bitwise``, ``round-off`` (within 1e-6 relative), ``sampling`` (a mean within 2
+standard errors) or ``different``, and only ``different`` ones fail (``--strict``: every number that is not
+bitwise fails).
 
 Every path reproduce writes is checked before anything runs: a run folder ``runs/<name>`` must be new,
 empty or a run folder; ``runs/reproduce_timing.json`` new or written by reproduce; with ``--quick``, a
