@@ -8,6 +8,8 @@ import pytest
 
 from mobandit_jax.runner.reproduce import load_report, report_builders
 
+from _report_text import image_lines, without_images
+
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 BUILDERS = report_builders(EXPERIMENTS)
 
@@ -74,12 +76,14 @@ def test_cost_aware_paper_values_are_read_from_its_table_file():
 
 
 def test_cost_aware_builds_the_same_report_without_figures(tmp_path):
-    """``build(..., figures=False)`` (what ``mobandit reproduce --check`` calls): the same report.md and summary, no
-    PNG; the default draws the figures."""
+    """``build(..., figures=False)`` (what ``mobandit reproduce --check`` calls): the same report.md but the figure
+    links, the same summary, no PNG; the default draws the figures."""
     rep = load_report("cost_aware", EXPERIMENTS)
     drawn, bare = tmp_path / "drawn", tmp_path / "bare"
     rep.build({}, drawn)
     rep.build({}, bare, figures=False)
     assert (drawn / "fig1_landscape.png").stat().st_size > 0 and not list(bare.glob("*.png"))
-    assert (bare / "report.md").read_text() == (drawn / "report.md").read_text()
+    text, bare_text = (drawn / "report.md").read_text(), (bare / "report.md").read_text()
+    assert image_lines(text) == ["![](fig1_landscape.png)"] and not image_lines(bare_text)
+    assert without_images(bare_text) == without_images(text)
     assert (bare / "summary.json").read_text() == (drawn / "summary.json").read_text()

@@ -10,6 +10,8 @@ from mobandit_jax.runner import spec as cfg
 from mobandit_jax.analysis import stats
 from mobandit_jax.runner.reproduce import load_report
 
+from _report_text import image_lines, without_images
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
 topk_pareto = load_report("topk_pareto", ROOT / "experiments")
@@ -91,6 +93,8 @@ def test_build_writes_tables_statistics_and_records(tmp_path):
     bare = tmp_path / "bare"  # figures=False (mobandit reproduce --check): the same numbers, no PNG
     assert topk_pareto.build({"d2": str(tmp_path / "d2")}, bare, figures=False) == summary
     assert not list(bare.glob("*.png"))
+    text, bare_text = (out / "report.md").read_text(), (bare / "report.md").read_text()
+    assert image_lines(text) and not image_lines(bare_text) and without_images(bare_text) == without_images(text)
     assert (bare / "summary.json").read_text() == (out / "summary.json").read_text()
 
 

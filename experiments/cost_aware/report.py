@@ -265,12 +265,17 @@ def _label(ax, xlabel, ylabel, title):
 
 def _save(fig, out, fname):
     """Lay out, write ``out/fname`` at :data:`DPI` and close the figure; return ``fname`` (``out`` None: the
-    figure is closed undrawn)."""
+    figure is closed undrawn and ``None`` returned)."""
     if out is not None:
         fig.tight_layout()
         fig.savefig(out / fname, dpi=DPI)
     plt.close(fig)
-    return fname
+    return None if out is None else fname
+
+
+def _image(fname) -> list:
+    """The markdown line of a drawn figure ``fname``; none for an undrawn one (``None``)."""
+    return [] if fname is None else [f"![]({fname})"]
 
 
 def _size(tok, lo, hi):
@@ -279,7 +284,10 @@ def _size(tok, lo, hi):
 
 
 def fig_landscape(out):
-    """Figure 1 analog: accuracy vs efficiency of every simulated configuration; area = mean tokens."""
+    """Figure 1 analog: accuracy vs efficiency of every simulated configuration; area = mean tokens (``out``
+    None: nothing drawn, ``None`` returned; the same for the other figures)."""
+    if out is None:
+        return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.2))
     for ax, ds in zip(axes, DATASETS):
         inst = instance(ds)
@@ -299,6 +307,8 @@ def fig_landscape(out):
 
 def fig_online_budget(run, metric, fname, title, out):
     """Figure 2(a)-(b) / Figure 3: final regret vs log2 token budget (bars: 1 standard error)."""
+    if out is None:
+        return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, ds in zip(axes, DATASETS):
         rhos = run.rhos(dataset=ds)
@@ -316,6 +326,8 @@ def fig_online_budget(run, metric, fname, title, out):
 
 def fig_ident(run, metric, fname, ylabel, out, log=True, name=CHOSEN):
     """Figure 2(c)-(d) (log10 error, Wilson 95% band) and Figure 5 (F1, 1 s.e.) vs budget, reading ``name``."""
+    if out is None:
+        return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     sel = reading(run, name)
     for ax, ds in zip(axes, DATASETS):
@@ -362,7 +374,8 @@ def trajectories(run, ds, rho=32):
 
 
 def fig_trajectories(run, out):
-    """Figure 4: trajectories at rho = 32 aligned by consumed tokens."""
+    """Figure 4: trajectories at rho = 32 aligned by consumed tokens; returns ``(fname, finals)``, the final values
+    of each curve (``out`` None: ``fname`` is None and the figure, built with the finals, is not drawn)."""
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     finals = {}
     for row, ds in enumerate(DATASETS):
@@ -382,6 +395,8 @@ def fig_trajectories(run, out):
 
 def fig_stochastic(run, out):
     """Figure 6: identification error with deterministic vs realized token charges."""
+    if out is None:
+        return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, ds in zip(axes, DATASETS):
         xs = np.arange(len(IDENT))
@@ -485,12 +500,12 @@ def identification_section(run, out):
             f = [_fmt(run.value(p, "f1", dataset=ds, rho=_rho_label(rho), **sel)) for p in labels]
             md.append(f"| {ds} | {_rho_label(rho)} | " + " | ".join(f) + " |")
     chosen = CHOSEN if reading(run) else "instance"
-    md += ["", "![](" + fig_ident(run, "misidentification", "fig2cd_identification.png",
-                                  "log10 P(error) (Wilson 95% band)", out, name=chosen) + ")"]
+    md += [""] + _image(fig_ident(run, "misidentification", "fig2cd_identification.png",
+                                  "log10 P(error) (Wilson 95% band)", out, name=chosen))
     for name in present:
         if name != chosen:
-            md += ["![](" + fig_ident(run, "misidentification", f"fig2cd_identification_{name}.png",
-                                      "log10 P(error) (Wilson 95% band)", out, name=name) + ")"]
+            md += _image(fig_ident(run, "misidentification", f"fig2cd_identification_{name}.png",
+                                   "log10 P(error) (Wilson 95% band)", out, name=name))
     return md + [""]
 
 
@@ -563,9 +578,7 @@ def f1_section(run, out):
         md.append("")
     md += f1_check_lines(run)
     chosen = CHOSEN if reading(run) else "instance"
-    md += ["",
-           "![](" + fig_ident(run, "f1", "fig5_f1.png", "Pareto F1 (±1 s.e.)", out, log=False, name=chosen) + ")",
-           ""]
+    md += [""] + _image(fig_ident(run, "f1", "fig5_f1.png", "Pareto F1 (±1 s.e.)", out, log=False, name=chosen)) + [""]
     return md
 
 
@@ -646,7 +659,7 @@ def run_lines(runs):
 
 def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
     """Write the seed-002 report, figures and records from the run directories (``figures=False``: no figure is
-    drawn; ``report.md`` still names them, the numbers are the same)."""
+    drawn and ``report.md`` links none; the rest of it and the numbers are the same)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     drawn = out if figures else None  # where the figures go
@@ -664,7 +677,7 @@ def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
           "long CSV when available). The paper's "
           "numbers are quoted from its text. Agreement can only be qualitative: orderings and trends, not values.",
           ""] + run_lines(runs) + ["", "## Data (Table 1 / Figure 1)", ""]
-    md += table1_lines() + ["", "![](" + fig_landscape(drawn) + ")", ""]
+    md += table1_lines() + [""] + _image(fig_landscape(drawn)) + [""]
 
     if "online" in runs:
         run = runs["online"]
@@ -684,9 +697,8 @@ def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
                 md.append(f"| {ds} paper (real data) | 32 | — | "
                           + " | ".join(_paper(PAPER[key], ds, p) for p in ONLINE) + " |")
             md.append("")
-        md += ["![](" + fig_online_budget(run, "hv_efficiency_regret", "fig2ab_efficiency_regret.png", "R_B^HV", drawn)
-               + ")",
-               "![](" + fig_online_budget(run, "hv_regret", "fig3_standard_regret.png", "R_B^std", drawn) + ")", ""]
+        md += (_image(fig_online_budget(run, "hv_efficiency_regret", "fig2ab_efficiency_regret.png", "R_B^HV", drawn))
+               + _image(fig_online_budget(run, "hv_regret", "fig3_standard_regret.png", "R_B^std", drawn)) + [""])
         fname, finals = fig_trajectories(run, drawn)
         md += ["### Trajectories at rho = 32 (Figure 4)", "",
                "Final cumulative efficiency regret and final moving-average per-pull regret (w = 50), ours / paper:",
@@ -700,7 +712,7 @@ def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
                 md.append(f"| {ds} moving avg | " + " | ".join(
                     f"{finals[ds][p][1]:.4g} / {_paper(PAPER['traj_ma'], ds, p)}"
                     for p in ONLINE if p in finals[ds]) + " |")
-        md += ["", "![](" + fname + ")", ""]
+        md += [""] + _image(fname) + [""]
 
     if "identification" in runs:
         md += identification_section(runs["identification"], drawn)
@@ -717,7 +729,7 @@ def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
                 d = run.value(p, "misidentification", dataset=ds, costs="deterministic")
                 s = run.value(p, "misidentification", dataset=ds, costs="random")
                 md.append(f"| {ds} | {p} | {_fmt(d)} | {_fmt(s)} | {_paper(PAPER['stoch'], ds, p)} |")
-        md += ["", "![](" + fig_stochastic(run, drawn) + ")", ""]
+        md += [""] + _image(fig_stochastic(run, drawn)) + [""]
 
     md += ["## Acceptance checks", ""] + acceptance(runs) + [""]
     md += [differences(runs)]

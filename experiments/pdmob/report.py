@@ -317,11 +317,17 @@ FONT = 10
 REGRET_LABEL = {"regret_gap": "cumulative gap-weighted regret\nR^gap_t (normalised reward units)"}
 
 
-def regret_figure(run: Run, scenarios, path, metric: str = "regret_gap", ncols: int = 4, draw: bool = True) -> Path:
-    """Cumulative ``metric`` curves, mean +- 1 std over seeds, one panel per scenario (``draw=False``: only the
-    path)."""
+def _image(alt: str, path) -> str:
+    """The markdown of a drawn figure ``path``, a paragraph; nothing for an undrawn one (``None``)."""
+    return "" if path is None else f"![{alt}]({Path(path).name})\n\n"
+
+
+def regret_figure(run: Run, scenarios, path, metric: str = "regret_gap", ncols: int = 4,
+                  draw: bool = True) -> Path | None:
+    """Cumulative ``metric`` curves, mean +- 1 std over seeds, one panel per scenario (``draw=False``: nothing is
+    drawn, ``None`` returned)."""
     if not draw:
-        return Path(path)
+        return None
     plt = _plt()
     n = len(scenarios)
     nrows = math.ceil(n / ncols)
@@ -348,11 +354,11 @@ def regret_figure(run: Run, scenarios, path, metric: str = "regret_gap", ncols: 
 
 
 def trend_figure(run: Run, scenarios, matrices: dict, path, names=None, window: int = 100,
-                 levels=preference_levels, draw: bool = True) -> Path:
+                 levels=preference_levels, draw: bool = True) -> Path | None:
     """Figure 4/6/7: ``window``-round moving average of the played arm's true reward, per group (``draw=False``:
-    only the path)."""
+    nothing is drawn, ``None`` returned)."""
     if not draw:
-        return Path(path)
+        return None
     plt = _plt()
     groups = ("preferred", "moderate", "relaxable")
     fig, axes = plt.subplots(len(scenarios), 3, figsize=(15, 3.4 * len(scenarios)), squeeze=False)
@@ -432,7 +438,7 @@ def _llm_section(run: Run, out: Path, draw: bool = True) -> str:
     for sc, n_c, n_cp, share, measured in optimal_sets(run):
         s += f"| {sc} | {n_c} | {n_cp} | {share:.3f} | {_ms(measured)} |\n"
     s += "\n"
-    s += f"### Figure 3 — cumulative gap-weighted regret\n\n![Figure 3]({f3.name})\n\n"
+    s += "### Figure 3 — cumulative gap-weighted regret\n\n" + _image("Figure 3", f3)
     s += "Final cumulative gap-weighted regret R^gap_T (mean ± std over seeds; lower is better):\n\n"
     s += "| Setting | " + " | ".join(POLICIES) + " |\n|---|" + "---|" * 4 + "\n"
     all_ranks = []
@@ -460,8 +466,8 @@ def _llm_section(run: Run, out: Path, draw: bool = True) -> str:
     s += ("\nMain / relaxable objectives (Table 3 descriptions): " + "; ".join(
         f"{k}: {v['main']} / {v['relaxable']}" for k, v in SCENARIO_ROLES.items()) + ".\n")
     s += "\n"
-    s += (f"### Figure 4 — sub-objective trends (100-round moving average; band: ±1 std over seeds)\n\n"
-          f"![Figure 4]({f4.name})\n\n"
+    s += ("### Figure 4 — sub-objective trends (100-round moving average; band: ±1 std over seeds)\n\n"
+          + _image("Figure 4", f4) +
           "Groups per scenario (from W): relaxable = some row puts a negative weight on it; preferred = "
           "the largest weight of a row (or positive in a row that relaxes something); moderate = the rest "
           "with a positive weight.\n\n")
@@ -512,9 +518,9 @@ def _assets_section(run: Run, out: Path, draw: bool = True) -> str:
     s += _table2_md(rows, PAPER_TABLE2)
     wins = sum(int(r["rank"][0] == 1) for r in rows)
     s += f"\nPrefUCB ranks first (ties included) in {wins} of {len(rows)} mandates.\n\n"
-    s += f"### Figure 5 — cumulative gap-weighted regret\n\n![Figure 5]({f5.name})\n\n"
-    s += (f"### Figures 6-7 — sub-objective trends (100-round moving average)\n\n![Figure 6]({f6.name})\n\n"
-          f"![Figure 7]({f7.name})\n\n"
+    s += "### Figure 5 — cumulative gap-weighted regret\n\n" + _image("Figure 5", f5)
+    s += ("### Figures 6-7 — sub-objective trends (100-round moving average)\n\n" + _image("Figure 6", f6)
+          + _image("Figure 7", f7) +
           "Groups per mandate (`mandate_levels` in `experiments/pdmob/report.py`, total weight s_j over the three "
           "rows): relaxable "
           "s_j < 0, preferred s_j >= max(s)/2, moderate in between.\n\n")
@@ -690,7 +696,7 @@ def _run_row(key: str, run: Run) -> str:
 
 def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
     """Write ``report.md``, ``summary.json`` and the figures of PDMOB from run directories (``figures=False``: no
-    figure is drawn; ``report.md`` still names them, the numbers are the same)."""
+    figure is drawn and ``report.md`` links none; the rest of it and the numbers are the same)."""
     unknown = sorted(set(run_dirs) - {"llm", "assets", "identity_ablation"})
     if unknown:
         raise KeyError(f"run_dirs has unknown key(s) {unknown}; allowed: 'llm', 'assets', 'identity_ablation'")

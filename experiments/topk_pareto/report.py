@@ -633,7 +633,7 @@ def build(run_dirs: dict, out_dir, notes: str | None = None, figures: bool = Tru
     """Write ``report.md``, ``summary.json`` and figures for the seed-001 runs in ``run_dirs``.
 
     ``notes`` (markdown appended to the report) defaults to ``out_dir/notes.md`` when that file exists;
-    ``figures=False`` draws no figure (the numbers are the same).
+    ``figures=False``: no figure is drawn and ``report.md`` links none; the rest of it and the numbers are the same.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
