@@ -152,7 +152,7 @@ def _workers(pid):
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists() or os.cpu_count() < 2, reason="Linux, two cores")
 def test_a_killed_worker_stops_the_run_with_one_line_and_the_run_resumes(tmp_path):
-    spec = tiny_spec(tmp_path / "tiny.toml", horizon=200000, seeds=16, chunk=2, record_every=25000)
+    spec = tiny_spec(tmp_path / "tiny.toml", horizon=50000, seeds=16, chunk=2, record_every=25000)
     ref = tmp_path / "ref"
     assert subprocess.run(_cmd(spec, ref, "--workers", "off"), env=_env(), timeout=600).returncode == 0
     out = tmp_path / "run"

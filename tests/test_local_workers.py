@@ -209,7 +209,7 @@ def _alive(pids) -> list:
 def test_interrupted_workers_keep_chunks_leave_no_process_and_resume_to_the_same_summary(tmp_path):
     # long enough that the chunks cannot all be done between the first one and the signal: a worker
     # process ready before this one computes parts ahead, and its chunks are then written in one burst
-    spec = tiny_spec(tmp_path / "tiny.toml", horizon=200000, seeds=16, chunk=2, record_every=25000)
+    spec = tiny_spec(tmp_path / "tiny.toml", horizon=50000, seeds=16, chunk=2, record_every=25000)
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     cmd = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--quiet", "--workers"]
     assert subprocess.run(cmd + ["off", "--out", str(tmp_path / "ref")], env=env, timeout=600).returncode == 0
@@ -241,8 +241,13 @@ def test_interrupted_workers_keep_chunks_leave_no_process_and_resume_to_the_same
 def test_workers_start_with_sigint_ignored():
     """A Ctrl-C while a worker starts up (before it sets its own handlers) must not print a traceback there."""
     code = [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"]
-    with local_workers._sigint_ignored():
-        inside = subprocess.run(code, capture_output=True, text=True, check=True).stdout.strip()
-    outside = subprocess.run(code, capture_output=True, text=True, check=True).stdout.strip()
-    assert (inside, outside) == ("True", "False")
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # Python's own handler, whatever the test runner inherited (a background job of a shell ignores SIGINT)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with local_workers._sigint_ignored():
+            inside = subprocess.run(code, capture_output=True, text=True, check=True).stdout.strip()
+        outside = subprocess.run(code, capture_output=True, text=True, check=True).stdout.strip()
+        assert (inside, outside) == ("True", "False")
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
