@@ -53,7 +53,7 @@ def _one_line(proc_or_err):
 
 
 def test_a_second_run_on_a_folder_being_written_is_refused_and_the_first_finishes(tmp_path):
-    spec = tiny_spec(tmp_path / "tiny.toml", horizon=60000, seeds=8, chunk=1, record_every=10000)
+    spec = tiny_spec(tmp_path / "tiny.toml", horizon=30000, seeds=8, chunk=1, record_every=10000)
     out = tmp_path / "run"
     first = subprocess.Popen(_cmd(spec, out, "--workers", "off"), env=_env(), stderr=subprocess.PIPE, text=True)
     end = time.time() + 120
