@@ -264,13 +264,11 @@ def _label(ax, xlabel, ylabel, title):
 
 
 def _save(fig, out, fname):
-    """Lay out, write ``out/fname`` at :data:`DPI` and close the figure; return ``fname`` (``out`` None: the
-    figure is closed undrawn and ``None`` returned)."""
-    if out is not None:
-        fig.tight_layout()
-        fig.savefig(out / fname, dpi=DPI)
+    """Lay out, write ``out/fname`` at :data:`DPI` and close the figure; return ``fname``."""
+    fig.tight_layout()
+    fig.savefig(out / fname, dpi=DPI)
     plt.close(fig)
-    return None if out is None else fname
+    return fname
 
 
 def _image(fname) -> list:
@@ -373,16 +371,15 @@ def trajectories(run, ds, rho=32):
                   float(np.mean(cu[:, -1])), float(np.mean(ma[:, -1]))) for pol, (sp, cu, ma) in res.items()}
 
 
-def fig_trajectories(run, out):
-    """Figure 4: trajectories at rho = 32 aligned by consumed tokens; returns ``(fname, finals)``, the final values
-    of each curve (``out`` None: ``fname`` is None and the figure, built with the finals, is not drawn)."""
+def fig_trajectories(trs, out):
+    """Figure 4: the :func:`trajectories` ``trs`` (per dataset) at rho = 32, aligned by consumed tokens."""
+    if out is None:
+        return None
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
-    finals = {}
     for row, ds in enumerate(DATASETS):
-        tr = trajectories(run, ds)
+        tr = trs.get(ds)
         if tr is None:
             continue
-        finals[ds] = {p: (v[3], v[4]) for p, v in tr.items()}
         for pol, (grid, cum, ma, _, _) in tr.items():
             every = dict(markevery=20)
             axes[row, 0].plot(grid, cum, label=pol, **STYLE[pol], **every)
@@ -390,7 +387,7 @@ def fig_trajectories(run, out):
         for ax, ylab in zip(axes[row], ("cumulative HV-efficiency regret",
                                         f"moving-average per-pull regret (w={W} pulls)")):
             _label(ax, "consumed tokens", ylab, f"{ds.upper()} (simulated), rho = 32")
-    return _save(fig, out, "fig4_trajectories.png"), finals
+    return _save(fig, out, "fig4_trajectories.png")
 
 
 def fig_stochastic(run, out):
@@ -699,7 +696,8 @@ def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
             md.append("")
         md += (_image(fig_online_budget(run, "hv_efficiency_regret", "fig2ab_efficiency_regret.png", "R_B^HV", drawn))
                + _image(fig_online_budget(run, "hv_regret", "fig3_standard_regret.png", "R_B^std", drawn)) + [""])
-        fname, finals = fig_trajectories(run, drawn)
+        trs = {ds: tr for ds in DATASETS if (tr := trajectories(run, ds)) is not None}
+        finals = {ds: {p: (v[3], v[4]) for p, v in tr.items()} for ds, tr in trs.items()}
         md += ["### Trajectories at rho = 32 (Figure 4)", "",
                "Final cumulative efficiency regret and final moving-average per-pull regret (w = 50), ours / paper:",
                "",
@@ -712,7 +710,7 @@ def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
                 md.append(f"| {ds} moving avg | " + " | ".join(
                     f"{finals[ds][p][1]:.4g} / {_paper(PAPER['traj_ma'], ds, p)}"
                     for p in ONLINE if p in finals[ds]) + " |")
-        md += [""] + _image(fname) + [""]
+        md += [""] + _image(fig_trajectories(trs, drawn)) + [""]
 
     if "identification" in runs:
         md += identification_section(runs["identification"], drawn)
