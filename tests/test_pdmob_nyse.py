@@ -1,5 +1,6 @@
 """PDMOB NYSE(O): loader errors, strategies vs plain references, window metrics, mandates, replay env."""
 import gzip
+import os
 from pathlib import Path
 
 import jax
@@ -207,6 +208,15 @@ def test_reward_table_shape_and_range():
     assert tab.train_days == 2825
     # UBAH never trades: turnover 0, inverted -> 1 every day
     np.testing.assert_allclose(tab.rewards[:, 0, 5], 1.0)
+
+
+def test_the_backtest_and_the_reward_table_are_computed_once_per_file_however_it_is_named():
+    tab = nyse.reward_table()
+    relative = os.path.relpath(nyse.DATA_FILE)
+    assert nyse.reward_table(relative, nyse.WINDOW) is tab and nyse.reward_table(str(nyse.DATA_FILE)) is tab
+    bt = nyse.strategies_backtest()
+    assert nyse.strategies_backtest(relative) is bt and nyse.strategies_backtest(nyse.DATA_FILE) is bt
+    np.testing.assert_array_equal(bt.returns, nyse.backtest(nyse.load_relatives()).returns)
 
 
 # ------------------------------------------------------------------------------------ mandates

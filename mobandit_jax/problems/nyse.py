@@ -358,16 +358,24 @@ class RewardTable(NamedTuple):
     names: tuple
 
 
+def strategies_backtest(path=DATA_FILE) -> Backtest:
+    """:func:`backtest` of the ten strategies on the relatives of ``path`` (cached per file, however named)."""
+    return _backtest_of(str(Path(path).resolve()))
+
+
+def reward_table(path=DATA_FILE, window: int = WINDOW) -> RewardTable:
+    """The normalised 7-d daily reward of each of the ten strategies on NYSE(O) (cached per file and window)."""
+    return _reward_table_of(str(Path(path).resolve()), int(window))
+
+
 @functools.lru_cache(maxsize=2)
-def strategies_backtest(path: str = str(DATA_FILE)) -> Backtest:
-    """:func:`backtest` of the ten strategies on the relatives of ``path`` (cached)."""
+def _backtest_of(path: str) -> Backtest:
     return backtest(load_relatives(path))
 
 
 @functools.lru_cache(maxsize=2)
-def reward_table(path: str = str(DATA_FILE), window: int = WINDOW) -> RewardTable:
-    """The normalised 7-d daily reward of each of the ten strategies on NYSE(O) (cached)."""
-    bt = strategies_backtest(path)
+def _reward_table_of(path: str, window: int) -> RewardTable:
+    bt = _backtest_of(path)
     raw = raw_rewards(bt, window)
     train = bt.returns.shape[0] // 2
     z, lo, hi = normalise(raw, train)
@@ -417,7 +425,7 @@ def build(section: dict, config: dict) -> EnvInstance:
     window = int(section.get("window", WINDOW))
     if window < 2:
         raise ValueError(f"env.window={window} must be >= 2 days")
-    table = reward_table(str(DATA_FILE), window)
+    table = reward_table(DATA_FILE, window)
     R = table.rewards
     env = make_replay_env(R, start == "random")
     params = ReplayParams(jnp.asarray(R, jnp.float32), jnp.int32(0))
