@@ -114,6 +114,9 @@ def draw_means(key, n: int, d: int, params: DTLZParams):
     return means[jax.random.permutation(k_perm, n)]
 
 
+_draw_means_once = jax.jit(draw_means, static_argnums=(1, 2))  # a plan's instance: one program, not an op at a time
+
+
 def front_membership(key, n: int) -> np.ndarray:
     """``(n,)`` bool: which arms of the instance drawn from ``key`` are front arms (not distractors)."""
     nf = n_front_arms(n)
@@ -185,7 +188,7 @@ def build(section: dict, config: dict) -> EnvInstance:
     params = make_params(o["front"], d, o["sigma"], jnp.zeros((n, d)))
     seed = o["instance_seed"]
     key = jax.random.PRNGKey(0 if seed is None else int(seed))
-    means = draw_means(key, n, d, params)
+    means = _draw_means_once(key, n, d, params)
     params = params._replace(means=means)
     env = make_env(n, d, per_seed=seed is None)
     info = {"front": o["front"], "d": d, "per_seed_instance": seed is None}
