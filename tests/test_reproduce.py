@@ -6,7 +6,7 @@ import tempfile
 
 import pytest
 
-from mobandit_jax.runner import cli, devices, reproduce
+from mobandit_jax.runner import cache, cli, devices, reproduce
 
 SPEC = """
 [experiment]
@@ -62,6 +62,39 @@ def test_parallel_jobs_match_sequential(tmp_path):
         results[jobs] = {stem: json.loads((runs / stem / "summary.json").read_text()) for stem in ("small", "large")}
     assert results[1] == results[2]
     assert len(results[1]["large"]["records"]) > 0
+
+
+def test_longest_first_orders_by_recorded_seconds_and_scales_the_sizes_of_the_others():
+    sizes = {"a": 100, "b": 400, "c": 10, "d": 50}
+    assert reproduce.longest_first(sizes, {}) == ["b", "a", "d", "c"]  # nothing recorded: by size
+    # b and c took 2 s and 30 s: 32 s over 410 units, so a is expected at 7.8 s and d at 3.9 s
+    assert reproduce.longest_first(sizes, {"b": 2.0, "c": 30.0}) == ["c", "a", "d", "b"]
+    assert reproduce.longest_first(sizes, {"a": 1.0, "b": 2.0, "c": 4.0, "d": 3.0}) == ["c", "d", "b", "a"]
+
+
+def test_each_specs_seconds_are_kept_per_mode_beside_the_programs_and_order_the_next_run(tmp_path, monkeypatch):
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "small.toml").write_text(SPEC.format(horizon=40))
+    (configs / "large.toml").write_text(SPEC.format(horizon=60))
+    monkeypatch.delenv(cache.PROGRAMS_ENV, raising=False)  # the cache off: nothing kept, nothing read
+    reproduce.main(configs, tmp_path / "runs0", tmp_path / "exp", log=lambda *a: None)
+    assert reproduce.recorded_seconds() == {} and not list(tmp_path.rglob(reproduce.SECONDS))
+    programs = tmp_path / "programs"
+    monkeypatch.setenv(cache.PROGRAMS_ENV, str(programs))
+    programs.mkdir()
+    (programs / reproduce.SECONDS).write_text("not json")  # an unreadable file is replaced
+    order = []
+    reproduce.main(configs, tmp_path / "runs1", tmp_path / "exp", log=order.append)
+    kept = json.loads((programs / reproduce.SECONDS).read_text())
+    assert set(kept) == {"full"} and set(kept["full"]) == {"small", "large"}
+    assert order[0].startswith(f"running {configs / 'large.toml'}")  # largest first
+    reproduce.record_seconds({"small": 100.0}, quick=True)  # another mode leaves this one as it is
+    assert reproduce.recorded_seconds() == kept["full"] and reproduce.recorded_seconds(quick=True) == {"small": 100.0}
+    reproduce.record_seconds({"small": 100.0})  # the small spec took longest last time: it now starts first
+    order.clear()
+    reproduce.main(configs, tmp_path / "runs2", tmp_path / "exp", log=order.append)
+    assert order[0].startswith(f"running {configs / 'small.toml'}")
 
 
 @pytest.mark.parametrize("jobs", [0, -1, devices.cpu_cores() + 1, 10**9, True, 1.5])

@@ -24,9 +24,10 @@ empty or a run folder; ``runs/reproduce_timing.json`` new or written by reproduc
 report folder ``runs/quick/experiments/<paper>`` new, empty or holding a ``summary.json``. A file that
 reproduce did not write is never overwritten or deleted.
 
-``--jobs N`` (1 to the cores this process may use) runs N specs at once in separate processes (largest
-first: rounds x seeds x runs per spec), each worker pinned to its own share of the cores (XLA's CPU thread
-pools of two workers on the same cores would contend) and keeping freed memory for reuse
+``--jobs N`` (1 to the cores this process may use) runs N specs at once in separate processes, the longest
+first (:func:`longest_first`: the seconds a spec took last time, kept beside the compiled programs in
+``reproduce_seconds.json``, else its rounds x seeds x runs), each worker pinned to its own share of the cores
+(XLA's CPU thread pools of two workers on the same cores would contend) and keeping freed memory for reuse
 (:func:`mobandit_jax.runner.runtime.keep_freed_memory`: a spec's chunks reuse its large buffers). A paper's
 report is built as soon as its last spec finishes, while the other specs still run.
 """
@@ -38,6 +39,7 @@ import inspect
 import json
 import math
 import multiprocessing
+import os
 import sys
 import tempfile
 import time
@@ -47,13 +49,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
-from . import api, devices, runtime
+from . import api, cache, devices, run_folder, runtime
 from . import spec as cfg
 
 QUICK_SEEDS = 2
 QUICK_HORIZON = 200
 REGISTRY = "reports.toml"
 TIMING = "reproduce_timing.json"
+SECONDS = "reproduce_seconds.json"  # each spec's last seconds, kept beside the compiled programs (longest_first)
 CLASSES = ("bitwise", "round-off", "sampling", "different")  # how a committed number compares with the re-run
 ROUND_OFF = 1e-6  # relative difference of a "round-off" number
 SAMPLING_SE = 2.0  # standard errors (std / sqrt(n) of the committed record) within which a mean is "sampling"
@@ -220,10 +223,60 @@ def _start_job(slots) -> None:
 
 
 def cost(path: Path, quick: bool) -> int:
-    """A size estimate of a spec, used to start the largest first: rounds x seeds x runs."""
+    """A size estimate of a spec: rounds x seeds x runs."""
     spec = load_spec(path, quick)
     with _named(path):
         return cfg.seed_rounds(spec)
+
+
+def _seconds_file() -> Path | None:
+    """Where each spec's seconds are kept (in the kept programs' folder), or None: the cache is off."""
+    folder = os.environ.get(cache.PROGRAMS_ENV)
+    return Path(folder) / SECONDS if folder else None
+
+
+def _mode(quick: bool, x64: bool) -> str:
+    return ("quick" if quick else "full") + (" x64" if x64 else "")
+
+
+def recorded_seconds(quick: bool = False, x64: bool = False) -> dict:
+    """``{spec name: seconds}`` of the specs' last runs in this mode (:func:`record_seconds`); empty if none."""
+    path = _seconds_file()
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8")).get(_mode(quick, x64))
+    except (AttributeError, OSError, ValueError):
+        return {}
+    if not isinstance(entry, dict):
+        return {}
+    return {k: float(v) for k, v in entry.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def record_seconds(seconds: dict, quick: bool = False, x64: bool = False) -> None:
+    """Keep ``{spec name: seconds}`` for the next run's order (merged with what is kept); an unwritable cache
+    only costs that order."""
+    path = _seconds_file()
+    if path is None:
+        return
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        table = {}
+    table = table if isinstance(table, dict) else {}
+    entry = table.get(_mode(quick, x64))
+    table[_mode(quick, x64)] = {**(entry if isinstance(entry, dict) else {}), **seconds}
+    data = json.dumps(table, indent=1, sort_keys=True).encode()
+    with contextlib.suppress(OSError):
+        run_folder.atomic_write(path, lambda f: f.write(data))
+
+
+def longest_first(sizes: dict, seconds: dict) -> list:
+    """The spec names of ``sizes`` (``{name: rounds x seeds x runs}``), the longest expected first: a spec's
+    ``seconds`` from an earlier run, else its size times the seconds per unit of size of the specs that have
+    them (with none, the largest first). Jobs that take the specs in this order end close together."""
+    known = [name for name in sizes if name in seconds]
+    rate = sum(seconds[n] for n in known) / max(1, sum(sizes[n] for n in known)) if known else 1.0
+    expected = {name: seconds.get(name, sizes[name] * rate) for name in sizes}
+    return sorted(sizes, key=lambda name: -expected[name])
 
 
 def check_jobs(jobs) -> int:
@@ -289,7 +342,7 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
         specs, alone = {s: p for s, p in specs.items() if s not in alone}, []
     modules = {paper: load_builder(builders[paper].path, paper) for paper in groups}
     sizes = {name: cost(path, quick) for name, path in specs.items()}  # every spec is read and checked here
-    names = sorted(specs, key=lambda name: -sizes[name])
+    names = longest_first(sizes, recorded_seconds(quick, x64))
     check_writes(runs, names, [reports_root / paper for paper in groups] if quick and reports_dir is None else ())
     timing = {}
     t0 = time.time()
@@ -324,6 +377,7 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
         for name in names:
             log(f"running {specs[name]} -> {runs / name}")
             done(name, run_one(specs[name], runs / name, quick, x64, figures))
+    record_seconds({name: timing[name] for name in names}, quick, x64)
     timing["total"] = round(sum(timing[name] for name in names), 2)
     for name in alone:
         log(f"  {name}: no report builder in {Path(experiments_dir) / REGISTRY}; "
