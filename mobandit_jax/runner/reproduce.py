@@ -39,7 +39,6 @@ import inspect
 import json
 import math
 import multiprocessing
-import os
 import sys
 import tempfile
 import time
@@ -49,7 +48,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
-from . import api, cache, devices, run_folder, runtime
+from . import api, devices, run_folder, runtime
 from . import spec as cfg
 
 QUICK_SEEDS = 2
@@ -231,21 +230,28 @@ def cost(path: Path, quick: bool) -> int:
 
 def _seconds_file() -> Path | None:
     """Where each spec's seconds are kept (in the kept programs' folder), or None: the cache is off."""
-    folder = os.environ.get(cache.PROGRAMS_ENV)
-    return Path(folder) / SECONDS if folder else None
+    from . import programs  # JAX, which the report builders loaded already
+
+    folder = programs.directory()
+    return None if folder is None else folder / SECONDS
 
 
 def _mode(quick: bool, x64: bool) -> str:
     return ("quick" if quick else "full") + (" x64" if x64 else "")
 
 
+def _seconds_table(path: Path | None) -> dict:
+    """The table kept at ``path``, ``{mode: {spec name: seconds}}``; empty if there is none or it is unreadable."""
+    try:
+        table = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
+    except (OSError, ValueError):
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
 def recorded_seconds(quick: bool = False, x64: bool = False) -> dict:
     """``{spec name: seconds}`` of the specs' last runs in this mode (:func:`record_seconds`); empty if none."""
-    path = _seconds_file()
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8")).get(_mode(quick, x64))
-    except (AttributeError, OSError, ValueError):
-        return {}
+    entry = _seconds_table(_seconds_file()).get(_mode(quick, x64))
     if not isinstance(entry, dict):
         return {}
     return {k: float(v) for k, v in entry.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -257,11 +263,7 @@ def record_seconds(seconds: dict, quick: bool = False, x64: bool = False) -> Non
     path = _seconds_file()
     if path is None:
         return
-    try:
-        table = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        table = {}
-    table = table if isinstance(table, dict) else {}
+    table = _seconds_table(path)
     entry = table.get(_mode(quick, x64))
     table[_mode(quick, x64)] = {**(entry if isinstance(entry, dict) else {}), **seconds}
     data = json.dumps(table, indent=1, sort_keys=True).encode()
