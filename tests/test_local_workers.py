@@ -2,6 +2,7 @@
 same summary as one process byte for byte, one-line errors, and interrupts that keep finished
 chunks and leave no worker behind."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -68,25 +69,36 @@ def test_workers_give_the_in_process_summary_byte_for_byte(tmp_path, monkeypatch
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
 
 
-class _Dead:
-    exitcode = -9
+def _say_then_stop(how, conn, cores):
+    """A worker process that says hello, then ends as ``how`` says: exit code 0 or 1, or killed by SIGKILL."""
+    conn.send("hello")
+    if how == "killed":
+        os.kill(os.getpid(), signal.SIGKILL)
+    sys.exit(0 if how == "done" else 1)
 
 
-class _Empty:
-    def get(self, timeout):
-        import queue
-
-        raise queue.Empty
-
-
-def test_a_worker_that_dies_is_reported_in_one_line():
-    alive = type("Alive", (), {"exitcode": None})()
-    with pytest.raises(RuntimeError,
-                       match=r"^worker process 1 stopped with exit code -9 \(killed by signal 9: out of memory\?"):
-        local_workers.next_message(_Empty(), [alive, _Dead()])
-    with pytest.raises(RuntimeError,
-                       match=r"^worker process 0 stopped with exit code 1 \(see its error output above\)$"):
-        local_workers.next_message(_Empty(), [type("Failed", (), {"exitcode": 1})(), alive])
+def test_a_worker_that_dies_is_reported_in_one_line_after_what_it_said():
+    links = dict(enumerate(local_workers.start_processes(_say_then_stop, [("done",), ("killed",), ("failed",)])))
+    heard, left, waiting = [], [], dict(links)
+    while waiting:  # each says hello before it stops, and is heard whenever it stops
+        key, message = local_workers.receive(waiting)
+        assert message == "hello"
+        heard.append(key)
+        del waiting[key]
+    assert sorted(heard) == [0, 1, 2]
+    messages = {1: r"^worker process 1 stopped with exit code -9 \(killed by signal 9: out of memory\? try",
+                2: r"^worker process 2 stopped with exit code 1 \(see its error output above\)$"}
+    while links:
+        try:
+            key, message = local_workers.receive(links)
+            assert message is None  # ended with exit code 0
+            left.append(key)
+        except RuntimeError as err:
+            key = int(str(err).split()[2])
+            assert re.match(messages[key], str(err)), str(err)
+        del links[key]
+    assert left == [0]
+    assert local_workers.receive({}, timeout=0.01) is None
 
 
 def _failing_task(index, width, parts):
@@ -251,3 +263,17 @@ def test_workers_start_with_sigint_ignored():
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def _no_setup():
+    raise ValueError("no such\nbenchmark")
+
+
+@pytest.mark.skipif(devices.cpu_cores() < 2, reason="two cores")
+def test_the_benchmark_times_worker_processes_together_and_a_failed_one_in_one_line():
+    from mobandit_jax.bench import benchmark
+
+    rate, compile_s = benchmark._workers_rate((benchmark._prefucb_setup, ()), 20, 4, 2)
+    assert 0 < rate < 4 * 20 / 1e-4 and compile_s > 0  # 4 seeds x 20 rounds, not faster than 0.1 ms
+    with pytest.raises(RuntimeError, match=r"^ValueError: no such benchmark$"):
+        benchmark._workers_rate((_no_setup, ()), 20, 4, 2)

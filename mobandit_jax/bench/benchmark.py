@@ -74,39 +74,55 @@ def engine_rate(setup, horizon: int, seeds: int, workers: int = 1):
     return seeds * horizon / _timed(run, REPEAT), compile_s
 
 
-def _worker_time(setup, horizon: int, width: int, repeat: int, start, out, cores):
-    """In a worker process: compile and warm the run at ``width`` seeds, wait at ``start`` for the other
-    workers, time the best of ``repeat`` runs; put ``(seconds, compile seconds)`` or ``("error", message)``
-    on ``out``."""
+def _worker_time(setup, horizon: int, width: int, repeat: int, conn, cores):
+    """In a worker process: compile and warm the run at ``width`` seeds, say ``"ready"`` over ``conn`` and
+    wait for the word to start, time the best of ``repeat`` runs; send ``(seconds, compile seconds)`` or
+    ``("error", message)``."""
     local_workers.start_worker(cores)
     try:
         from ..runner import runtime
 
         runtime.configure()
         run, compile_s = _compiled(setup, horizon, width)
-        start.wait(timeout=3600)
-        out.put((_timed(run, repeat), compile_s))
+        conn.send("ready")
+        conn.recv()
+        conn.send((_timed(run, repeat), compile_s))
     except Exception as err:  # noqa: BLE001 -- reported by the parent in one line
-        start.abort()
-        out.put(("error", local_workers.one_line(err)))
+        conn.send(("error", local_workers.one_line(err)))
 
 
 def _workers_rate(setup, horizon: int, seeds: int, workers: int):
     """The engine's rate with ``ceil(seeds / workers)`` seeds in each of ``workers`` pinned processes,
-    all started together: ``seeds x horizon / the slowest worker's seconds``."""
-    import multiprocessing
-
+    started together once all are compiled: ``seeds x horizon / the slowest worker's seconds``."""
     width = -(-seeds // workers)
-    context = multiprocessing.get_context("spawn")
-    start, out = context.Barrier(workers), context.Queue()
-    procs = local_workers.start_processes(_worker_time, [(setup, horizon, width, REPEAT, start, out)] * workers)
-    found = [local_workers.next_message(out, procs) for _ in procs]  # an error if a worker dies
-    for p in procs:
-        p.join()
-    errors = [f[1] for f in found if f[0] == "error"]
-    if errors:  # the first cause, not the other workers' broken barrier
-        raise RuntimeError(next((e for e in errors if "BrokenBarrierError" not in e), errors[0]))
-    return seeds * horizon / max(f[0] for f in found), max(f[1] for f in found)
+    links = dict(enumerate(local_workers.start_processes(_worker_time, [(setup, horizon, width, REPEAT)] * workers)))
+    try:
+        for _ in range(2):  # "ready" from each, then the times
+            said = _one_message_each(links)
+            errors = [m[1] for m in said.values() if m[0] == "error"]
+            if errors:
+                raise RuntimeError(errors[0])
+            if said[0] == "ready":
+                for link in links.values():
+                    link.conn.send("go")
+        return seeds * horizon / max(t for t, _ in said.values()), max(c for _, c in said.values())
+    finally:
+        for link in links.values():
+            link.process.terminate()
+            link.process.join()
+            link.conn.close()
+
+
+def _one_message_each(links: dict) -> dict:
+    """``{key: message}``: the next message of each worker process of ``links``; an error if one stops first."""
+    said, waiting = {}, dict(links)
+    while waiting:
+        key, message = local_workers.receive(waiting)
+        if message is None:  # ended without a word
+            raise local_workers.stopped(key, 0)
+        said[key] = message
+        del waiting[key]
+    return said
 
 
 def _batched_rate(run_batched, seeds: int, rounds: int) -> float:

@@ -253,7 +253,7 @@ def command():
     jax = sys.modules.get("jax")
     if jax is not None and not jax.distributed.is_initialized():  # several hosts: JAX's shutdown waits for all
         mp_util = sys.modules.get("multiprocessing.util")
-        if mp_util is not None:  # the queues' semaphores, released as at a normal exit
+        if mp_util is not None:  # multiprocessing's semaphores (reproduce's job pool), released as at a normal exit
             getattr(mp_util, "_exit_function", lambda: None)()
         sys.stdout.flush()
         sys.stderr.flush()

@@ -7,15 +7,22 @@ A process with one device, pinned to its own core, keeps that core busy. A run o
 therefore has N workers (:class:`Workers`): this process, worker 0, and N - 1 spawned worker
 processes, each pinned to its own core where the OS has affinity masks and given one host device.
 :meth:`Workers.run_chunks` splits every chunk's seed range into equal parts (:func:`split`) and
-puts them on one queue that every worker takes from as soon as it is ready (this process computes
-parts while the worker processes still start up), and yields a chunk's arrays as soon as all of its
-parts are back. A seed's key is ``fold_in(PRNGKey(seed), index)`` and seeds never interact,
+deals them, in chunk order, to whichever worker asks first, as soon as it is ready (this process
+computes parts while the worker processes still start up), and yields a chunk's arrays as soon as
+all of its parts are back. A seed's key is ``fold_in(PRNGKey(seed), index)`` and seeds never interact,
 so every seed computes exactly what it computes in one process.
 
 What a worker computes is the caller's task (the experiment's is
 :func:`mobandit_jax.runner.execution.run_parts`). A worker process that fails reports its error in one
 line. Worker processes ignore SIGINT (this process stops them and keeps the finished chunks) and, on
 Linux, die with it (``PR_SET_PDEATHSIG``).
+
+Each worker process talks to this one over its own pipe (:class:`Link`), not over queues that all
+share: a queue's lock held by a worker process that is killed is never released, and a queue's named
+semaphores are tracked by multiprocessing's resource tracker, which has printed its leak warnings
+after a killed worker's one-line error. A thread of this process hands each worker process its next
+part when it asks (:meth:`Workers.run_chunks`), so the worker processes keep taking parts while this
+one computes its own.
 """
 from __future__ import annotations
 
@@ -24,15 +31,17 @@ import contextlib
 import importlib
 import math
 import multiprocessing
+import multiprocessing.connection
 import queue
 import signal
+import threading
 from typing import NamedTuple
 
 import numpy as np
 
 from . import devices
 
-POLL_S = 1.0  # how often the parent checks that its workers are alive while it waits
+JOIN_S = 10.0  # how long a worker process whose pipe has closed is given to be reaped, for its exit code
 # The worker processes start beside this one (JAX, the plan, the kept programs: ready about when this
 # process is), yet runs smaller than this many seed-rounds (rounds x seeds x runs, about 1.3 s on one core
 # for PrefUCB at K = 42) stay in one process, over its devices: at 256 seeds x 4,000 rounds both ways take
@@ -106,39 +115,66 @@ def one_line(err: BaseException) -> str:
     return " ".join(f"{type(err).__name__}: {err}".split())
 
 
-def queued(todo):
-    """The parts ``(c, start, n)`` taken from the shared queue ``todo`` up to its first ``None``."""
-    return iter(todo.get, None)
+class Link(NamedTuple):
+    """A worker process and this process's end of the pipe to it."""
+
+    process: multiprocessing.Process
+    conn: multiprocessing.connection.Connection
 
 
-def _work(index: int, task, width: int, todo, out, cores):
-    """Worker ``index``: put every ``(c, start, arrays)`` of ``task(index, width, parts)`` on ``out``,
-    ``parts()`` being the parts it takes from ``todo`` (``("error", index, message)`` on failure)."""
+def stopped(number: int, exitcode) -> RuntimeError:
+    """The one-line error of worker process ``number``, which stopped with ``exitcode`` (``None``: not
+    reaped within :data:`JOIN_S`) before it finished."""
+    if exitcode is None:
+        return RuntimeError(f"worker process {number} closed its pipe and had not exited {JOIN_S:.0f} s later")
+    why = ("killed by signal {}: out of memory? try --max-memory or fewer --devices".format(-exitcode)
+           if exitcode < 0 else "see its error output above")
+    return RuntimeError(f"worker process {number} stopped with exit code {exitcode} ({why})")
+
+
+def receive(links: dict, timeout=None):
+    """``(key, message)`` from the first of the worker processes ``links`` (``{key: Link}``) to say
+    something; ``(key, None)`` when one has ended with exit code 0 and nothing left to say; ``None``
+    after ``timeout`` seconds. A worker process that stopped otherwise raises :func:`stopped` (numbered
+    by its key)."""
+    by_conn = {link.conn: key for key, link in links.items()}
+    by_sentinel = {link.process.sentinel: key for key, link in links.items()}
+    ready = multiprocessing.connection.wait([*by_conn, *by_sentinel], timeout)
+    if not ready:
+        return None
+    for conn in [r for r in ready if r in by_conn]:
+        try:
+            return by_conn[conn], conn.recv()
+        except EOFError:  # it closed its end: it has stopped
+            ready.append(links[by_conn[conn]].process.sentinel)
+    key = next(by_sentinel[r] for r in ready if r in by_sentinel)
+    process = links[key].process
+    process.join(JOIN_S)
+    if process.exitcode == 0:
+        return key, None
+    raise stopped(key, process.exitcode)
+
+
+def _parts_asked(conn):
+    """The parts ``(c, start, n)`` this worker process asks for over ``conn``, one at a time, up to the
+    first ``None``."""
+    while True:
+        conn.send("next")
+        part = conn.recv()
+        if part is None:
+            return
+        yield part
+
+
+def _work(index: int, task, width: int, conn, cores):
+    """Worker ``index``: send every ``(c, start, arrays)`` of ``task(index, width, parts)`` over ``conn``,
+    ``parts()`` being the parts it asks for there (``("error", index, message)`` on failure)."""
     start_worker(cores)
     try:
-        for item in task(index, width, lambda: queued(todo)):
-            out.put(item)
+        for item in task(index, width, lambda: _parts_asked(conn)):
+            conn.send(item)
     except Exception as err:  # noqa: BLE001 -- reported to the parent in one line
-        out.put(("error", index, one_line(err)))
-
-
-def next_message(results: multiprocessing.Queue, procs: list, first: int = 0, wait: bool = True):
-    """The next message from the workers (``procs[i]`` is worker ``first + i``); an error if a worker died
-    without sending one. ``wait=False``: ``None`` when no message is waiting."""
-    while True:
-        try:
-            message = results.get(timeout=POLL_S) if wait else results.get_nowait()
-        except queue.Empty:
-            for i, p in enumerate(procs):
-                if p.exitcode not in (None, 0):
-                    why = ("killed by signal {}: out of memory? try --max-memory or fewer --devices".format(-p.exitcode)
-                           if p.exitcode < 0 else "see its error output above")
-                    raise RuntimeError(
-                        f"worker process {first + i} stopped with exit code {p.exitcode} ({why})") from None
-            if not wait:
-                return None
-            continue
-        return message
+        conn.send(("error", index, one_line(err)))
 
 
 @contextlib.contextmanager
@@ -166,14 +202,17 @@ def part_width(chunk: int, workers: int, seeds: int) -> int:
 
 
 def start_processes(target, args: list, first_slot: int = 0) -> list:
-    """One spawned daemon process per entry of ``args``, running ``target(*args[w], cores)``, each on its
-    own core (slot ``first_slot + w`` of :func:`mobandit_jax.runner.devices.core_slots`) where there are enough
-    (``cores=None`` otherwise), started with SIGINT ignored."""
+    """One spawned daemon process per entry of ``args``, running ``target(*args[w], conn, cores)``, each
+    with its end ``conn`` of a pipe to this process and on its own core (slot ``first_slot + w`` of
+    :func:`mobandit_jax.runner.devices.core_slots`) where there are enough (``cores=None`` otherwise),
+    started with SIGINT ignored; their :class:`Link` s."""
     context = multiprocessing.get_context("spawn")
     slots = devices.core_slots(devices.cpu_cores())[first_slot:first_slot + len(args)]
     if len(slots) < len(args):
         slots = [None] * len(args)
-    procs = [context.Process(target=target, args=(*a, cores), daemon=True) for a, cores in zip(args, slots)]
+    pipes = [context.Pipe() for _ in args]
+    procs = [context.Process(target=target, args=(*a, theirs, cores), daemon=True)
+             for a, (_, theirs), cores in zip(args, pipes, slots)]
     own = devices.affinity()
     try:
         with _sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
@@ -182,7 +221,9 @@ def start_processes(target, args: list, first_slot: int = 0) -> list:
                 p.start()
     finally:
         devices.pin(own)
-    return procs
+        for _, theirs in pipes:
+            theirs.close()  # the worker's end lives in the worker: a dead worker is an end of file here
+    return [Link(p, ours) for p, (ours, _) in zip(procs, pipes)]
 
 
 class Workers:
@@ -190,16 +231,17 @@ class Workers:
     started at once (they import JAX, build and compile while this process prepares the run), are
     workers ``1 .. count - 1``. Process worker ``w`` runs ``task(w, width, parts)`` (picklable: it runs
     in the worker), which yields ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``, the
-    parts it takes from the queue that :meth:`run_chunks` fills; this process computes the parts it
-    takes with the ``own`` of :meth:`run_chunks`. :meth:`close` (or leaving the ``with`` block) stops
-    the processes."""
+    parts it asks for one at a time; this process computes the parts it takes with the ``own`` of
+    :meth:`run_chunks`. :meth:`close` (or leaving the ``with`` block) stops the processes."""
 
     def __init__(self, task, count: int, width: int):
-        context = multiprocessing.get_context("spawn")
-        self.count, self.width, self.results = count, width, context.Queue()
-        self.todo = context.Queue()  # parts (c, start, n), then one None per worker
-        args = [(w + 1, task, width, self.todo, self.results) for w in range(count - 1)]
-        self.procs = start_processes(_work, args, first_slot=1)
+        self.count, self.width = count, width
+        self.links = start_processes(_work, [(w + 1, task, width) for w in range(count - 1)], first_slot=1)
+        self.procs = [link.process for link in self.links]
+        self._parts: collections.deque = collections.deque()
+        self._lock = threading.Lock()
+        self._inbox: queue.Queue = queue.Queue()  # the worker processes' messages, from the dealer thread
+        self._dealer = None
         # worker 0 takes core slot 0, so that the XLA threads this process starts from now on do not
         # contend with the worker processes' (4,096-seed PrefUCB run: 14.4 s against 17.2 s unpinned)
         self.cores = devices.affinity()  # every core of the run (this process's before it took its own)
@@ -213,25 +255,54 @@ class Workers:
     def __exit__(self, *exc):
         self.close()
 
+    def _take(self):
+        """The next part not yet taken, or ``None``."""
+        with self._lock:
+            return self._parts.popleft() if self._parts else None
+
+    def _deal(self):
+        """The dealer thread: answer each worker process's ask with the next part (``None`` when there is
+        none left) and put everything else it sends, and its death, in the inbox."""
+        live = {w + 1: link for w, link in enumerate(self.links)}
+        try:
+            while live:
+                key, message = receive(live)
+                if message is None:  # done: it had its None
+                    del live[key]
+                elif message == "next":
+                    try:
+                        live[key].conn.send(self._take())
+                    except OSError:  # it has just stopped: receive says how
+                        pass
+                else:
+                    self._inbox.put(message)
+        except BaseException as err:  # noqa: BLE001 -- the run stops on it in the main thread
+            self._inbox.put(("stopped", err if isinstance(err, RuntimeError) else RuntimeError(one_line(err))))
+
     def run_chunks(self, chunk: int, seeds: int, chunks: list, own):
         """``(c, arrays)`` for each chunk in ``chunks`` (of ``chunk`` seeds), as soon as all its parts are
-        back. Every worker takes parts from one queue, in chunk order, as soon as it is ready; this
-        process computes the parts it takes with ``own(width, parts)``, a generator like the task's,
+        back. The parts are dealt in chunk order to whichever worker asks first, as soon as it is ready;
+        this process computes the parts it takes with ``own(width, parts)``, a generator like the task's,
         and takes the processes' parts as they arrive in between."""
         width, parts = split(chunk, seeds, chunks, self.count)
         if width != self.width:
             raise ValueError(f"workers started for parts of {self.width} seeds, asked for parts of {width}")
+        if self._dealer is not None:
+            raise RuntimeError("these workers have run their chunks already")
         expected = collections.Counter(c for c, *_ in parts)
-        for part in parts + [None] * self.count:
-            self.todo.put(part)
-        mine = own(width, lambda: queued(self.todo))
+        self._parts.extend(parts)
+        self._dealer = threading.Thread(target=self._deal, name="mobandit-dealer", daemon=True)
+        self._dealer.start()
+        mine = own(width, lambda: iter(self._take, None))
         done: dict = {}
         while expected:
             message = next(mine, None) if mine is not None else None
             if message is None:
                 mine = None
-                message = next_message(self.results, self.procs, first=1)
+                message = self._inbox.get()
             for item in [message, *self._arrived()]:
+                if item[0] == "stopped":
+                    raise item[1]
                 if item[0] == "error":
                     raise RuntimeError(f"worker process {item[1]}: {item[2]}")
                 c, start, arrays = item
@@ -244,18 +315,22 @@ class Workers:
     def _arrived(self) -> list:
         """The processes' messages already waiting."""
         arrived = []
-        while (message := next_message(self.results, self.procs, first=1, wait=False)) is not None:
-            arrived.append(message)
+        with contextlib.suppress(queue.Empty):
+            while True:
+                arrived.append(self._inbox.get_nowait())
         return arrived
 
     def close(self):
         """Stop the workers that are still running and wait for them; this thread gets back its cores."""
         devices.pin(self.cores)
+        with self._lock:
+            self._parts.clear()  # a worker that asks from now on is told to stop
         for p in self.procs:
             if p.is_alive():
                 p.terminate()
+        if self._dealer is not None:
+            self._dealer.join()
         for p in self.procs:
             p.join()
-        for q in (self.results, self.todo):
-            q.close()
-            q.cancel_join_thread()
+        for link in self.links:
+            link.conn.close()
