@@ -2,6 +2,8 @@
 classes each committed number; every bad option is one line, exit 2, and no file reproduce did not write is touched."""
 import json
 import os
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -62,6 +64,22 @@ def test_parallel_jobs_match_sequential(tmp_path):
         results[jobs] = {stem: json.loads((runs / stem / "summary.json").read_text()) for stem in ("small", "large")}
     assert results[1] == results[2]
     assert len(results[1]["large"]["records"]) > 0
+
+
+@pytest.mark.skipif(devices.cpu_cores() < 2, reason="--jobs 2 needs 2 cores")
+def test_a_killed_job_process_stops_the_reproduction_in_one_line(tmp_path):
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "killed.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    (configs / "killed.toml").write_text(SPEC.format(horizon=40).replace("[env]", 'plugins = ["killed.py"]\n[env]'))
+    (configs / "fine.toml").write_text(SPEC.format(horizon=40))
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "reproduce", "--configs", configs, "--runs",
+                           tmp_path / "runs", "--experiments", tmp_path / "exp", "--jobs", "2", "--no-cache"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert err[0] == "error: a job process stopped abruptly (killed: out of memory? try --jobs 1)"
 
 
 def test_longest_first_orders_by_recorded_seconds_and_scales_the_sizes_of_the_others():

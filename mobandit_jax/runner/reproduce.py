@@ -44,6 +44,7 @@ import tempfile
 import time
 import tomllib
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
@@ -374,7 +375,11 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_job, initargs=(slots,)) as pool:
             futures = {pool.submit(run_one, specs[name], runs / name, quick, x64, figures): name for name in names}
             for future in as_completed(futures):
-                done(futures[future], future.result())
+                try:
+                    seconds = future.result()
+                except BrokenProcessPool:  # every spec still running or waiting gets it: none is named
+                    raise RuntimeError("a job process stopped abruptly (killed: out of memory? try --jobs 1)") from None
+                done(futures[future], seconds)
     else:
         for name in names:
             log(f"running {specs[name]} -> {runs / name}")
