@@ -97,15 +97,11 @@ def _workers_rate(setup, horizon: int, seeds: int, workers: int):
     width = -(-seeds // workers)
     links = dict(enumerate(local_workers.start_processes(_worker_time, [(setup, horizon, width, REPEAT)] * workers)))
     try:
-        for _ in range(2):  # "ready" from each, then the times
-            said = _one_message_each(links)
-            errors = [m[1] for m in said.values() if m[0] == "error"]
-            if errors:
-                raise RuntimeError(errors[0])
-            if said[0] == "ready":
-                for link in links.values():
-                    link.conn.send("go")
-        return seeds * horizon / max(t for t, _ in said.values()), max(c for _, c in said.values())
+        _one_message_each(links)  # "ready" from each, once compiled
+        for link in links.values():
+            link.conn.send("go")
+        times = _one_message_each(links).values()
+        return seeds * horizon / max(t for t, _ in times), max(c for _, c in times)
     finally:
         for link in links.values():
             link.process.terminate()
@@ -114,12 +110,15 @@ def _workers_rate(setup, horizon: int, seeds: int, workers: int):
 
 
 def _one_message_each(links: dict) -> dict:
-    """``{key: message}``: the next message of each worker process of ``links``; an error if one stops first."""
+    """``{key: message}``: the next message of each worker process of ``links``; the first ``("error", message)``
+    one sends, or its stop before it said anything, is raised."""
     said, waiting = {}, dict(links)
     while waiting:
         key, message = local_workers.receive(waiting)
         if message is None:  # ended without a word
             raise local_workers.stopped(key, 0)
+        if isinstance(message, tuple) and message[0] == "error":
+            raise RuntimeError(message[1])
         said[key] = message
         del waiting[key]
     return said

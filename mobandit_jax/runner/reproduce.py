@@ -264,9 +264,9 @@ def record_seconds(seconds: dict, quick: bool = False, x64: bool = False) -> Non
     path = _seconds_file()
     if path is None:
         return
-    table = _seconds_table(path)
-    entry = table.get(_mode(quick, x64))
-    table[_mode(quick, x64)] = {**(entry if isinstance(entry, dict) else {}), **seconds}
+    table, mode = _seconds_table(path), _mode(quick, x64)
+    entry = table.get(mode)
+    table[mode] = {**(entry if isinstance(entry, dict) else {}), **seconds}
     data = json.dumps(table, indent=1, sort_keys=True).encode()
     with contextlib.suppress(OSError):
         run_folder.atomic_write(path, lambda f: f.write(data))
