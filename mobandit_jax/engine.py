@@ -105,6 +105,22 @@ def checkpoint_rounds(horizon: int, record_every: int):
     return [min((c + 1) * record_every, horizon) for c in range(num_checkpoints(horizon, record_every))]
 
 
+def full_precision_dots(fn):
+    """``fn`` traced with every matrix product at full precision (``jax.default_matmul_precision("highest")``).
+
+    On NVIDIA GPUs JAX's default precision multiplies float32 matrices in TF32 (operands rounded to 10 of
+    float32's 23 mantissa bits), which rounds every cone projection ``r W^T``; on the CPU every precision
+    computes the same float32 products, so CPU results are unchanged. Applied to every run, so a plugin's
+    own policy, environment or metric gets float32 (or float64) products on a GPU too."""
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        with jax.default_matmul_precision("highest"):
+            return fn(*args, **kwargs)
+
+    return wrapped
+
+
 def _streams(seed_key):
     return jax.random.fold_in(seed_key, 0), jax.random.fold_in(seed_key, 1)
 
@@ -136,6 +152,7 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
     n_metrics = len(metrics.names)
     may_stop = budgeted or n_ckpt * record_every != horizon
 
+    @full_precision_dots
     def run(params, seed_key, report=None):
         key_env, key_pol = _streams(seed_key)
         env_params, mparams = _prepare(env, metrics, params, seed_key)
@@ -194,6 +211,7 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
 
 
 def _make_identify_run(env, policy, metrics):
+    @full_precision_dots
     def run(params, seed_key, report=None):
         key_env, key_pol = _streams(seed_key)
         env_params, mparams = _prepare(env, metrics, params, seed_key)

@@ -43,3 +43,20 @@ def test_prefucb_regret_on_gpu_matches_the_cpu_run():
         se = np.sqrt((a.var() + b.var()) / a.size) + 1e-9
         assert abs(a.mean() - b.mean()) <= 4 * se, name
         assert np.mean(a == b) > 0.5, name  # same random streams: most seeds play identically
+
+
+def test_cone_projections_and_a_runs_own_products_are_float32_on_gpu_not_tf32():
+    """JAX's default GPU precision multiplies float32 matrices in TF32 (about 1e-3 relative); the kernels'
+    projections and every product traced inside a run (``engine.full_precision_dots``) are float32."""
+    from mobandit_jax.engine import full_precision_dots
+    from mobandit_jax.kernels import normalized_projections
+
+    rng = np.random.default_rng(3)
+    r = rng.random((4096, 7)).astype(np.float32)
+    W = rng.normal(size=(5, 7)).astype(np.float32)
+    W64 = W.astype(np.float64)
+    low, high = np.minimum(W64, 0).sum(1), np.maximum(W64, 0).sum(1)
+    exact = (r.astype(np.float64) @ W64.T - low) / (high - low)
+    np.testing.assert_allclose(np.asarray(normalized_projections(r, W)), exact, atol=5e-6)
+    plugin_product = jax.jit(full_precision_dots(lambda a, b: a @ b))  # a user's own `@`, as a run traces it
+    np.testing.assert_allclose(np.asarray(plugin_product(r, W.T)), r.astype(np.float64) @ W64.T, atol=1e-5)

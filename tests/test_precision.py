@@ -82,3 +82,29 @@ def test_float32_sums_up_to_the_threshold_are_plain_within_the_documented_bound(
     n = engine.COMPENSATED_HORIZON  # at least every shipped spec's horizon: their arithmetic is unchanged
     got = relative_errors(n, n)
     assert 1e-6 < got["reward"] < n * 2.0 ** -24  # plain float32: measured 7e-6 (compensated: 4e-8)
+
+
+def test_every_product_a_run_traces_is_at_full_precision():
+    """A run's matrix products (the policy's, the environment's, the metrics', a plugin's own ``@``) are
+    lowered at HIGHEST precision: float32 on a GPU, whose default for float32 products is TF32."""
+    from mobandit_jax.metrics.preference import preference_metrics, preference_truth
+    from mobandit_jax.policies.preference import cone_params, scalarized_ucb_rr
+    from mobandit_jax.problems.stochastic import make_stochastic
+
+    means = np.random.default_rng(0).uniform(0.1, 0.9, size=(5, 3))
+    W = np.array([[1.0, 0.0, 1.0], [0.0, -1.0, 1.0]])
+    inst = make_stochastic(means)
+    mix = jnp.asarray(np.eye(3) * 0.5 + 0.25)
+
+    def sample(key, arm, pull_index, t, params):  # a plugin's own product, written with a bare `@`
+        reward, cost = inst.env.sample(key, arm, pull_index, t, params)
+        return reward @ mix, cost
+
+    env = inst.env._replace(sample=sample)
+    run = engine.make_run(env, scalarized_ucb_rr(5, 3, 2), preference_metrics(3), 20, 10)
+    params = engine.RunParams(inst.params, cone_params(W), preference_truth(means, W), jnp.inf)
+    text = jax.jit(run).lower(params, jax.random.PRNGKey(0)).as_text()
+    dots = [line for line in text.splitlines() if "dot_general" in line]
+    assert dots and all("precision = [HIGHEST, HIGHEST]" in line for line in dots), dots
+    plain = jax.jit(lambda a, b: a @ b).lower(jnp.ones((4, 3)), jnp.ones((3, 2))).as_text()
+    assert "precision = [DEFAULT, DEFAULT]" in plain  # JAX's own default, which the run overrides

@@ -196,8 +196,8 @@ def min_norm_sq(h, geo: ConeGeometry):
     rounding of the active rows' equalities).
     """
     h = jnp.asarray(h)
-    y = jnp.einsum("sdm,...m->...sd", geo.proj.astype(h.dtype), h)
-    wy = jnp.einsum("md,...sd->...sm", geo.W.astype(h.dtype), y)
+    y = jnp.einsum("sdm,...m->...sd", geo.proj.astype(h.dtype), h, precision="highest")
+    wy = jnp.einsum("md,...sd->...sm", geo.W.astype(h.dtype), y, precision="highest")
     sq = jnp.sum(y * y, axis=-1)
     eps = jnp.finfo(h.dtype).eps
     tol = TOL_ULPS * eps * (geo.wnorm.astype(h.dtype) * jnp.sqrt(sq)[..., None] + jnp.abs(h)[..., None, :])
@@ -228,15 +228,15 @@ def min_norm_sq_bounds(h, geo: ConeGeometry):
     proj, W, wnorm = geo.proj.astype(dtype), geo.W.astype(dtype), geo.wnorm.astype(dtype)
     d = W.shape[1]
     eps = jnp.finfo(dtype).eps
-    y = jnp.einsum("sdm,...m->...sd", proj, h)
-    wy = jnp.einsum("md,...sd->...sm", W, y)
+    y = jnp.einsum("sdm,...m->...sd", proj, h, precision="highest")
+    wy = jnp.einsum("md,...sd->...sm", W, y, precision="highest")
     sq = jnp.sum(y * y, axis=-1)
     ry = jnp.sqrt(sq)
     margin = wy - (h[..., None, :] - TOL_ULPS * eps * (wnorm * ry[..., None] + jnp.abs(h)[..., None, :]))
 
     rows = jnp.any(proj != 0, axis=-2)  # (n_S, M): each candidate's rows
     a = jnp.sum(jnp.abs(proj), axis=-1)  # (n_S, d)
-    b = a @ jnp.abs(W).T  # (n_S, M)
+    b = jnp.matmul(a, jnp.abs(W).T, precision="highest")  # (n_S, M)
     big = (jnp.sum(rows, axis=-1) + 1) * eps * jnp.max(jnp.where(rows, jnp.abs(h)[..., None, :], 0), axis=-1)
     dy = big * jnp.sqrt(jnp.sum(a * a, axis=-1))
     ny = ry * (1 + (d + 1) * eps) + dy
@@ -252,7 +252,7 @@ def min_norm_sq_bounds(h, geo: ConeGeometry):
 def ball_dominated(mu, r, geo: ConeGeometry):
     """``(K, d), (K,) -> (K, K)`` bool: ``[j, i]`` iff every point of ``B(mu_j, r_j)`` C-dominates every point
     of ``B(mu_i, r_i)``, i.e. ``w_n . (mu_j - mu_i) >= (r_i + r_j) ||w_n||`` for every row (``j != i``)."""
-    p = mu @ geo.W.T.astype(mu.dtype)  # (K, M)
+    p = jnp.matmul(mu, geo.W.T.astype(mu.dtype), precision="highest")  # (K, M)
     need = (r[:, None] + r[None, :])[..., None] * geo.wnorm.astype(mu.dtype)  # symmetric in (j, i)
     out = jnp.all(p[:, None, :] - p[None, :, :] >= need, axis=-1)
     return out & ~jnp.eye(mu.shape[0], dtype=bool)
@@ -272,7 +272,7 @@ def ball_reaches(mu, r, slack, geo: ConeGeometry):
     ``B(mu_i, r_i)`` have ``W (y - x) >= slack`` (``j != i``): ``dist(mu_j - mu_i, {W z >= slack}) <= r_i + r_j``.
 
     Every pair, every candidate: the reference of :func:`ball_reaches_any`."""
-    p = mu @ geo.W.T.astype(mu.dtype)
+    p = jnp.matmul(mu, geo.W.T.astype(mu.dtype), precision="highest")
     h, bound = _reach_problems(p[:, None, :], r[:, None], p[None, :, :], r[None, :], slack)
     return (min_norm_sq(h, geo) <= bound) & ~jnp.eye(mu.shape[0], dtype=bool)
 
@@ -350,7 +350,7 @@ def ball_reaches_any(mu, r, slack, geo: ConeGeometry, rows, cols, axis: int, chu
     every target has a hit. A target left without a hit but with a pair the bounds could not decide takes
     its answer from :func:`ball_reaches` itself, computed then (:func:`_ball_reaches_once`)."""
     K = mu.shape[0]
-    p = mu @ geo.W.T.astype(mu.dtype)
+    p = jnp.matmul(mu, geo.W.T.astype(mu.dtype), precision="highest")
     row_arms, col_arms = packed_indices(rows, 0), packed_indices(cols, 0)  # K past the last one
     targets, partners = (col_arms, row_arms) if axis == 0 else (row_arms, col_arms)
     n_targets = jnp.sum(cols if axis == 0 else rows)

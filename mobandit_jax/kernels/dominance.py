@@ -128,7 +128,7 @@ def normalized_projections(r, W):
     W = _check(W)
     L, U = cone_bounds(W)
     r = jnp.asarray(r, W.dtype if jnp.issubdtype(W.dtype, jnp.floating) else jnp.float32)
-    return (r @ W.T - L) / (U - L)
+    return (jnp.matmul(r, W.T, precision="highest") - L) / (U - L)  # float32 on a GPU too (not TF32)
 
 
 def _pairwise_margins(mu, W):

@@ -58,7 +58,7 @@ class ConeParams(NamedTuple):
 
 def project(r, p: ConeParams):
     """``S(r) = (r W^T - L) / (U - L)``: ``(..., d) -> (..., M)``."""
-    return (r @ p.W.T - p.low) / p.span
+    return (jnp.matmul(r, p.W.T, precision="highest") - p.low) / p.span  # float32 on a GPU too (not TF32)
 
 
 def normalisation(W: np.ndarray, bounded: bool):
