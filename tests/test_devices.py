@@ -146,6 +146,13 @@ def test_bench_refuses_a_bad_device_count_repeat_count_and_unknown_algorithms():
     p = _cli(["bench", "--repeat", "0"])
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == ["error: --repeat 0: give at least 1 timed run"]
+    p = _cli(["bench", "--parts", "engine,gpu"])
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == [
+        "error: --parts engine,gpu: choose a comma-separated subset of engine, peers, kernels"]
+    p = _cli(["bench", "--parts", "kernels", "--kernel-batches", "100,-5"])
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == ["error: --kernel-batches 100,-5: give comma-separated positive integers"]
 
 
 def test_core_slots_deal_the_cores_into_disjoint_equal_shares(monkeypatch):

@@ -314,9 +314,8 @@ def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = T
 
 
 def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
-    """Batched exact HV of ``num_sets`` sets of ``points`` points at ``d`` objectives vs moocore."""
-    import moocore
-
+    """Batched exact HV of ``num_sets`` sets of ``points`` points at ``d`` objectives vs ``moocore`` per call
+    (``moocore_us_per_call`` and ``speedup`` are ``None`` where ``moocore`` is not installed)."""
     from ..kernels import hypervolume
 
     rng = np.random.default_rng(1)
@@ -325,14 +324,19 @@ def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
     f = jax.jit(hypervolume)
     jax.block_until_ready(f(P, ref))
     ours = _timed(lambda: f(P, ref), repeat=3) / num_sets
+    row = {"kernel": f"hypervolume, {points} points, d={d}, batch {num_sets}", "sets": num_sets,
+           "ours_us_per_set": ours * 1e6, "moocore_us_per_call": None, "speedup": None}
+    try:
+        import moocore
+    except ImportError:
+        return row
     n_moo = min(num_sets, 2000)
     P64 = -P[:n_moo].astype(np.float64)
     t0 = time.perf_counter()
     for p in P64:
         moocore.hypervolume(p, ref=np.zeros(d))
     moo = (time.perf_counter() - t0) / n_moo
-    return {"kernel": f"hypervolume, {points} points, d={d}, batch {num_sets}", "ours_us_per_set": ours * 1e6,
-            "moocore_us_per_call": moo * 1e6, "speedup": moo / ours}
+    return {**row, "moocore_us_per_call": moo * 1e6, "speedup": moo / ours}
 
 
 def bench_klucb(n: int):
@@ -343,10 +347,11 @@ def bench_klucb(n: int):
     p = jnp.asarray(rng.random(n), jnp.float32)
     level = jnp.asarray(np.exp(rng.uniform(np.log(1e-6), np.log(10), n)), jnp.float32)
     jax.block_until_ready(klucb_upper(p, level))
-    return {"kernel": f"klucb_upper float32, {n} indices",
+    return {"kernel": f"klucb_upper float32, {n} indices", "indices": n,
             "ns_per_index": _timed(lambda: klucb_upper(p, level), 3) / n * 1e9}
 
 
+PARTS = ("engine", "peers", "kernels")
 ALGORITHMS = {  # name -> (seed counts, horizon, numpy rounds, peers) -> rows
     "prefucb": bench_prefucb,
     "thv_d2": lambda seeds, T, r, peers: bench_thv_ucb(seeds, T, r // 4, d=2, n=36, k=3, sigma=0.05, peers=peers),
@@ -378,8 +383,14 @@ def main(argv=None) -> int:
     parser.add_argument("--work", default="runs/vopy_peer",
                         help="with --peers vopy: the folder of its outputs (a second call resumes)")
     parser.add_argument("--engine-only", action="store_true",
-                        help="engine rates only (no numpy peers, no kernels); a seed count out of memory ends "
-                             "that algorithm's sweep (for GPU sweeps up to 1,048,576 seeds)")
+                        help="engine rates only (no numpy peers, no kernels; the same as --parts engine); a seed "
+                             "count out of memory ends that algorithm's sweep (for GPU sweeps up to 1,048,576 seeds)")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help="comma-separated subset of engine (the policies' rates), peers (the numpy peers beside "
+                             "them) and kernels (hypervolume and KL-UCB per call); default all three")
+    parser.add_argument("--kernel-batches", help="with kernels: comma-separated batch sizes, as many of each kernel's "
+                        "batches as given, e.g. 20000,2000000 (hypervolume sets; KL-UCB indices are 50x as many); "
+                        "default 20000 (2000 with --quick)")
     args = parser.parse_args(argv)
     if args.peers == "vopy":
         if not args.vopy_python:
@@ -393,6 +404,18 @@ def main(argv=None) -> int:
     unknown = sorted(set(chosen) - set(ALGORITHMS))
     if unknown:
         print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}",
+              file=sys.stderr)
+        return 2
+    parts = ["engine"] if args.engine_only else args.parts.split(",")
+    if set(parts) - set(PARTS) or not parts:
+        print(f"error: --parts {args.parts}: choose a comma-separated subset of {', '.join(PARTS)}", file=sys.stderr)
+        return 2
+    try:
+        batches = [int(b) for b in (args.kernel_batches or ("2000" if args.quick else "20000")).split(",")]
+        if min(batches) < 1:
+            raise ValueError
+    except ValueError:
+        print(f"error: --kernel-batches {args.kernel_batches}: give comma-separated positive integers",
               file=sys.stderr)
         return 2
     global WORKERS, REPEAT
@@ -415,11 +438,11 @@ def main(argv=None) -> int:
             "machine": platform.processor() or platform.machine(), "jax": jax.__version__}
     print(f"backend {info['backend']}, devices {info['devices']}, worker processes {WORKERS}, jax {info['jax']}")
     np_rounds = 200 if args.quick else 1000
-    peers = not args.engine_only
-    if args.engine_only:
+    peers = "peers" in parts
+    if not peers:
         SWEEP.update(path=args.json, info=info)
     rows = []
-    for name in chosen:
+    for name in chosen if "engine" in parts else ():
         rows += ALGORITHMS[name](seeds, horizon, np_rounds, peers)
     print(f"\n{'algorithm':34s} {'seeds':>8s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} "
           f"{'numpy batched':>14s} {'ratio':>8s} {'compile s':>10s}")
@@ -430,17 +453,20 @@ def main(argv=None) -> int:
         print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['seed_rounds_per_s']:14.0f} {peer} {r['compile_s']:10.1f}")
     for note in OUT_OF_MEMORY:
         print(f"out of memory: {note}")
-    if args.engine_only:
+    if "kernels" not in parts:
         return 0
-    hv = bench_hypervolume(2000 if args.quick else 20000)
-    print(f"\n{hv['kernel']}: {hv['ours_us_per_set']:.3f} us/set (batched) vs moocore "
-          f"{hv['moocore_us_per_call']:.2f} us/call "
-          f"-> {hv['speedup']:.1f}x")
-    kl = bench_klucb(100_000 if args.quick else 1_000_000)
-    print(f"{kl['kernel']}: {kl['ns_per_index']:.1f} ns/index")
+    hv, kl = [bench_hypervolume(n) for n in batches], [bench_klucb(50 * n) for n in batches]
+    print()
+    for row in hv:
+        versus = (f" vs moocore {row['moocore_us_per_call']:.2f} us/call -> {row['speedup']:.1f}x"
+                  if row["speedup"] else " (moocore not installed)")
+        print(f"{row['kernel']}: {row['ours_us_per_set']:.4f} us/set (batched){versus}")
+    for row in kl:
+        print(f"{row['kernel']}: {row['ns_per_index']:.3f} ns/index")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"info": info, "policies": rows, "hypervolume": hv, "klucb": kl}, f, indent=1)
+            json.dump({"info": info, "policies": rows, "hypervolume": hv, "klucb": kl, "out_of_memory": OUT_OF_MEMORY},
+                      f, indent=1)
     return 0
 
 
