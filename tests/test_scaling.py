@@ -32,8 +32,13 @@ CACHE = {"JAX_COMPILATION_CACHE_DIR": os.path.join(tempfile.gettempdir(), "moban
          "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
 
 
+# Devices and hosts simulated on the CPU backend, also where a GPU is present: two processes on one GPU are
+# not two hosts (NCCL refuses two ranks on one GPU), and four host devices are not made on a GPU.
+SIMULATED = {"JAX_PLATFORMS": "cpu"}
+
+
 def _run(args, env_extra=None, cwd=None):
-    env = {**os.environ, **CACHE, **(env_extra or {})}
+    env = {**os.environ, **CACHE, **SIMULATED, **(env_extra or {})}
     return subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", *args, "--quiet"], env=env,
                             cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
