@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import spec as cfg
-from .run_folder import RunFolderError, run_marker
+from .run_folder import RunFolderError, chunks_kept, run_marker
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
@@ -131,3 +131,13 @@ def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: b
         return execution.execute(plan, out, progress=progress)
     except RunFolderError as err:  # a run folder of another experiment or precision
         raise ConfigError(f"out {out}: {err}") from None
+    except KeyboardInterrupt:  # Ctrl-C, within a tenth of a second even while XLA compiles
+        raise KeyboardInterrupt(interrupted(plan, out)) from None
+
+
+def interrupted(plan, out) -> str:
+    """What an interrupted ``run(plan's spec, out=out)`` keeps, in one line."""
+    if out is None:
+        return "interrupted: nothing kept (out=None keeps the chunks in memory); pass out=FOLDER to resume later"
+    kept, total = chunks_kept(plan, out)
+    return f"interrupted: {kept}/{total} chunks kept in {out}; the same mb.run(..., out={str(out)!r}) resumes"

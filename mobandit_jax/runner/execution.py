@@ -23,7 +23,7 @@ import numpy as np
 import jax
 
 from . import run_folder as files
-from . import programs, runtime, sharding, workers as local_workers
+from . import background, programs, runtime, sharding, workers as local_workers
 from .devices import cpu_cores
 from .plans import Group, Plan, build
 from .. import engine
@@ -193,7 +193,8 @@ def _programs(plan: Plan, mesh, keys, stacked: list, show=None, pool=None, order
     taken in ``order`` (default: group order), each looked up just before it would be lowered (so that worker
     processes starting at different groups use what the others have kept meanwhile); the others are lowered
     here and compiled now, or on ``pool`` while the next is lowered (XLA's compile releases the GIL, tracing
-    holds it). ``traced()`` is called once all are lowered."""
+    holds it); either way on a daemon thread that a signal does not wait for (:mod:`mobandit_jax.runner.background`).
+    ``traced()`` is called once all are lowered."""
     live = show is not None and show.report is not None
     n = len(plan.groups)
     paths = [None if live else programs.path(plan, i, stacked[i], keys.shape[0], mesh) for i in range(n)]
@@ -203,16 +204,16 @@ def _programs(plan: Plan, mesh, keys, stacked: list, show=None, pool=None, order
     fresh = any(p is not None for p in paths)
     with programs.fresh_compiles() if fresh else _uncached() if live else contextlib.nullcontext():
         for i in order or range(n):
-            made[i] = found[i].result() if found is not None else programs.load(paths[i], mesh)
+            made[i] = background.wait(found[i]) if found is not None else programs.load(paths[i], mesh)
             if made[i] is not None:
                 kept += 1
                 continue
             lowered = _lower(plan, i, stacked, mesh, keys, show)
-            made[i] = (programs.compile_and_keep(lowered, paths[i]) if pool is None
+            made[i] = (background.call(programs.compile_and_keep, lowered, paths[i]) if pool is None
                        else pool.submit(programs.compile_and_keep, lowered, paths[i]))
         if traced is not None:
             traced()
-        return [m.result() if isinstance(m, Future) else m for m in made], kept
+        return [background.wait(m) if isinstance(m, Future) else m for m in made], kept
 
 
 def _compile_groups(plan: Plan, mesh, width: int, stacked: list, show=None, writes: bool = False) -> list:
@@ -223,8 +224,8 @@ def _compile_groups(plan: Plan, mesh, width: int, stacked: list, show=None, writ
     if show is not None:
         show.note(f"compiling {len(plan.groups)} program(s) for {mesh.devices.size} device(s)...")
     t0 = time.time()
-    with ThreadPoolExecutor(min(len(plan.groups), cpu_cores()) or 1) as pool:
-        compiled, kept = _programs(plan, mesh, keys, stacked, show, pool, traced=prefetch_writers if writes else None)
+    pool = background.Daemons(min(len(plan.groups), cpu_cores()))
+    compiled, kept = _programs(plan, mesh, keys, stacked, show, pool, traced=prefetch_writers if writes else None)
     if show is not None:
         show.note(f"compiled in {time.time() - t0:.1f} s"
                   + (f" ({kept} of {len(compiled)} kept from an earlier run)" if kept else ""))
@@ -238,7 +239,7 @@ def run_seeds(plan: Plan, compiled: list, stacked: list, start: int, width: int,
     arrays = {}
     for g, fn, params in zip(plan.groups, compiled, stacked):
         with show.call(g, start, n) if show is not None else contextlib.nullcontext():
-            res = jax.device_get(fn(params, keys))
+            res = background.call(lambda: jax.device_get(fn(params, keys)))  # a signal stops the wait
         for m, value in res.items():
             for row, gi in enumerate(g.members):
                 arrays[f"{g.label}|{gi}|{m}"] = np.asarray(value[row, :n])
@@ -251,7 +252,7 @@ def bytes_per_seed(plan: Plan, probe: int = 8) -> float:
     for g in plan.groups:
         params = engine.stack_grid(g.params)
         keys = engine.seed_keys(plan.base_seed, np.arange(probe))
-        mem = jax.jit(engine.batch(g.run)).lower(params, keys).compile().memory_analysis()
+        mem = background.call(jax.jit(engine.batch(g.run)).lower(params, keys).compile).memory_analysis()
         total = 0 if mem is None else mem.temp_size_in_bytes + mem.output_size_in_bytes
         worst = max(worst, total / probe)
     return worst

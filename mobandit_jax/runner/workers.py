@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import devices
+from . import background, devices
 
 JOIN_S = 10.0  # how long a worker process whose pipe has closed is given to be reaped, for its exit code
 # The worker processes start beside this one (JAX, the plan, the kept programs: ready about when this
@@ -92,7 +92,7 @@ def split(chunk: int, seeds: int, chunks, workers: int) -> tuple:
     return width, parts
 
 
-def _die_with_parent():
+def die_with_parent():
     """Ask Linux to kill this process when its parent dies (no-op elsewhere)."""
     try:
         import ctypes
@@ -105,7 +105,7 @@ def _die_with_parent():
 def start_worker(cores) -> None:
     """A worker process's start: die with the parent, leave SIGINT to it, pin to ``cores`` (if any),
     one host device (before JAX starts its backend)."""
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     devices.pin(cores)
     devices.single_host_device()
@@ -178,7 +178,7 @@ def _work(index: int, task, width: int, conn, cores):
 
 
 @contextlib.contextmanager
-def _sigint_ignored():
+def sigint_ignored():
     """Ignore SIGINT in this block (where this is the main thread); a process started meanwhile keeps
     ignoring it from its first instruction."""
     try:
@@ -215,7 +215,7 @@ def start_processes(target, args: list, first_slot: int = 0) -> list:
              for a, (_, theirs), cores in zip(args, pipes, slots)]
     own = devices.affinity()
     try:
-        with _sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
+        with sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
             for p, cores in zip(procs, slots):
                 devices.pin(cores)  # inherited too: the new interpreter starts on its own core, not on this one's
                 p.start()
@@ -299,7 +299,7 @@ class Workers:
             message = next(mine, None) if mine is not None else None
             if message is None:
                 mine = None
-                message = self._inbox.get()
+                message = self._next_message()
             for item in [message, *self._arrived()]:
                 if item[0] == "stopped":
                     raise item[1]
@@ -311,6 +311,12 @@ class Workers:
                     ordered = [a for _, a in sorted(done.pop(c), key=lambda x: x[0])]
                     del expected[c]
                     yield c, {k: np.concatenate([a[k] for a in ordered]) for k in ordered[0]}
+
+    def _next_message(self):
+        """The processes' next message, waited for in steps (a signal's handler runs between them)."""
+        while True:
+            with contextlib.suppress(queue.Empty):
+                return self._inbox.get(timeout=background.STEP_S)
 
     def _arrived(self) -> list:
         """The processes' messages already waiting."""
