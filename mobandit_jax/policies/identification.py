@@ -178,12 +178,11 @@ def elimination(P, costs_alloc, budget, target_fn, jmax, phases=None, removals=N
     return accepted | active, spent, N
 
 
-def unit_pulls(p):
-    """``T = floor(B / c_bar)``, the unit pulls at the mean allocation cost ``c_bar``, with 8 machine epsilons of
-    slack: ``B = rho K c_bar`` makes the ratio an integer that float32 often rounds just below it (``rho K - 1``
-    otherwise; PSI-SR's targets keep the plain floor)."""
-    ratio = p.budget / jnp.mean(p.costs)
-    return jnp.floor(ratio * (1 + 8 * jnp.finfo(ratio.dtype).eps))
+def unit_pulls(budget: float, costs) -> int:
+    """``T = floor(B / c_bar)``, the unit pulls at the mean allocation cost ``c_bar`` (PSI-SR, EGE-SH), an int
+    computed once on the host: ``B = rho K c_bar`` makes the ratio the integer ``rho K`` up to float64 rounding
+    (:func:`_floor`), which float32 in the program would round to ``rho K - 1`` in most settings."""
+    return _floor(float(budget) / float(np.mean(np.asarray(costs, np.float64))))
 
 
 def halving_rounds(K: int) -> int:
@@ -223,19 +222,21 @@ def logbar(K: int) -> float:
 # --------------------------------------------------------------------------------------------
 
 class IdentParams(NamedTuple):
-    """Sweepable params: budget ``B``, allocation costs ``c_i`` (K,), cost floor ``lambda`` and the
-    bound ``jmax`` on any arm's pulls that the budget implies (int32; at most the static table length)."""
+    """Sweepable params: budget ``B``, allocation costs ``c_i`` (K,), cost floor ``lambda``, the
+    bound ``jmax`` on any arm's pulls that the budget implies (int32; at most the static table length)
+    and the unit pulls ``T = floor(B / c_bar)`` (int32, :func:`unit_pulls`)."""
 
     budget: jnp.ndarray
     costs: jnp.ndarray
     cost_floor: jnp.ndarray
     jmax: jnp.ndarray
+    unit_pulls: jnp.ndarray
 
 
 def ident_params(budget, costs, cost_floor, jmax) -> IdentParams:
     """:class:`IdentParams` in the default float dtype (float32; float64 under ``jax_enable_x64``)."""
     return IdentParams(jnp.asarray(budget, float), jnp.asarray(costs, float), jnp.asarray(cost_floor, float),
-                       jnp.asarray(int(jmax), jnp.int32))
+                       jnp.asarray(int(jmax), jnp.int32), jnp.asarray(unit_pulls(budget, costs), jnp.int32))
 
 
 def table_length(jmax: int) -> int:
@@ -279,8 +280,7 @@ def psi_sr(num_arms: int, length: int, prefix_table, schedule: str = "sr") -> Id
         lb = logbar(K)
 
         def targets(P, p, jmax):
-            T = jnp.floor(p.budget / jnp.mean(p.costs))
-            fn = lambda r, k_r, C_r: jnp.ceil(jnp.maximum(T - K, 0.0) / (lb * (K + 1 - r))).astype(jnp.int32)
+            fn = lambda r, k_r, C_r: jnp.ceil(jnp.maximum(p.unit_pulls - K, 0) / (lb * (K + 1 - r))).astype(jnp.int32)
             return elimination(P, p.costs, p.budget, fn, jmax)
     else:
         def targets(P, p, jmax):
@@ -303,7 +303,7 @@ def ege_sh(num_arms: int, length: int, prefix_table) -> Identifier:
     rounds = halving_rounds(K)
 
     def targets(P, p, jmax):
-        n = halving_targets(K, unit_pulls(p)) if rounds else jnp.zeros(1, jnp.int32)
+        n = halving_targets(K, p.unit_pulls) if rounds else jnp.zeros(1, jnp.int32)
         fn = lambda r, k_r, C_r: n[r - 1]
         return elimination(P, p.costs, p.budget, fn, jmax, phases=rounds, removals=lambda k_r: k_r // 2)
 
@@ -367,7 +367,7 @@ def _configure_psi_sr(ctx, schedule="sr"):
     K = ctx.num_arms
     c_bar = float(det.mean())
     if schedule == "sr":
-        jmax = int(math.ceil(max(math.floor(budget / c_bar) - K, 0) / (logbar(K) * 2)))
+        jmax = int(math.ceil(max(unit_pulls(budget, det) - K, 0) / (logbar(K) * 2)))
     else:
         jmax = _floor(budget / (l_k_lambda(K, lam, np) * 2 * c_bar))
     jmax = int(max(1, jmax))
@@ -378,10 +378,7 @@ def _configure_psi_sr(ctx, schedule="sr"):
 def _configure_ege_sh(ctx):
     lam, det, budget = _checked(ctx, "ege_sh")
     K = ctx.num_arms
-    # the last round's target bounds every count: T from a ratio widened by 1e-5, so that the traced float32
-    # T of unit_pulls never exceeds it
-    T = int(math.floor(budget / float(det.mean()) * (1 + 1e-5)))
-    targets = halving_targets(K, T, np)
+    targets = halving_targets(K, unit_pulls(budget, det), np)  # the last round's target bounds every count
     jmax = int(max(1, targets[-1] if len(targets) else 1))
     return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
             ident_params(budget, det, lam, jmax))
