@@ -1,5 +1,6 @@
 """Interrupts: SIGINT / SIGTERM stop a run with one line and exit 130 / 143, keeping finished chunks, also in
-the middle of a long XLA compile (and stop ``mb.run`` there with a KeyboardInterrupt); SIGKILL at random moments, then a resume, gives the byte-identical summary of an uninterrupted run."""
+the middle of a long XLA compile (and stop ``mb.run`` there with a KeyboardInterrupt); SIGKILL at random
+moments, then a resume, gives the byte-identical summary of an uninterrupted run."""
 import os
 import random
 import signal
