@@ -41,6 +41,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
+from ..errors import ConfigError
 from ..problems.costs import validate_budget, validate_costs
 from ..kernels.gaps import classification_gaps_np, empirical_gaps, pairwise_margins  # noqa: F401  (re-exported)
 from ..kernels.prefix import prefix_at
@@ -339,7 +340,8 @@ def _checked(ctx, method):
         raise ValueError(f"{method}: the environment must provide a bulk sampler and allocation costs "
                          "(use env kind 'llm_configs')")
     if ctx.cost_floor is None or ctx.budget is None:
-        raise ValueError(f"{method}: the environment must provide a budget and a cost floor")
+        raise ConfigError(f"policy {method!r}: fixed-budget identification needs a budget: add a [budget] table "
+                          "with rho (B = rho * K * mean cost) or B (in units of the largest cost)")
     lam, det = float(ctx.cost_floor), np.asarray(ctx.alloc_costs, float)
     if not 0 < lam <= 1:
         raise ValueError(f"{method}: cost floor lambda must satisfy 0 < lambda <= 1, got {lam}")
@@ -351,9 +353,21 @@ def _checked(ctx, method):
     return float(det.min()), det, budget
 
 
+def _first_pulls(method: str, ctx, budget: float, smallest: float):
+    """Refuse a budget below ``smallest``, the least whose first phase (or round) gives every arm a pull: below
+    it the method pulls nothing, spends nothing and misidentifies."""
+    if budget < smallest * (1 - 1e-9):
+        rho = smallest / (ctx.num_arms * float(np.mean(ctx.alloc_costs)))
+        raise ConfigError(f"policy {method!r}: budget B = {budget:.6g} gives no arm a pull (its first phase "
+                          f"needs B >= {smallest:.6g} to pull each of the {ctx.num_arms} arms once; B and the costs "
+                          f"in units of the largest cost): give budget.B >= {smallest:.6g} or budget.rho >= "
+                          f"{rho:.6g} (env.rho for kind 'llm_configs')")
+
+
 def _configure_copsi(ctx):
     lam, det, budget = _checked(ctx, "copsi")
     K = ctx.num_arms
+    _first_pulls("copsi", ctx, budget, l_k_lambda(K, lam, np) * float(det.sum()))  # n_1 = floor(B / (L C_1))
     two = np.sort(det)[:2].sum() if K >= 2 else det.sum()
     jmax = max(1, _floor(budget / (l_k_lambda(K, lam, np) * two)))
     return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
@@ -366,6 +380,8 @@ def _configure_psi_sr(ctx, schedule="sr"):
     lam, det, budget = _checked(ctx, "psi_sr")
     K = ctx.num_arms
     c_bar = float(det.mean())
+    # sr: n_1 = ceil((T - K) / (logbar K)) needs T > K; equal costs: n_1 = floor(B / (L K c_bar))
+    _first_pulls("psi_sr", ctx, budget, (K + 1) * c_bar if schedule == "sr" else l_k_lambda(K, lam, np) * K * c_bar)
     if schedule == "sr":
         jmax = int(math.ceil(max(unit_pulls(budget, det) - K, 0) / (logbar(K) * 2)))
     else:
@@ -378,6 +394,7 @@ def _configure_psi_sr(ctx, schedule="sr"):
 def _configure_ege_sh(ctx):
     lam, det, budget = _checked(ctx, "ege_sh")
     K = ctx.num_arms
+    _first_pulls("ege_sh", ctx, budget, K * max(1, halving_rounds(K)) * float(det.mean()))  # t_1 = T // (K L)
     targets = halving_targets(K, unit_pulls(budget, det), np)  # the last round's target bounds every count
     jmax = int(max(1, targets[-1] if len(targets) else 1))
     return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
@@ -386,6 +403,7 @@ def _configure_ege_sh(ctx):
 
 def _configure_uniform_alloc(ctx):
     lam, det, budget = _checked(ctx, "uniform_alloc")
+    _first_pulls("uniform_alloc", ctx, budget, float(np.sum(ctx.min_costs)))  # one complete round
     jmax = max(1, _floor(budget / float(np.sum(ctx.min_costs))))
     return (dict(num_arms=ctx.num_arms, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
             ident_params(budget, det, lam, jmax))
