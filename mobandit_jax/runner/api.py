@@ -121,7 +121,7 @@ def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: b
     """
     if not isinstance(progress, bool):
         raise ConfigError(f"progress={progress!r}: expected True or False")
-    spec = cfg.apply_overrides(_load(spec), _overrides(overrides, seeds))
+    spec = cfg.apply_overrides(_load(spec), _overrides(overrides, seeds), option="overrides")
     if out is not None:
         out = check_out(out)  # a file or a foreign folder is refused before anything is built
     from . import execution, plans  # JAX from here on
