@@ -228,6 +228,9 @@ def main(argv=None) -> int:
         _start_jax(args)
     try:
         return args.fn(args)
+    except BrokenPipeError:  # the reader closed the pipe (`mobandit report DIR | head`): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the last flush, at exit, goes nowhere
+        return 0
     except (ValueError, KeyError, RuntimeError, OSError) as err:
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
         print("error: " + " ".join(str(msg).split()), file=sys.stderr)
