@@ -39,8 +39,8 @@ def _cmd_run(args):
         nonlocal plan, workers
         with contextlib.ExitStack() as stack:
             if workers > 1 and not max_bytes:  # started first: they start JAX and compile while the plan is built
-                workers = stack.enter_context(local_workers.start_run_workers(spec, args.x64, workers,
-                                                                              cfg.chunk_size(spec)))
+                workers = stack.enter_context(local_workers.start_run_workers(
+                    spec, args.x64, workers, cfg.chunk_size(spec), not args.quiet and sys.stderr.isatty()))
             _start_jax(args)  # this process imports JAX from here on, beside its workers
 
             from . import execution, plans

@@ -54,9 +54,9 @@ class Progress:
       one lane (a seed at a grid point), so that one program call of a group of ``m`` grid points on
       ``n`` seeds is ``m n`` units per checkpoint. The programs this process runs are compiled with
       :attr:`report` as the engine's host callback (:func:`mobandit_jax.engine.make_run`), so that the
-      bar advances once per checkpoint of every call, in a run of one chunk as in a run of many. The
-      parts of a chunk that worker processes compute (``--workers``: their programs have no callback)
-      count when the chunk is back.
+      bar advances once per checkpoint of every call, in a run of one chunk as in a run of many. Worker
+      processes (``--workers``) compile the callback too and tell this process each checkpoint of their
+      parts (:class:`Relay`), which the bar adds as it arrives.
     - Where stderr is not a terminal (a log file, a pipe): no bar and no callback (the programs
       are those of ``--quiet``), only the notes and a line per chunk computed.
 
@@ -120,6 +120,11 @@ class Progress:
             self._reached(self._call[2])  # the last checkpoint ends with the call
         finally:
             self._call = None
+
+    def elsewhere(self, c: int, units: int):
+        """``units`` more of chunk ``c``, computed by a worker process (:class:`Relay`; any thread)."""
+        with self._lock:
+            self._add(c, min(units, self._units[c] - self._reported[c]))
 
     def chunk_done(self, c: int):
         """Chunk ``c`` is computed: its parts computed elsewhere count now."""
@@ -300,11 +305,29 @@ def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: b
         yield c, start, run_seeds(plan, compiled, stacked, start, width, n, show)
 
 
-def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, parts):
-    """A worker process's task: build the plan of ``spec`` and run its share (:func:`run_parts`)."""
+class Relay(Progress):
+    """A worker process's :class:`Progress` (``live``: its programs have the engine's callback): no bar and
+    no notes; each count goes to the run's process (:func:`mobandit_jax.runner.workers.tell`), whose bar
+    adds it (:meth:`Progress.elsewhere`)."""
+
+    def __init__(self, plan: Plan):
+        super().__init__(plan, [], [], live=True)
+
+    def note(self, text: str):
+        pass
+
+    def _add(self, c: int, units: int):
+        if units:
+            local_workers.tell(("progress", c, units))
+
+
+def work_on_parts(spec: dict, x64: bool, workers: int, live: bool, index: int, width: int, parts):
+    """A worker process's task: build the plan of ``spec`` and run its share (:func:`run_parts`); ``live``:
+    count its checkpoints on the run's progress bar (:class:`Relay`)."""
     if x64:
         jax.config.update("jax_enable_x64", True)
-    yield from run_parts(build(spec), index, workers, width, parts)
+    plan = build(spec)
+    yield from run_parts(plan, index, workers, width, parts, show=Relay(plan) if live else None)
 
 
 def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures: bool = True) -> Results | None:
@@ -336,7 +359,8 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures
     if started:
         pool = workers
     elif workers > 1 and todo:
-        pool = local_workers.start_run_workers(plan.spec, files.precision() == "float64", workers, plan.chunk)
+        pool = local_workers.start_run_workers(plan.spec, files.precision() == "float64", workers, plan.chunk,
+                                               show is not None and show.live)
     else:
         pool = None
     if pool is not None and todo:
@@ -345,7 +369,8 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures
                       "worker process(es), one core each...")
         computed = pool.run_chunks(plan.chunk, plan.seeds, todo,
                                    functools.partial(run_parts, plan, 0, pool.count, writes=writes, show=show,
-                                                     spare=pool.cores))
+                                                     spare=pool.cores),
+                                   None if show is None else show.elsewhere)
     else:
         computed = _in_process(plan, todo, show, writes)
     # leaving the block, an interrupt included, waits for the chunks already computed to be written

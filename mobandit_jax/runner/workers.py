@@ -66,11 +66,12 @@ class NamedTask(NamedTuple):
         return getattr(importlib.import_module(self.module), self.function)(*self.args, *more)
 
 
-def start_run_workers(spec: dict, x64: bool, workers: int, chunk: int) -> "Workers":
+def start_run_workers(spec: dict, x64: bool, workers: int, chunk: int, live: bool = False) -> "Workers":
     """The ``workers - 1`` worker processes of a run of ``spec`` in chunks of ``chunk`` seeds, started now
     (they build and compile while this process, worker 0, builds its plan; their task is
-    :func:`mobandit_jax.runner.execution.work_on_parts`); pass them to ``execution.execute``, then close them."""
-    return Workers(NamedTask("mobandit_jax.runner.execution", "work_on_parts", (spec, x64, workers)), workers,
+    :func:`mobandit_jax.runner.execution.work_on_parts`); pass them to ``execution.execute``, then close them.
+    ``live``: they report each checkpoint of their program calls (:func:`tell`), for a progress bar."""
+    return Workers(NamedTask("mobandit_jax.runner.execution", "work_on_parts", (spec, x64, workers, live)), workers,
                    part_width(chunk, workers, spec["experiment"]["seeds"]))
 
 
@@ -159,22 +160,38 @@ def _parts_asked(conn):
     """The parts ``(c, start, n)`` this worker process asks for over ``conn``, one at a time, up to the
     first ``None``."""
     while True:
-        conn.send("next")
+        tell("next")
         part = conn.recv()
         if part is None:
             return
         yield part
 
 
+_TELL: list = []  # in a worker process: the function that sends a message to the parent (tell)
+
+
+def tell(message) -> None:
+    """In a worker process, send ``message`` to this run's process (any thread; the process's
+    :meth:`Workers.run_chunks` hands a ``("progress", ...)`` message to its ``progress``)."""
+    _TELL[0](message)
+
+
 def _work(index: int, task, width: int, conn, cores):
     """Worker ``index``: send every ``(c, start, arrays)`` of ``task(index, width, parts)`` over ``conn``,
     ``parts()`` being the parts it asks for there (``("error", index, message)`` on failure)."""
     start_worker(cores)
+    lock = threading.Lock()  # the task's results and tell's messages (from other threads) share the pipe
+
+    def send(message):
+        with lock:
+            conn.send(message)
+
+    _TELL[:] = [send]
     try:
         for item in task(index, width, lambda: _parts_asked(conn)):
-            conn.send(item)
+            send(item)
     except Exception as err:  # noqa: BLE001 -- reported to the parent in one line
-        conn.send(("error", index, one_line(err)))
+        send(("error", index, one_line(err)))
 
 
 @contextlib.contextmanager
@@ -242,6 +259,7 @@ class Workers:
         self._lock = threading.Lock()
         self._inbox: queue.Queue = queue.Queue()  # the worker processes' messages, from the dealer thread
         self._dealer = None
+        self._progress = None  # run_chunks's progress
         # worker 0 takes core slot 0, so that the XLA threads this process starts from now on do not
         # contend with the worker processes' (4,096-seed PrefUCB run: 14.4 s against 17.2 s unpinned)
         self.cores = devices.affinity()  # every core of the run (this process's before it took its own)
@@ -269,6 +287,9 @@ class Workers:
                 key, message = receive(live)
                 if message is None:  # done: it had its None
                     del live[key]
+                elif isinstance(message, tuple) and message[0] == "progress":
+                    if self._progress is not None:
+                        self._progress(*message[1:])
                 elif message == "next":
                     try:
                         live[key].conn.send(self._take())
@@ -279,11 +300,13 @@ class Workers:
         except BaseException as err:  # noqa: BLE001 -- the run stops on it in the main thread
             self._inbox.put(("stopped", err if isinstance(err, RuntimeError) else RuntimeError(one_line(err))))
 
-    def run_chunks(self, chunk: int, seeds: int, chunks: list, own):
+    def run_chunks(self, chunk: int, seeds: int, chunks: list, own, progress=None):
         """``(c, arrays)`` for each chunk in ``chunks`` (of ``chunk`` seeds), as soon as all its parts are
         back. The parts are dealt in chunk order to whichever worker asks first, as soon as it is ready;
         this process computes the parts it takes with ``own(width, parts)``, a generator like the task's,
-        and takes the processes' parts as they arrive in between."""
+        and takes the processes' parts as they arrive in between. ``progress(*rest)`` is called (on the
+        dealer thread) for each ``("progress", *rest)`` a worker process tells (:func:`tell`)."""
+        self._progress = progress
         width, parts = split(chunk, seeds, chunks, self.count)
         if width != self.width:
             raise ValueError(f"workers started for parts of {self.width} seeds, asked for parts of {width}")
