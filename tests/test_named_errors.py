@@ -113,18 +113,17 @@ def _identification(tmp_path, budget):
 
 
 def test_an_identification_budget_below_one_pull_of_every_arm_is_refused_with_the_smallest_one(tmp_path):
-    # costs 3, 2, 1, 2, 3, 1 over the largest: c_bar = 2/3; PSI-SR's first phase pulls each arm
-    # ceil((T - K) / (logbar(K) K)) times, T = floor(B / c_bar): once from T = K + 1 = 7, B = 7 c_bar = 14/3
-    for budget, shown in (({"B": 3.9}, "3.9"), ({"rho": 1.0}, "4"), ({"B": 4.6}, "4.6")):
+    # costs 3, 2, 1, 2, 3, 1 over the largest: one pull of each of the six arms costs 12 / 3 = 4 = rho K c_bar, rho = 1
+    for budget, shown in (({"B": 3.9}, "3.9"), ({"rho": 0.5}, "2")):
         with pytest.raises(ConfigError) as err:
             mb.run(_identification(tmp_path, budget))
-        assert str(err.value) == (f"policy 'psi_sr': budget B = {shown} gives no arm a pull (its first phase needs "
-                                  "B >= 4.66667 to pull each of the 6 arms once; B and the costs in units of the "
-                                  "largest cost): give budget.B >= 4.66667 or budget.rho >= 1.16667 (env.rho for "
-                                  "kind 'llm_configs')")
-    res = mb.run(_identification(tmp_path, {"rho": 7 / 6}))
-    spent = [r["mean"] for r in res.records if r["metric"] == "budget_spent"]
-    assert spent == [pytest.approx(4 / (14 / 3), rel=1e-6)]  # one pull of every arm (cost 4), then B is spent
+        assert str(err.value) == (f"policy 'psi_sr': budget B = {shown} cannot pull each of the 6 arms once, which "
+                                  "costs 4 (B and the costs in units of the largest cost): give budget.B >= 4 or "
+                                  "budget.rho >= 1 (env.rho for kind 'llm_configs')")
+    spec = _identification(tmp_path, {"B": 4.0})
+    spec["policies"] = [{"name": "uniform_alloc"}]
+    spent = [r["mean"] for r in mb.run(spec).records if r["metric"] == "budget_spent"]
+    assert spent == [1.0]  # B = 4: uniform allocation pulls each arm once and spends it all
     with pytest.raises(ConfigError) as err:
         mb.run(_identification(tmp_path, None))
     assert str(err.value) == ("policy 'psi_sr': fixed-budget identification needs a budget: add a [budget] table "

@@ -348,26 +348,20 @@ def _checked(ctx, method):
     validate_costs(det, lam)
     budget = float(ctx.budget)
     validate_budget(budget, float(np.min(ctx.min_costs)))
+    every_arm = float(np.sum(ctx.min_costs))  # one pull of each arm, at its cheapest
+    if budget < every_arm * (1 - 1e-9):  # no method could pull every arm: it would spend nothing and misidentify
+        rho = every_arm / (ctx.num_arms * float(np.mean(det)))
+        raise ConfigError(f"policy {method!r}: budget B = {budget:.6g} cannot pull each of the {ctx.num_arms} arms "
+                          f"once, which costs {every_arm:.6g} (B and the costs in units of the largest cost): give "
+                          f"budget.B >= {every_arm:.6g} or budget.rho >= {rho:.6g} (env.rho for kind 'llm_configs')")
     # The allocation uses the profiling costs c_i only (Appendix A, robustness protocol), so
     # L_{K,lambda} takes lambda = min_i c_i, the floor of the allocation costs, whatever is charged.
     return float(det.min()), det, budget
 
 
-def _first_pulls(method: str, ctx, budget: float, smallest: float):
-    """Refuse a budget below ``smallest``, the least whose first phase (or round) gives every arm a pull: below
-    it the method pulls nothing, spends nothing and misidentifies."""
-    if budget < smallest * (1 - 1e-9):
-        rho = smallest / (ctx.num_arms * float(np.mean(ctx.alloc_costs)))
-        raise ConfigError(f"policy {method!r}: budget B = {budget:.6g} gives no arm a pull (its first phase "
-                          f"needs B >= {smallest:.6g} to pull each of the {ctx.num_arms} arms once; B and the costs "
-                          f"in units of the largest cost): give budget.B >= {smallest:.6g} or budget.rho >= "
-                          f"{rho:.6g} (env.rho for kind 'llm_configs')")
-
-
 def _configure_copsi(ctx):
     lam, det, budget = _checked(ctx, "copsi")
     K = ctx.num_arms
-    _first_pulls("copsi", ctx, budget, l_k_lambda(K, lam, np) * float(det.sum()))  # n_1 = floor(B / (L C_1))
     two = np.sort(det)[:2].sum() if K >= 2 else det.sum()
     jmax = max(1, _floor(budget / (l_k_lambda(K, lam, np) * two)))
     return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
@@ -380,8 +374,6 @@ def _configure_psi_sr(ctx, schedule="sr"):
     lam, det, budget = _checked(ctx, "psi_sr")
     K = ctx.num_arms
     c_bar = float(det.mean())
-    # sr: n_1 = ceil((T - K) / (logbar K)) needs T > K; equal costs: n_1 = floor(B / (L K c_bar))
-    _first_pulls("psi_sr", ctx, budget, (K + 1) * c_bar if schedule == "sr" else l_k_lambda(K, lam, np) * K * c_bar)
     if schedule == "sr":
         jmax = int(math.ceil(max(unit_pulls(budget, det) - K, 0) / (logbar(K) * 2)))
     else:
@@ -394,7 +386,6 @@ def _configure_psi_sr(ctx, schedule="sr"):
 def _configure_ege_sh(ctx):
     lam, det, budget = _checked(ctx, "ege_sh")
     K = ctx.num_arms
-    _first_pulls("ege_sh", ctx, budget, K * max(1, halving_rounds(K)) * float(det.mean()))  # t_1 = T // (K L)
     targets = halving_targets(K, unit_pulls(budget, det), np)  # the last round's target bounds every count
     jmax = int(max(1, targets[-1] if len(targets) else 1))
     return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
@@ -403,7 +394,6 @@ def _configure_ege_sh(ctx):
 
 def _configure_uniform_alloc(ctx):
     lam, det, budget = _checked(ctx, "uniform_alloc")
-    _first_pulls("uniform_alloc", ctx, budget, float(np.sum(ctx.min_costs)))  # one complete round
     jmax = max(1, _floor(budget / float(np.sum(ctx.min_costs))))
     return (dict(num_arms=ctx.num_arms, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
             ident_params(budget, det, lam, jmax))
