@@ -124,11 +124,12 @@ def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: b
     spec = cfg.apply_overrides(_load(spec), _overrides(overrides, seeds), option="overrides")
     if out is not None:
         out = check_out(out)  # a file or a foreign folder is refused before anything is built
-    from . import execution, plans  # JAX from here on
+    from . import background, execution, plans  # JAX from here on
 
     plan = plans.checked_build(spec)
     try:
-        return execution.execute(plan, out, progress=progress)
+        with background.keyboard_interrupts():
+            return execution.execute(plan, out, progress=progress)
     except RunFolderError as err:  # a run folder of another experiment or precision
         raise ConfigError(f"out {out}: {err}") from None
     except KeyboardInterrupt:  # Ctrl-C, within a tenth of a second even while XLA compiles

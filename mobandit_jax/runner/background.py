@@ -26,6 +26,7 @@ from concurrent.futures import Future
 
 STEP_S = 0.1  # the longest the main thread waits before it runs a signal's handler
 
+_sigint = threading.Event()  # a Ctrl-C seen in a keyboard_interrupts block
 _changed = threading.Condition()  # guards the two below
 _in_flight = 0  # calls running or waiting for a slot
 _hooked = False  # whether the exit hook is registered
@@ -94,10 +95,38 @@ def wait(future: Future):
     """``future``'s result (or its exception), waited for in steps of :data:`STEP_S`: a signal delivered
     meanwhile has its handler run, and the exception it raises leaves the wait."""
     while True:
+        if _sigint.is_set():  # a KeyboardInterrupt that Python dropped (see keyboard_interrupts)
+            raise KeyboardInterrupt
         try:
             return future.result(timeout=STEP_S)
         except TimeoutError:
             continue
+
+
+def _mark_and_raise(signum, frame):
+    _sigint.set()
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def keyboard_interrupts():
+    """Where SIGINT has Python's own handler (in the main thread), a Ctrl-C in this block is also marked, so
+    that the next :func:`wait` raises ``KeyboardInterrupt`` even where Python dropped the first one (raised
+    inside a garbage-collector callback, it is printed as "Exception ignored" and lost)."""
+    _sigint.clear()
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        ours = previous is signal.default_int_handler and threading.current_thread() is threading.main_thread()
+        if ours:
+            signal.signal(signal.SIGINT, _mark_and_raise)
+    except ValueError:
+        ours = False
+    try:
+        yield
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, previous)
+        _sigint.clear()
 
 
 def call(fn, *args):
