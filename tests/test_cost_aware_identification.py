@@ -149,7 +149,7 @@ def test_elimination_matches_numpy_loop(name, rho):
     c, B, K, lam = np.asarray(inst.alloc_costs), inst.budget, 14, inst.cost_floor
     Lk = 1 + sum(1 / (1 + (l - 1) * lam) for l in range(2, K + 1))
     lb = 0.5 + sum(1 / i for i in range(2, K + 1))
-    T = math.floor(B / c.mean())
+    T = round(rho) * K  # B = rho K c_bar
     if name == "copsi":
         target = lambda r, k, C: math.floor(B / (Lk * C))
     else:
@@ -306,3 +306,29 @@ def test_longer_tables_give_the_same_run(name):
         a, b = (run(k, k, inst.params, p) for run in runs)
         for x, y in zip(a, b):
             np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_psi_sr_unit_pulls_are_rho_k_in_every_setting_of_the_identification_spec():
+    """T = floor(B / c_bar) with B = rho K c_bar is rho K exactly (float32 in the program gave rho K - 1 in 23 of
+    the 32 settings); the successive-rejects targets, the pull bound and PSI-SR's pulls follow from it."""
+    from mobandit_jax.runner import plans, spec as cfg
+
+    plan = plans.build(cfg.load(Path(__file__).parents[1] / "configs" / "cost_aware" / "identification.toml"))
+    K, lb = 14, 0.5 + sum(1 / i for i in range(2, 15))
+    seen = set()
+    for g in [g for g in plan.groups if g.label == "PSI-SR"]:
+        for gi, params in zip(g.members, g.params):
+            rho = plan.grid["PSI-SR"][gi]["setting"]["rho"]
+            p = params.policy
+            assert isinstance(rho, int) and int(p.unit_pulls) == rho * K, (gi, rho)
+            targets = [math.ceil((rho * K - K) / (lb * (K + 1 - r))) for r in range(1, K)]  # Kone et al., EGE-SR
+            assert int(p.jmax) == targets[-1], (gi, rho)
+            seen.add(gi)
+    assert seen == set(range(32))
+    # the pulls of one setting: the arm removed in phase r has n_r pulls, the last two n_{K-1} (budget not binding)
+    inst = L.build_instance("gsm8k", "identification14", 20, "deterministic", c_max="arm_mean")
+    ident, p, _ = registry.make_policy("psi_sr", Context.of(inst, 1))
+    assert float(jnp.floor(p.budget / jnp.mean(p.costs))) == 279.0  # what the program computed before
+    N = np.sort(np.asarray(ident.identify(jax.random.PRNGKey(1), jax.random.PRNGKey(1), inst.params, p).pulls))
+    targets = [math.ceil((20 * K - K) / (lb * (K + 1 - r))) for r in range(1, K)]
+    np.testing.assert_array_equal(N, sorted(targets + targets[-1:]))

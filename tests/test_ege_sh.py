@@ -134,7 +134,7 @@ def test_matches_numpy_loop_on_the_same_stream(rho, costs):
     ident, p, key = registry.make_policy("ege_sh", Context.of(inst, 1))
     length, jmax = dict(key[1:])["length"], int(p.jmax)
     T = round(rho * 14)  # B / c_bar = rho K
-    assert math.floor(inst.budget / np.mean(inst.alloc_costs) * (1 + 1e-9)) == T == float(I.unit_pulls(p))
+    assert math.floor(inst.budget / np.mean(inst.alloc_costs) * (1 + 1e-9)) == T == int(p.unit_pulls)
     keys = jax.random.split(jax.random.PRNGKey(int(rho)), 6)
     res = jax.jit(jax.vmap(lambda k: ident.identify(k, k, inst.params, p)))(keys)
     for s, k in enumerate(keys):

@@ -1,11 +1,13 @@
-"""Interrupts: SIGINT / SIGTERM stop a run with one line and exit 130 / 143, keeping finished chunks;
-SIGKILL at random moments, then a resume, gives the byte-identical summary of an uninterrupted run."""
+"""Interrupts: SIGINT / SIGTERM stop a run with one line and exit 130 / 143, keeping finished chunks, also in
+the middle of a long XLA compile (and stop ``mb.run`` there with a KeyboardInterrupt); SIGKILL at random
+moments, then a resume, gives the byte-identical summary of an uninterrupted run."""
 import os
 import random
 import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -74,3 +76,90 @@ def test_sigkill_at_random_moments_then_resume_gives_the_same_summary(setup, tmp
     assert main(["run", str(spec), "--out", str(out), "--quiet"]) == 0
     assert (out / "summary.json").read_bytes() == reference
     assert not list(out.rglob(".*.tmp"))
+
+
+SLOW_PLUGIN = '''
+"""A greedy policy behind an unrolled chain of sorts and products: a program XLA takes long to compile."""
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+import mobandit_jax as mb
+
+LINKS = 400  # about 15 s of XLA compile on one busy core
+
+
+class State(NamedTuple):
+    counts: jax.Array
+    sums: jax.Array
+
+
+def slow_greedy(num_arms, dim):
+    def init(params):
+        return State(jnp.zeros(num_arms), jnp.zeros((num_arms, dim)))
+
+    def select(key, state, params):
+        x = state.counts
+        for i in range(LINKS):
+            x = jnp.sort(x * 1.0001 + i)[::-1] @ jnp.ones((num_arms, num_arms)) * 1e-3
+        score = jnp.where(state.counts > 0, state.sums.mean(1) / jnp.maximum(state.counts, 1.0), jnp.inf)
+        return jnp.argmax(score + 0.0 * jnp.tanh(x)).astype(jnp.int32)
+
+    def update(state, action, obs, params):
+        return State(state.counts.at[action].add(1.0), state.sums.at[action].add(obs.reward))
+
+    return mb.Policy(init, select, update)
+
+
+mb.register_policy("slow_greedy", "preference", slow_greedy, lambda ctx: (dict(num_arms=ctx.num_arms, dim=ctx.dim), {}),
+                   doc="greedy, after a long compile")
+'''
+
+
+def _signal_into_compile(cmd, signum, env, into=5.0):
+    """Start ``cmd``, send ``signum`` ``into`` seconds after its note ``compiling 1/1`` (stderr); return
+    ``(exit status, seconds from the signal to the exit, stderr lines)``."""
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
+    lines = []
+    for line in proc.stderr:
+        lines.append(line.rstrip("\n"))
+        if line.startswith("compiling 1/1"):
+            break
+    time.sleep(into)
+    assert proc.poll() is None, "the compile ended before the signal: make SLOW_PLUGIN's LINKS larger"
+    t0 = time.monotonic()
+    proc.send_signal(signum)
+    rest = proc.stderr.read()  # up to the process's end
+    status = proc.wait()
+    return status, time.monotonic() - t0, lines + rest.splitlines()
+
+
+def test_a_signal_five_seconds_into_a_long_compile_ends_the_run_within_two_seconds_and_it_resumes(tmp_path):
+    import mobandit_jax as mb
+
+    (tmp_path / "slow_policy.py").write_text(SLOW_PLUGIN)
+    spec = tiny_spec(tmp_path / "slow.toml", horizon=200, seeds=4, chunk=2, record_every=50)
+    spec.write_text(spec.read_text().replace("prefucb", "slow_greedy").replace("PrefUCB", "Slow").replace(
+        "[env]", 'plugins = ["slow_policy.py"]\n\n[env]'))
+    env = {**os.environ, "MOBANDIT_NO_CACHE": "1"}  # nothing compiled is kept: each process compiles
+    cli = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out"]
+    api = [sys.executable, "-c", "import sys, mobandit_jax as mb; mb.run(sys.argv[1], out=sys.argv[2], progress=True)",
+           str(spec)]
+    cases = {"run SIGINT": (cli + [str(tmp_path / "int")], signal.SIGINT),
+             "run SIGTERM": (cli + [str(tmp_path / "term")], signal.SIGTERM),
+             "mb.run SIGINT": (api + [str(tmp_path / "api")], signal.SIGINT)}
+    with ThreadPoolExecutor(len(cases)) as pool:  # side by side: the test waits for the three at once
+        ended = dict(zip(cases, pool.map(lambda c: _signal_into_compile(*c, env), cases.values())))
+    for name in ("run SIGINT", "run SIGTERM"):
+        status, seconds, err = ended[name]
+        assert status == 128 + cases[name][1] and seconds <= 2.0, (name, status, seconds, err)
+        assert err[-1] == "interrupted: 0/2 chunks kept; run the same command to resume", (name, err)
+        assert err[:-1] == ["compiling 1 program(s) for 1 device(s)...", "compiling 1/1: Slow"], (name, err)
+    status, seconds, err = ended["mb.run SIGINT"]  # Python's status for an uncaught KeyboardInterrupt
+    assert status == -signal.SIGINT and seconds <= 2.0, (status, seconds, err)
+    assert err[-1] == f"KeyboardInterrupt: interrupted: 0/2 chunks kept in {tmp_path / 'api'}; the same " \
+                      f"mb.run(..., out={str(tmp_path / 'api')!r}) resumes", err
+    mb.run(spec, out=tmp_path / "term")  # resumed (a full compile); the reference then compiles from the cache
+    mb.run(spec, out=tmp_path / "reference")
+    assert (tmp_path / "term" / "summary.json").read_bytes() == (tmp_path / "reference" / "summary.json").read_bytes()

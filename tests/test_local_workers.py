@@ -256,7 +256,7 @@ def test_workers_start_with_sigint_ignored():
     # Python's own handler, whatever the test runner inherited (a background job of a shell ignores SIGINT)
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        with local_workers._sigint_ignored():
+        with local_workers.sigint_ignored():
             inside = subprocess.run(code, capture_output=True, text=True, check=True).stdout.strip()
         outside = subprocess.run(code, capture_output=True, text=True, check=True).stdout.strip()
         assert (inside, outside) == ("True", "False")

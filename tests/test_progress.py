@@ -50,3 +50,39 @@ def test_without_a_terminal_a_run_prints_notes_only(small_spec, capsys):
     assert err[1:3] == ["compiling 1/2: PrefUCB", "compiling 2/2: ParetoUCB"]
     assert err[3].startswith("compiled in ") and err[4].startswith("chunk 1/1 done, ")
     assert len(err) == 5 and "%|" not in "".join(err)
+
+
+def test_under_a_terminal_the_bar_of_a_one_chunk_run_over_worker_processes_moves_through_the_chunk(tmp_path):
+    """``mobandit run`` on a pseudo-terminal, one chunk split between this process and a worker process: the bar
+    passes through the whole chunk, the worker process's half included (it reports its checkpoints)."""
+    import os
+    import pty
+    import re
+    import subprocess
+    import sys
+
+    from _tiny_spec import tiny_spec
+
+    spec = tiny_spec(tmp_path / "one.toml", horizon=20000, seeds=16, chunk=16, record_every=500)
+    ours, theirs = pty.openpty()  # mobandit's stdout and stderr are the terminal
+    proc = subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out",
+                             str(tmp_path / "run"), "--workers", "on", "--devices", "2", "--no-cache"],
+                            stdout=theirs, stderr=theirs, stdin=subprocess.DEVNULL)
+    os.close(theirs)
+    shown = b""
+    while True:
+        try:
+            data = os.read(ours, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not data:
+            break
+        shown += data
+    os.close(ours)
+    status = proc.wait()
+    text = shown.decode(errors="replace")
+    assert status == 0, text[-2000:]
+    percents = sorted({int(p) for p in re.findall(r"(\d+)%\|", text)})
+    assert percents[0] == 0 and percents[-1] == 100, percents
+    between = [p for p in percents if 0 < p < 100]
+    assert len(between) >= 10 and max(between) > 60, percents  # not 0% then 100%, nor a stop at this process's half

@@ -132,6 +132,16 @@ class Results:
     truths: Sequence = field(default_factory=list)  # truth.json's entries per grid setting (a TruthTable: lazy)
     folder: Path | None = None  # the run folder read back by load
 
+    def __repr__(self) -> str:
+        """One short paragraph: policies, settings, seeds and metrics (not the arrays)."""
+        settings = {json.dumps(p["setting"], sort_keys=True, default=str) for ps in self.grid.values() for p in ps}
+        seeds = len(self.arrays.get("seed_index", ())) or max((r.get("n", 0) for r in self.records), default=0)
+        metrics = list(dict.fromkeys(m for names in self.names.values() for m in names))
+        where = f", from {self.folder}" if self.folder is not None else ""
+        n = len(self.grid)
+        return (f"Results({n} polic{'y' if n == 1 else 'ies'} {list(self.grid)}, {len(settings)} setting(s), "
+                f"{seeds} seed(s), horizon {self.horizon}, metrics {metrics}, {len(self.records)} records{where})")
+
     @classmethod
     def merge(cls, plan, merged: dict, wall: float, marker: dict) -> "Results":
         """Results from the seed-concatenated chunk arrays of ``plan`` (``label|grid|metric`` keys)."""

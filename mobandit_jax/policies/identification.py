@@ -41,6 +41,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
+from ..errors import ConfigError
 from ..problems.costs import validate_budget, validate_costs
 from ..kernels.gaps import classification_gaps_np, empirical_gaps, pairwise_margins  # noqa: F401  (re-exported)
 from ..kernels.prefix import prefix_at
@@ -178,12 +179,11 @@ def elimination(P, costs_alloc, budget, target_fn, jmax, phases=None, removals=N
     return accepted | active, spent, N
 
 
-def unit_pulls(p):
-    """``T = floor(B / c_bar)``, the unit pulls at the mean allocation cost ``c_bar``, with 8 machine epsilons of
-    slack: ``B = rho K c_bar`` makes the ratio an integer that float32 often rounds just below it (``rho K - 1``
-    otherwise; PSI-SR's targets keep the plain floor)."""
-    ratio = p.budget / jnp.mean(p.costs)
-    return jnp.floor(ratio * (1 + 8 * jnp.finfo(ratio.dtype).eps))
+def unit_pulls(budget: float, costs) -> int:
+    """``T = floor(B / c_bar)``, the unit pulls at the mean allocation cost ``c_bar`` (PSI-SR, EGE-SH), an int
+    computed once on the host: ``B = rho K c_bar`` makes the ratio the integer ``rho K`` up to float64 rounding
+    (:func:`_floor`), which float32 in the program would round to ``rho K - 1`` in most settings."""
+    return _floor(float(budget) / float(np.mean(np.asarray(costs, np.float64))))
 
 
 def halving_rounds(K: int) -> int:
@@ -223,19 +223,21 @@ def logbar(K: int) -> float:
 # --------------------------------------------------------------------------------------------
 
 class IdentParams(NamedTuple):
-    """Sweepable params: budget ``B``, allocation costs ``c_i`` (K,), cost floor ``lambda`` and the
-    bound ``jmax`` on any arm's pulls that the budget implies (int32; at most the static table length)."""
+    """Sweepable params: budget ``B``, allocation costs ``c_i`` (K,), cost floor ``lambda``, the
+    bound ``jmax`` on any arm's pulls that the budget implies (int32; at most the static table length)
+    and the unit pulls ``T = floor(B / c_bar)`` (int32, :func:`unit_pulls`)."""
 
     budget: jnp.ndarray
     costs: jnp.ndarray
     cost_floor: jnp.ndarray
     jmax: jnp.ndarray
+    unit_pulls: jnp.ndarray
 
 
 def ident_params(budget, costs, cost_floor, jmax) -> IdentParams:
     """:class:`IdentParams` in the default float dtype (float32; float64 under ``jax_enable_x64``)."""
     return IdentParams(jnp.asarray(budget, float), jnp.asarray(costs, float), jnp.asarray(cost_floor, float),
-                       jnp.asarray(int(jmax), jnp.int32))
+                       jnp.asarray(int(jmax), jnp.int32), jnp.asarray(unit_pulls(budget, costs), jnp.int32))
 
 
 def table_length(jmax: int) -> int:
@@ -279,8 +281,7 @@ def psi_sr(num_arms: int, length: int, prefix_table, schedule: str = "sr") -> Id
         lb = logbar(K)
 
         def targets(P, p, jmax):
-            T = jnp.floor(p.budget / jnp.mean(p.costs))
-            fn = lambda r, k_r, C_r: jnp.ceil(jnp.maximum(T - K, 0.0) / (lb * (K + 1 - r))).astype(jnp.int32)
+            fn = lambda r, k_r, C_r: jnp.ceil(jnp.maximum(p.unit_pulls - K, 0) / (lb * (K + 1 - r))).astype(jnp.int32)
             return elimination(P, p.costs, p.budget, fn, jmax)
     else:
         def targets(P, p, jmax):
@@ -303,7 +304,7 @@ def ege_sh(num_arms: int, length: int, prefix_table) -> Identifier:
     rounds = halving_rounds(K)
 
     def targets(P, p, jmax):
-        n = halving_targets(K, unit_pulls(p)) if rounds else jnp.zeros(1, jnp.int32)
+        n = halving_targets(K, p.unit_pulls) if rounds else jnp.zeros(1, jnp.int32)
         fn = lambda r, k_r, C_r: n[r - 1]
         return elimination(P, p.costs, p.budget, fn, jmax, phases=rounds, removals=lambda k_r: k_r // 2)
 
@@ -339,13 +340,20 @@ def _checked(ctx, method):
         raise ValueError(f"{method}: the environment must provide a bulk sampler and allocation costs "
                          "(use env kind 'llm_configs')")
     if ctx.cost_floor is None or ctx.budget is None:
-        raise ValueError(f"{method}: the environment must provide a budget and a cost floor")
+        raise ConfigError(f"policy {method!r}: fixed-budget identification needs a budget: add a [budget] table "
+                          "with rho (B = rho * K * mean cost) or B (in units of the largest cost)")
     lam, det = float(ctx.cost_floor), np.asarray(ctx.alloc_costs, float)
     if not 0 < lam <= 1:
         raise ValueError(f"{method}: cost floor lambda must satisfy 0 < lambda <= 1, got {lam}")
     validate_costs(det, lam)
     budget = float(ctx.budget)
     validate_budget(budget, float(np.min(ctx.min_costs)))
+    every_arm = float(np.sum(ctx.min_costs))  # one pull of each arm, at its cheapest
+    if budget < every_arm * (1 - 1e-9):  # no method could pull every arm: it would spend nothing and misidentify
+        rho = every_arm / (ctx.num_arms * float(np.mean(det)))
+        raise ConfigError(f"policy {method!r}: budget B = {budget:.6g} cannot pull each of the {ctx.num_arms} arms "
+                          f"once, which costs {every_arm:.6g} (B and the costs in units of the largest cost): give "
+                          f"budget.B >= {every_arm:.6g} or budget.rho >= {rho:.6g} (env.rho for kind 'llm_configs')")
     # The allocation uses the profiling costs c_i only (Appendix A, robustness protocol), so
     # L_{K,lambda} takes lambda = min_i c_i, the floor of the allocation costs, whatever is charged.
     return float(det.min()), det, budget
@@ -367,7 +375,7 @@ def _configure_psi_sr(ctx, schedule="sr"):
     K = ctx.num_arms
     c_bar = float(det.mean())
     if schedule == "sr":
-        jmax = int(math.ceil(max(math.floor(budget / c_bar) - K, 0) / (logbar(K) * 2)))
+        jmax = int(math.ceil(max(unit_pulls(budget, det) - K, 0) / (logbar(K) * 2)))
     else:
         jmax = _floor(budget / (l_k_lambda(K, lam, np) * 2 * c_bar))
     jmax = int(max(1, jmax))
@@ -378,10 +386,7 @@ def _configure_psi_sr(ctx, schedule="sr"):
 def _configure_ege_sh(ctx):
     lam, det, budget = _checked(ctx, "ege_sh")
     K = ctx.num_arms
-    # the last round's target bounds every count: T from a ratio widened by 1e-5, so that the traced float32
-    # T of unit_pulls never exceeds it
-    T = int(math.floor(budget / float(det.mean()) * (1 + 1e-5)))
-    targets = halving_targets(K, T, np)
+    targets = halving_targets(K, unit_pulls(budget, det), np)  # the last round's target bounds every count
     jmax = int(max(1, targets[-1] if len(targets) else 1))
     return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
             ident_params(budget, det, lam, jmax))

@@ -193,7 +193,7 @@ def oracle_params(means) -> OracleParams:
 def _cone(ctx, name):
     ctx.require_bounded(name, "the normalised projections S_k and the KL-UCB / UCB1 indices on them")
     if ctx.W is None:
-        raise KeyError("this policy needs a preference matrix: set [preference] W = [[...], ...]")
+        raise KeyError(f"policy {name!r} needs a preference matrix: set [preference] W = [[...], ...]")
     return cone_params(ctx.W)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import spec as cfg
-from .run_folder import RunFolderError, run_marker
+from .run_folder import RunFolderError, chunks_kept, run_marker
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
@@ -121,13 +121,24 @@ def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: b
     """
     if not isinstance(progress, bool):
         raise ConfigError(f"progress={progress!r}: expected True or False")
-    spec = cfg.apply_overrides(_load(spec), _overrides(overrides, seeds))
+    spec = cfg.apply_overrides(_load(spec), _overrides(overrides, seeds), option="overrides")
     if out is not None:
         out = check_out(out)  # a file or a foreign folder is refused before anything is built
-    from . import execution, plans  # JAX from here on
+    from . import background, execution, plans  # JAX from here on
 
     plan = plans.checked_build(spec)
     try:
-        return execution.execute(plan, out, progress=progress)
+        with background.keyboard_interrupts():
+            return execution.execute(plan, out, progress=progress)
     except RunFolderError as err:  # a run folder of another experiment or precision
         raise ConfigError(f"out {out}: {err}") from None
+    except KeyboardInterrupt:  # Ctrl-C, within a tenth of a second even while XLA compiles
+        raise KeyboardInterrupt(interrupted(plan, out)) from None
+
+
+def interrupted(plan, out) -> str:
+    """What an interrupted ``run(plan's spec, out=out)`` keeps, in one line."""
+    if out is None:
+        return "interrupted: nothing kept (out=None keeps the chunks in memory); pass out=FOLDER to resume later"
+    kept, total = chunks_kept(plan, out)
+    return f"interrupted: {kept}/{total} chunks kept in {out}; the same mb.run(..., out={str(out)!r}) resumes"

@@ -5,21 +5,8 @@ import argparse
 import contextlib
 import json
 import os
-import signal
 import sys
 from pathlib import Path
-
-
-class _Stopped(BaseException):
-    """SIGINT or SIGTERM received during ``mobandit run``."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _stop(signum, frame):
-    raise _Stopped(signum)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,7 +17,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_run(args):
-    from . import spec as cfg, workers as local_workers, run_folder as results
+    from . import interrupts, spec as cfg, workers as local_workers, run_folder as results
 
     out = Path(args.out) if args.out else Path("runs") / Path(args.config).stem
     max_bytes = cfg.parse_bytes(args.max_memory) if args.max_memory else None
@@ -41,14 +28,19 @@ def _cmd_run(args):
         from . import sharding
 
         sharding.initialize(args.coordinator, args.num_processes, args.process_id)
-    previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
     plan = None
     workers = args.workers
-    try:
+
+    def interrupted():
+        kept = "{}/{} chunks kept".format(*results.chunks_kept(plan, out)) if plan else "no chunk ran"
+        return f"interrupted: {kept}; run the same command to resume"
+
+    def run():
+        nonlocal plan, workers
         with contextlib.ExitStack() as stack:
             if workers > 1 and not max_bytes:  # started first: they start JAX and compile while the plan is built
-                workers = stack.enter_context(local_workers.start_run_workers(spec, args.x64, workers,
-                                                                              cfg.chunk_size(spec)))
+                workers = stack.enter_context(local_workers.start_run_workers(
+                    spec, args.x64, workers, cfg.chunk_size(spec), not args.quiet and sys.stderr.isatty()))
             _start_jax(args)  # this process imports JAX from here on, beside its workers
 
             from . import execution, plans
@@ -59,16 +51,11 @@ def _cmd_run(args):
                 workers = min(workers, plan.chunk)  # a chunk's seeds are all that run at once
                 print(f"{plan.chunk} seeds per chunk under --max-memory {args.max_memory}")
             res = execution.execute(plan, out, progress=not args.quiet, workers=workers)
-    except _Stopped as stop:
-        kept = "{}/{} chunks kept".format(*results.chunks_kept(plan, out)) if plan else "no chunk ran"
-        print(("" if args.quiet else "\n") + f"interrupted: {kept}; run the same command to resume", file=sys.stderr)
-        return 128 + stop.signum
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-    if res is not None and res.records:
-        print(f"wrote {out / 'summary.json'} ({len(res.records)} records), {out / 'report.md'}")
-    return 0
+        if res is not None and res.records:
+            print(f"wrote {out / 'summary.json'} ({len(res.records)} records), {out / 'report.md'}")
+        return 0
+
+    return interrupts.Interrupts(interrupted, after_bar=not args.quiet and sys.stderr.isatty()).call(run)
 
 
 def _cmd_list(args):
@@ -113,18 +100,25 @@ def _cmd_compare(args):
 
 
 def _cmd_reproduce(args):
-    from . import reproduce
+    from . import interrupts, reproduce
 
-    if args.check:
-        found = reproduce.check(args.configs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
-                                x64=args.x64, runs_dir=args.runs, strict=args.strict)
-        failed, tally = reproduce.failing(found, args.strict), reproduce.counts(found)
-        print(f"check: {len(failed)} committed number(s) differ ({tally})" if failed
-              else f"check: every committed number reproduced ({tally})")
-        return 1 if failed else 0
-    reproduce.main(args.configs, args.runs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
-                   x64=args.x64)
-    return 0
+    kept = ("nothing kept (--check runs in a temporary folder)" if args.check
+            else f"the finished chunks are kept under {Path(args.runs) / ('quick' if args.quick else '')}")
+
+    def run():
+        if args.check:
+            found = reproduce.check(args.configs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
+                                    x64=args.x64, runs_dir=args.runs, strict=args.strict)
+            failed, tally = reproduce.failing(found, args.strict), reproduce.counts(found)
+            print(f"check: {len(failed)} committed number(s) differ ({tally})" if failed
+                  else f"check: every committed number reproduced ({tally})")
+            return 1 if failed else 0
+        reproduce.main(args.configs, args.runs, args.experiments, quick=args.quick, only=args.only, jobs=args.jobs,
+                       x64=args.x64)
+        return 0
+
+    again = "start again" if args.check else "resume"
+    return interrupts.Interrupts(lambda: f"interrupted: {kept}; run the same command to {again}").call(run)
 
 
 def _setup_runtime(args):
@@ -234,6 +228,9 @@ def main(argv=None) -> int:
         _start_jax(args)
     try:
         return args.fn(args)
+    except BrokenPipeError:  # the reader closed the pipe (`mobandit report DIR | head`): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the last flush, at exit, goes nowhere
+        return 0
     except (ValueError, KeyError, RuntimeError, OSError) as err:
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
         print("error: " + " ".join(str(msg).split()), file=sys.stderr)

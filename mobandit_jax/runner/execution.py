@@ -23,7 +23,7 @@ import numpy as np
 import jax
 
 from . import run_folder as files
-from . import programs, runtime, sharding, workers as local_workers
+from . import background, programs, runtime, sharding, workers as local_workers
 from .devices import cpu_cores
 from .plans import Group, Plan, build
 from .. import engine
@@ -54,9 +54,9 @@ class Progress:
       one lane (a seed at a grid point), so that one program call of a group of ``m`` grid points on
       ``n`` seeds is ``m n`` units per checkpoint. The programs this process runs are compiled with
       :attr:`report` as the engine's host callback (:func:`mobandit_jax.engine.make_run`), so that the
-      bar advances once per checkpoint of every call, in a run of one chunk as in a run of many. The
-      parts of a chunk that worker processes compute (``--workers``: their programs have no callback)
-      count when the chunk is back.
+      bar advances once per checkpoint of every call, in a run of one chunk as in a run of many. Worker
+      processes (``--workers``) compile the callback too and tell this process each checkpoint of their
+      parts (:class:`Relay`), which the bar adds as it arrives.
     - Where stderr is not a terminal (a log file, a pipe): no bar and no callback (the programs
       are those of ``--quiet``), only the notes and a line per chunk computed.
 
@@ -120,6 +120,11 @@ class Progress:
             self._reached(self._call[2])  # the last checkpoint ends with the call
         finally:
             self._call = None
+
+    def elsewhere(self, c: int, units: int):
+        """``units`` more of chunk ``c``, computed by a worker process (:class:`Relay`; any thread)."""
+        with self._lock:
+            self._add(c, min(units, self._units[c] - self._reported[c]))
 
     def chunk_done(self, c: int):
         """Chunk ``c`` is computed: its parts computed elsewhere count now."""
@@ -193,7 +198,8 @@ def _programs(plan: Plan, mesh, keys, stacked: list, show=None, pool=None, order
     taken in ``order`` (default: group order), each looked up just before it would be lowered (so that worker
     processes starting at different groups use what the others have kept meanwhile); the others are lowered
     here and compiled now, or on ``pool`` while the next is lowered (XLA's compile releases the GIL, tracing
-    holds it). ``traced()`` is called once all are lowered."""
+    holds it); either way on a daemon thread that a signal does not wait for (:mod:`mobandit_jax.runner.background`).
+    ``traced()`` is called once all are lowered."""
     live = show is not None and show.report is not None
     n = len(plan.groups)
     paths = [None if live else programs.path(plan, i, stacked[i], keys.shape[0], mesh) for i in range(n)]
@@ -203,16 +209,16 @@ def _programs(plan: Plan, mesh, keys, stacked: list, show=None, pool=None, order
     fresh = any(p is not None for p in paths)
     with programs.fresh_compiles() if fresh else _uncached() if live else contextlib.nullcontext():
         for i in order or range(n):
-            made[i] = found[i].result() if found is not None else programs.load(paths[i], mesh)
+            made[i] = background.wait(found[i]) if found is not None else programs.load(paths[i], mesh)
             if made[i] is not None:
                 kept += 1
                 continue
             lowered = _lower(plan, i, stacked, mesh, keys, show)
-            made[i] = (programs.compile_and_keep(lowered, paths[i]) if pool is None
+            made[i] = (background.call(programs.compile_and_keep, lowered, paths[i]) if pool is None
                        else pool.submit(programs.compile_and_keep, lowered, paths[i]))
         if traced is not None:
             traced()
-        return [m.result() if isinstance(m, Future) else m for m in made], kept
+        return [background.wait(m) if isinstance(m, Future) else m for m in made], kept
 
 
 def _compile_groups(plan: Plan, mesh, width: int, stacked: list, show=None, writes: bool = False) -> list:
@@ -223,8 +229,8 @@ def _compile_groups(plan: Plan, mesh, width: int, stacked: list, show=None, writ
     if show is not None:
         show.note(f"compiling {len(plan.groups)} program(s) for {mesh.devices.size} device(s)...")
     t0 = time.time()
-    with ThreadPoolExecutor(min(len(plan.groups), cpu_cores()) or 1) as pool:
-        compiled, kept = _programs(plan, mesh, keys, stacked, show, pool, traced=prefetch_writers if writes else None)
+    pool = background.Daemons(min(len(plan.groups), cpu_cores()))
+    compiled, kept = _programs(plan, mesh, keys, stacked, show, pool, traced=prefetch_writers if writes else None)
     if show is not None:
         show.note(f"compiled in {time.time() - t0:.1f} s"
                   + (f" ({kept} of {len(compiled)} kept from an earlier run)" if kept else ""))
@@ -238,7 +244,7 @@ def run_seeds(plan: Plan, compiled: list, stacked: list, start: int, width: int,
     arrays = {}
     for g, fn, params in zip(plan.groups, compiled, stacked):
         with show.call(g, start, n) if show is not None else contextlib.nullcontext():
-            res = jax.device_get(fn(params, keys))
+            res = background.call(lambda: jax.device_get(fn(params, keys)))  # a signal stops the wait
         for m, value in res.items():
             for row, gi in enumerate(g.members):
                 arrays[f"{g.label}|{gi}|{m}"] = np.asarray(value[row, :n])
@@ -251,7 +257,7 @@ def bytes_per_seed(plan: Plan, probe: int = 8) -> float:
     for g in plan.groups:
         params = engine.stack_grid(g.params)
         keys = engine.seed_keys(plan.base_seed, np.arange(probe))
-        mem = jax.jit(engine.batch(g.run)).lower(params, keys).compile().memory_analysis()
+        mem = background.call(jax.jit(engine.batch(g.run)).lower(params, keys).compile).memory_analysis()
         total = 0 if mem is None else mem.temp_size_in_bytes + mem.output_size_in_bytes
         worst = max(worst, total / probe)
     return worst
@@ -299,11 +305,29 @@ def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: b
         yield c, start, run_seeds(plan, compiled, stacked, start, width, n, show)
 
 
-def work_on_parts(spec: dict, x64: bool, workers: int, index: int, width: int, parts):
-    """A worker process's task: build the plan of ``spec`` and run its share (:func:`run_parts`)."""
+class Relay(Progress):
+    """A worker process's :class:`Progress` (``live``: its programs have the engine's callback): no bar and
+    no notes; each count goes to the run's process (:func:`mobandit_jax.runner.workers.tell`), whose bar
+    adds it (:meth:`Progress.elsewhere`)."""
+
+    def __init__(self, plan: Plan):
+        super().__init__(plan, [], [], live=True)
+
+    def note(self, text: str):
+        pass
+
+    def _add(self, c: int, units: int):
+        if units:
+            local_workers.tell(("progress", c, units))
+
+
+def work_on_parts(spec: dict, x64: bool, workers: int, live: bool, index: int, width: int, parts):
+    """A worker process's task: build the plan of ``spec`` and run its share (:func:`run_parts`); ``live``:
+    count its checkpoints on the run's progress bar (:class:`Relay`)."""
     if x64:
         jax.config.update("jax_enable_x64", True)
-    yield from run_parts(build(spec), index, workers, width, parts)
+    plan = build(spec)
+    yield from run_parts(plan, index, workers, width, parts, show=Relay(plan) if live else None)
 
 
 def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures: bool = True) -> Results | None:
@@ -335,7 +359,8 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures
     if started:
         pool = workers
     elif workers > 1 and todo:
-        pool = local_workers.start_run_workers(plan.spec, files.precision() == "float64", workers, plan.chunk)
+        pool = local_workers.start_run_workers(plan.spec, files.precision() == "float64", workers, plan.chunk,
+                                               show is not None and show.live)
     else:
         pool = None
     if pool is not None and todo:
@@ -344,7 +369,8 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures
                       "worker process(es), one core each...")
         computed = pool.run_chunks(plan.chunk, plan.seeds, todo,
                                    functools.partial(run_parts, plan, 0, pool.count, writes=writes, show=show,
-                                                     spare=pool.cores))
+                                                     spare=pool.cores),
+                                   None if show is None else show.elsewhere)
     else:
         computed = _in_process(plan, todo, show, writes)
     # leaving the block, an interrupt included, waits for the chunks already computed to be written

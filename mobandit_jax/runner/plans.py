@@ -10,6 +10,7 @@ truth (``truth.json``), computed on first use (:class:`mobandit_jax.analysis.res
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -189,8 +190,9 @@ def checked_build(spec: dict) -> Plan:
         msg = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
         keys = [k for k, v in _spec_values(spec)
                 if isinstance(v, str) and repr(v) in msg and k.split(".")[-1].split()[-1] not in msg]
-        named = isinstance(err, KeyError) and " " in msg  # the registries' own messages name the key
-        where = f"{keys[0]}: " if keys else "" if named else f"building env kind {spec['env']['kind']!r}: "
+        named = (isinstance(err, KeyError) and " " in msg  # the registries' own messages name the key
+                 or any(re.search(rf"(?<![\w.]){re.escape(k)}(?![\w.])", msg) for k, _ in _spec_values(spec)))
+        where = "" if named else f"{keys[0]}: " if keys else f"building env kind {spec['env']['kind']!r}: "
         raise cfg.ConfigError(where + " ".join(msg.split())) from err
 
 

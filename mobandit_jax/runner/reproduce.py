@@ -49,7 +49,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
-from . import api, devices, run_folder, runtime
+from . import api, devices, run_folder, runtime, workers
 from . import spec as cfg
 
 QUICK_SEEDS = 2
@@ -218,6 +218,7 @@ def _start_job(slots) -> None:
     run kept programs; :func:`mobandit_jax.runner.runtime.keep_freed_memory`), and the process pinned to the
     next free share of the cores (one share per job), if ``slots`` has them."""
     runtime.keep_freed_memory()
+    workers.die_with_parent()
     if slots is not None:
         devices.pin(slots.get(timeout=60))
 
@@ -373,13 +374,22 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
             for cores in shares:
                 slots.put(cores)
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_job, initargs=(slots,)) as pool:
-            futures = {pool.submit(run_one, specs[name], runs / name, quick, x64, figures): name for name in names}
-            for future in as_completed(futures):
-                try:
-                    seconds = future.result()
-                except BrokenProcessPool:  # every spec still running or waiting gets it: none is named
-                    raise RuntimeError("a job process stopped abruptly (killed: out of memory? try --jobs 1)") from None
-                done(futures[future], seconds)
+            try:
+                with workers.sigint_ignored():  # inherited: a Ctrl-C reaches the jobs too, this process stops them
+                    futures = {pool.submit(run_one, specs[name], runs / name, quick, x64, figures): name
+                               for name in names}
+                for future in as_completed(futures):
+                    try:
+                        seconds = future.result()
+                    except BrokenProcessPool:  # every spec still running or waiting gets it: none is named
+                        raise RuntimeError("a job process stopped abruptly (killed: out of memory? try --jobs 1)"
+                                           ) from None
+                    done(futures[future], seconds)
+            except BaseException:  # an interrupt or a failed spec: the jobs in flight are stopped, not waited for
+                for job in multiprocessing.active_children():
+                    job.terminate()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     else:
         for name in names:
             log(f"running {specs[name]} -> {runs / name}")

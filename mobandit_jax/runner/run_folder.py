@@ -20,6 +20,7 @@ names, so a spec or data file edited between an interrupted run and its resume i
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -84,23 +85,33 @@ def lock(out):
     if key in _LOCKS:
         return
     Path(out).mkdir(parents=True, exist_ok=True)
-    fd = os.open(Path(out) / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+    while True:
+        fd = os.open(Path(out) / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise RunFolderError(f"{out} is being written by another mobandit run (process {holder}); wait for it "
+                                 "to finish or choose another --out folder") from None
+        try:  # the file locked is still the folder's .lock (its holder deletes it on unlock)
+            if os.stat(Path(out) / LOCK).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
         os.close(fd)
-        raise RunFolderError(f"{out} is being written by another mobandit run (process {holder}); wait for it "
-                             "to finish or choose another --out folder") from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
     _LOCKS[key] = fd
 
 
 def unlock(out):
-    """Release the lock of :func:`lock` (the lock file stays: it is harmless)."""
+    """Release the lock of :func:`lock` and delete its file: ``.lock`` is there while a run writes the folder
+    (and after a killed run, unlocked)."""
     fd = _LOCKS.pop(str(Path(out).resolve()), None)
     if fd is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(Path(out) / LOCK)
         os.close(fd)
 
 
@@ -358,17 +369,45 @@ def check_fingerprint(plan, out):
         run_marker(out)  # refuses a file or a foreign folder before the lock file is made
         lock(out)
         old = run_marker(out)
-        if old is not None and old.get("fingerprint") != fp:
+        if old is not None and old.get("fingerprint") != fp and holds_results(out):  # else: nothing to keep
             if old.get("precision", precision()) != precision():
                 raise RunFolderError(
                     f"{out} holds a {old['precision']} run and this run computes in {precision()}; run it "
-                    f"{'with' if old['precision'] == 'float64' else 'without'} --x64 or choose another --out folder")
-            raise RunFolderError(
-                f"{out} holds results of a different experiment (fingerprint {old.get('fingerprint')} != {fp}); "
-                "choose another --out folder or delete it")
+                    f"{'with' if old['precision'] == 'float64' else 'without'} --x64 or choose another output folder")
+            raise RunFolderError(f"{out} holds results of a different experiment ({changes(old, plan)}); choose "
+                                 "another output folder or delete it")
         write_json(out / MARKER, marker(plan))
         remove_partial_writes(out)
     sharding.barrier(f"run-folder-{fp}")
+
+
+def holds_results(out) -> bool:
+    """Whether run folder ``out`` holds results: a finished chunk or a ``summary.json`` (a run that failed
+    before its first chunk leaves none)."""
+    out = Path(out)
+    return (out / "summary.json").exists() or any(
+        read_chunk_identity(p) is not None for p in sorted((out / "chunks").glob("chunk_*.npz")))
+
+
+def _flat(table: dict, prefix: str = "") -> dict:
+    flat = {}
+    for k, v in table.items():
+        flat.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return flat
+
+
+def changes(old: dict, plan) -> str:
+    """How ``plan`` differs from the run of ``run.json`` ``old``: the spec keys that differ (the seed count
+    aside), else its plugins or data files, in words."""
+    if not isinstance(old.get("spec"), dict):
+        return f"fingerprint {old.get('fingerprint')} != {fingerprint(plan)}"
+    there, here = _flat(old["spec"]), _flat(json.loads(json.dumps(plan.spec, default=str)))
+    keys = [k for k in sorted(set(there) | set(here)) if k != "experiment.seeds" and there.get(k) != here.get(k)]
+    if not keys:
+        return "the same spec; its plugins' source or its data files changed"
+    shown = lambda table, k: repr(table[k])[:60] if k in table else "unset"
+    return "; ".join(f"{k} = {shown(there, k)} there, {shown(here, k)} in this run" for k in keys[:3]) + (
+        f"; and {len(keys) - 3} more key(s)" if len(keys) > 3 else "")
 
 
 def own_chunk(plan, out, c: int) -> bool:

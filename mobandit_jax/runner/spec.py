@@ -200,7 +200,7 @@ def _split_dotted(key: str, where: str):
     return parts
 
 
-def set_dotted(spec: dict, key: str, value: Any):
+def set_dotted(spec: dict, key: str, value: Any, option: str = "--set"):
     """Set ``table.key`` (or ``table.key.subkey``) in a spec, creating tables as needed.
 
     ``sweep.<table>.<key>`` addresses the sweep axis ``"<table>.<key>"`` (whose name holds a dot).
@@ -213,14 +213,14 @@ def set_dotted(spec: dict, key: str, value: Any):
     for p in parts[:-1]:
         node = node.setdefault(p, {})
         if not isinstance(node, dict):
-            raise ConfigError(f"--set {key!r}: {p!r} is not a table")
+            raise ConfigError(f"{option} {key!r}: {p!r} is not a table")
     node[parts[-1]] = value
 
 
-def parse_override(text: str):
-    """Parse ``key=value`` with a TOML value (bare words are strings)."""
+def parse_override(text: str, option: str = "--set"):
+    """Parse ``key=value`` with a TOML value (bare words are strings); ``option`` names it in errors."""
     if "=" not in text:
-        raise ConfigError(f"--set {text!r}: expected key=value, e.g. experiment.horizon=500")
+        raise ConfigError(f"{option} {text!r}: expected key=value, e.g. experiment.horizon=500")
     key, raw = text.split("=", 1)
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
@@ -241,31 +241,33 @@ def _get_dotted(spec: dict, key: str):
     return node
 
 
-def _check_override(spec: dict, key: str, raw: str, value):
+def _check_override(spec: dict, key: str, raw: str, value, option: str = "--set"):
     """A ``--set`` value must not replace a table, and text must not replace a number or a list."""
     shown = f"{key}={raw}" if f"{key}={raw}".isprintable() else repr(f"{key}={raw}")
     if not key or any(not p for p in key.split(".")):
-        raise ConfigError(f"--set {shown}: expected key=value with a dotted key, e.g. experiment.horizon=500")
+        raise ConfigError(f"{option} {shown}: expected key=value with a dotted key, e.g. experiment.horizon=500")
     old = _get_dotted(spec, key)
     if key in ("policies", "scenarios") or key.startswith(("policies.", "scenarios.")):
-        raise ConfigError(f"--set {shown}: [[{key.split('.')[0]}]] entries cannot be set with --set; edit the spec")
+        raise ConfigError(f"{option} {shown}: [[{key.split('.')[0]}]] entries cannot be set with {option}; "
+                          "edit the spec")
     if (key in TOP_KEYS or isinstance(old, dict)) and not isinstance(value, dict):
-        raise ConfigError(f"--set {shown}: {key!r} is a table; set one of its keys, e.g. experiment.horizon=500")
+        raise ConfigError(f"{option} {shown}: {key!r} is a table; set one of its keys, e.g. experiment.horizon=500")
     if isinstance(value, str) and isinstance(old, (int, float, list)) and not isinstance(old, bool):
         kind = "a list" if isinstance(old, list) else "a number"
-        raise ConfigError(f"--set {shown}: expected {kind} (the spec has {old!r}); got the text {value!r}")
+        raise ConfigError(f"{option} {shown}: expected {kind} (the spec has {old!r}); got the text {value!r}")
 
 
-def apply_overrides(spec: dict, overrides) -> dict:
-    """Apply ``--set`` overrides (``key=value`` strings, or a dict of dotted keys to values) and re-validate."""
+def apply_overrides(spec: dict, overrides, option: str = "--set") -> dict:
+    """Apply ``--set`` overrides (``key=value`` strings, or a dict of dotted keys to values) and re-validate;
+    ``option`` names them in errors (``overrides`` for ``mb.run``)."""
     spec = copy.deepcopy(spec)
     if isinstance(overrides, dict):
         items = [(key, value, repr(value)) for key, value in overrides.items()]
     else:
-        items = [(*parse_override(text), text.split("=", 1)[1]) for text in overrides or ()]
+        items = [(*parse_override(text, option), text.split("=", 1)[1]) for text in overrides or ()]
     for key, value, raw in items:
-        _check_override(spec, key, raw, value)
-        set_dotted(spec, key, value)
+        _check_override(spec, key, raw, value, option)
+        set_dotted(spec, key, value, option)
     return validate(spec)
 
 

@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import devices
+from . import background, devices
 
 JOIN_S = 10.0  # how long a worker process whose pipe has closed is given to be reaped, for its exit code
 # The worker processes start beside this one (JAX, the plan, the kept programs: ready about when this
@@ -66,11 +66,12 @@ class NamedTask(NamedTuple):
         return getattr(importlib.import_module(self.module), self.function)(*self.args, *more)
 
 
-def start_run_workers(spec: dict, x64: bool, workers: int, chunk: int) -> "Workers":
+def start_run_workers(spec: dict, x64: bool, workers: int, chunk: int, live: bool = False) -> "Workers":
     """The ``workers - 1`` worker processes of a run of ``spec`` in chunks of ``chunk`` seeds, started now
     (they build and compile while this process, worker 0, builds its plan; their task is
-    :func:`mobandit_jax.runner.execution.work_on_parts`); pass them to ``execution.execute``, then close them."""
-    return Workers(NamedTask("mobandit_jax.runner.execution", "work_on_parts", (spec, x64, workers)), workers,
+    :func:`mobandit_jax.runner.execution.work_on_parts`); pass them to ``execution.execute``, then close them.
+    ``live``: they report each checkpoint of their program calls (:func:`tell`), for a progress bar."""
+    return Workers(NamedTask("mobandit_jax.runner.execution", "work_on_parts", (spec, x64, workers, live)), workers,
                    part_width(chunk, workers, spec["experiment"]["seeds"]))
 
 
@@ -92,7 +93,7 @@ def split(chunk: int, seeds: int, chunks, workers: int) -> tuple:
     return width, parts
 
 
-def _die_with_parent():
+def die_with_parent():
     """Ask Linux to kill this process when its parent dies (no-op elsewhere)."""
     try:
         import ctypes
@@ -105,7 +106,7 @@ def _die_with_parent():
 def start_worker(cores) -> None:
     """A worker process's start: die with the parent, leave SIGINT to it, pin to ``cores`` (if any),
     one host device (before JAX starts its backend)."""
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     devices.pin(cores)
     devices.single_host_device()
@@ -159,26 +160,42 @@ def _parts_asked(conn):
     """The parts ``(c, start, n)`` this worker process asks for over ``conn``, one at a time, up to the
     first ``None``."""
     while True:
-        conn.send("next")
+        tell("next")
         part = conn.recv()
         if part is None:
             return
         yield part
 
 
+_TELL: list = []  # in a worker process: the function that sends a message to the parent (tell)
+
+
+def tell(message) -> None:
+    """In a worker process, send ``message`` to this run's process (any thread; the process's
+    :meth:`Workers.run_chunks` hands a ``("progress", ...)`` message to its ``progress``)."""
+    _TELL[0](message)
+
+
 def _work(index: int, task, width: int, conn, cores):
     """Worker ``index``: send every ``(c, start, arrays)`` of ``task(index, width, parts)`` over ``conn``,
     ``parts()`` being the parts it asks for there (``("error", index, message)`` on failure)."""
     start_worker(cores)
+    lock = threading.Lock()  # the task's results and tell's messages (from other threads) share the pipe
+
+    def send(message):
+        with lock:
+            conn.send(message)
+
+    _TELL[:] = [send]
     try:
         for item in task(index, width, lambda: _parts_asked(conn)):
-            conn.send(item)
+            send(item)
     except Exception as err:  # noqa: BLE001 -- reported to the parent in one line
-        conn.send(("error", index, one_line(err)))
+        send(("error", index, one_line(err)))
 
 
 @contextlib.contextmanager
-def _sigint_ignored():
+def sigint_ignored():
     """Ignore SIGINT in this block (where this is the main thread); a process started meanwhile keeps
     ignoring it from its first instruction."""
     try:
@@ -215,7 +232,7 @@ def start_processes(target, args: list, first_slot: int = 0) -> list:
              for a, (_, theirs), cores in zip(args, pipes, slots)]
     own = devices.affinity()
     try:
-        with _sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
+        with sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
             for p, cores in zip(procs, slots):
                 devices.pin(cores)  # inherited too: the new interpreter starts on its own core, not on this one's
                 p.start()
@@ -242,6 +259,7 @@ class Workers:
         self._lock = threading.Lock()
         self._inbox: queue.Queue = queue.Queue()  # the worker processes' messages, from the dealer thread
         self._dealer = None
+        self._progress = None  # run_chunks's progress
         # worker 0 takes core slot 0, so that the XLA threads this process starts from now on do not
         # contend with the worker processes' (4,096-seed PrefUCB run: 14.4 s against 17.2 s unpinned)
         self.cores = devices.affinity()  # every core of the run (this process's before it took its own)
@@ -269,6 +287,9 @@ class Workers:
                 key, message = receive(live)
                 if message is None:  # done: it had its None
                     del live[key]
+                elif isinstance(message, tuple) and message[0] == "progress":
+                    if self._progress is not None:
+                        self._progress(*message[1:])
                 elif message == "next":
                     try:
                         live[key].conn.send(self._take())
@@ -279,11 +300,13 @@ class Workers:
         except BaseException as err:  # noqa: BLE001 -- the run stops on it in the main thread
             self._inbox.put(("stopped", err if isinstance(err, RuntimeError) else RuntimeError(one_line(err))))
 
-    def run_chunks(self, chunk: int, seeds: int, chunks: list, own):
+    def run_chunks(self, chunk: int, seeds: int, chunks: list, own, progress=None):
         """``(c, arrays)`` for each chunk in ``chunks`` (of ``chunk`` seeds), as soon as all its parts are
         back. The parts are dealt in chunk order to whichever worker asks first, as soon as it is ready;
         this process computes the parts it takes with ``own(width, parts)``, a generator like the task's,
-        and takes the processes' parts as they arrive in between."""
+        and takes the processes' parts as they arrive in between. ``progress(*rest)`` is called (on the
+        dealer thread) for each ``("progress", *rest)`` a worker process tells (:func:`tell`)."""
+        self._progress = progress
         width, parts = split(chunk, seeds, chunks, self.count)
         if width != self.width:
             raise ValueError(f"workers started for parts of {self.width} seeds, asked for parts of {width}")
@@ -299,7 +322,7 @@ class Workers:
             message = next(mine, None) if mine is not None else None
             if message is None:
                 mine = None
-                message = self._inbox.get()
+                message = self._next_message()
             for item in [message, *self._arrived()]:
                 if item[0] == "stopped":
                     raise item[1]
@@ -311,6 +334,12 @@ class Workers:
                     ordered = [a for _, a in sorted(done.pop(c), key=lambda x: x[0])]
                     del expected[c]
                     yield c, {k: np.concatenate([a[k] for a in ordered]) for k in ordered[0]}
+
+    def _next_message(self):
+        """The processes' next message, waited for in steps (a signal's handler runs between them)."""
+        while True:
+            with contextlib.suppress(queue.Empty):
+                return self._inbox.get(timeout=background.STEP_S)
 
     def _arrived(self) -> list:
         """The processes' messages already waiting."""
