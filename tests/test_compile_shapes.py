@@ -97,3 +97,16 @@ def test_pareto_ucb_on_16_dtlz_arms_runs(tmp_path):
     summary = _run(tmp_path, "dtlz", DTLZ)
     assert {r["policy"] for r in summary["records"]} == {"pareto_ucb"}
     assert all(np.isfinite(r["mean"]) for r in summary["records"])
+
+
+def test_the_compile_benchmark_records_a_timeout_and_goes_on_in_a_new_worker():
+    from mobandit_jax.bench import compile_shapes
+
+    job = dict(name="slate/random_k", family="slate", size=5, d=2, k=3)
+    worker = compile_shapes.Worker()
+    assert worker.compile(job, timeout=0.001) == {"timeout": 0.001} and not worker.alive
+    rows = compile_shapes.measure([job, dict(job, size=2, k=1)], timeout=TIMEOUT_S, log=lambda line: None)
+    assert [(r["size"], r["k"]) for r in rows] == [(5, 3), (2, 1)]
+    assert all(0 < r["compile_s"] < TIMEOUT_S and r["lower_s"] > 0 for r in rows), rows
+    table = compile_shapes.markdown(rows, sizes=(2, 5)).splitlines()
+    assert table[2].startswith("| `slate/random_k` | 2 | min(3, K-1) | ") and len(table) == 3

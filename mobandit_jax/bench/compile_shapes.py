@@ -116,14 +116,21 @@ class Worker:
         line = self.proc.stdout.readline() if ready else ""
         return json.loads(line) if line else None
 
-    def compile(self, job: dict, timeout: float):
-        """The worker's answer for ``job``, or ``None`` if it gave none within ``timeout`` s (then it is killed)."""
+    def compile(self, job: dict, timeout: float) -> dict:
+        """The worker's answer for ``job``; ``{"timeout": timeout}`` if it gave none in time, ``{"crashed": status}``
+        if it died (in both cases it is gone: :attr:`alive` is false)."""
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         answer = self._read(timeout)
-        if answer is None:
-            self.close()
-        return answer
+        if answer is not None:
+            return answer
+        status = self.proc.poll()
+        self.close()
+        return dict(timeout=timeout) if status is None else dict(crashed=status)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None
 
     def close(self):
         self.proc.kill()
@@ -148,16 +155,13 @@ def measure(todo, timeout: float = TIMEOUT, log=print) -> list:
     ``timeout`` (the seconds it was given)."""
     rows, proc = [], None
     for job in todo:
-        proc = proc or Worker()
+        proc = proc if proc is not None and proc.alive else Worker()
         t0 = time.perf_counter()
         answer = proc.compile(job, timeout)
-        if answer is None:
-            proc = None
-            answer = dict(timeout=timeout)
         row = dict(job, wall_s=time.perf_counter() - t0, **answer)
         rows.append(row)
         log(_line(row))
-    if proc is not None:
+    if proc is not None and proc.alive:
         proc.close()
     return rows
 
@@ -166,6 +170,8 @@ def _line(row) -> str:
     shape = f"{row['name']:30s} K={row['size']:<4d} d={row['d']} k={row['k']}"
     if "timeout" in row:
         return f"{shape}  TIMEOUT after {row['timeout']:.0f} s"
+    if "crashed" in row:
+        return f"{shape}  CRASHED: the worker exited with status {row['crashed']}"
     if "error" in row:
         return f"{shape}  refused: {row['error']}"
     return f"{shape}  lower {row['lower_s']:6.2f} s  compile {row['compile_s']:6.2f} s"
@@ -175,6 +181,8 @@ def cell(row) -> str:
     """A table cell: lowering plus compile seconds, ``> T`` for a timeout, ``-`` for a refused shape."""
     if "timeout" in row:
         return f"> {row['timeout']:.0f}"
+    if "crashed" in row:
+        return "crashed"
     if "error" in row:
         return "-"
     return f"{row['lower_s'] + row['compile_s']:.1f}"
@@ -218,8 +226,8 @@ def main(argv=None) -> int:
         return 2
     t0 = time.perf_counter()
     rows = measure(todo, args.timeout)
-    slow = [r for r in rows if "timeout" in r or r.get("lower_s", 0) + r.get("compile_s", 0) > 30]
-    print(f"{len(rows)} shapes in {time.perf_counter() - t0:.0f} s; {len(slow)} over 30 s or timed out")
+    slow = [r for r in rows if "timeout" in r or "crashed" in r or r.get("lower_s", 0) + r.get("compile_s", 0) > 30]
+    print(f"{len(rows)} shapes in {time.perf_counter() - t0:.0f} s; {len(slow)} over 30 s, timed out or crashed")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(dict(timeout_s=args.timeout, horizon=HORIZON, rows=rows), fh, indent=1)
