@@ -173,3 +173,27 @@ def test_slate_kernels_import_no_policy_problem_metric_or_runner(name):
             elif not m.startswith("."):
                 assert top in {"__future__", "itertools", "math", "numpy", "jax", "typing"} or (
                     m == "mobandit_jax.types" or m.startswith("mobandit_jax.kernels")), f"kernels/{name}.py imports {m}"
+
+
+def test_descending_rank_is_the_place_in_numpy_s_stable_descending_order():
+    rng = np.random.default_rng(7)
+    for n in (1, 5, 16, 17):
+        u = rng.integers(0, 4, n).astype(np.float32) / 4  # many ties, and exact zeros
+        order = np.lexsort((np.arange(n), -u))  # descending u, ties to the lowest index
+        expected = np.empty(n, int)
+        expected[order] = np.arange(n)
+        np.testing.assert_array_equal(np.asarray(jax.jit(slates.descending_rank)(jnp.asarray(u))), expected)
+
+
+@pytest.mark.parametrize("n", [5, 16, 17])
+def test_layered_random_k_is_the_uniform_tie_break_of_the_same_draws(n):
+    """The slate of ``lexsort((-u, layer))[:k]`` for ``u = jax.random.uniform(key, (n,))``, as the layered fill
+    with the draws themselves as the secondary score gave it before."""
+    rng = np.random.default_rng(n)
+    fill = jax.jit(slates.layered_random_k, static_argnums=2)
+    for trial in range(20):
+        key = jax.random.PRNGKey(trial)
+        layer = rng.integers(0, 3, n).astype(np.int32)
+        u = np.asarray(jax.random.uniform(key, (n,)))
+        k = min(n, 4)
+        np.testing.assert_array_equal(np.asarray(fill(jnp.asarray(layer), key, k)), np.lexsort((-u, layer))[:k])

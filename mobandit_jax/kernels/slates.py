@@ -1,5 +1,5 @@
 """Filling a slate of ``k`` distinct arms: the top-``k`` scores, a greedy slot-by-slot pick, and a
-layer-by-layer fill (Pareto layers first, a secondary score within a layer).
+layer-by-layer fill (Pareto layers first, a secondary score or a random order within a layer).
 
 Every fill breaks ties to the lowest arm index; ``k`` is static and small, so the slot loops are
 Python loops, each slot vectorised over the arms.
@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from .layers import current_layer
+from .order import ordered_ints
 
 
 def top_k(score, k: int):
@@ -29,6 +30,26 @@ def layered_top_k(layer, secondary, k: int):
         return (in_layer & (secondary == best)).astype(jnp.float32)
 
     return sequential_pick(k, layer.shape[0], best_in_layer)
+
+
+def descending_rank(u):
+    """``(n,)`` int32: each entry's place in the descending order of ``u (n,) >= 0`` (ties to the lowest index).
+
+    Read from an integer sort, so no reduction reads ``u``: XLA's CPU backend fuses the producer of a random
+    ``u`` (the 20 straight-line rounds of Threefry, :mod:`mobandit_jax.runner.threefry`) into each reduction
+    over it, and LLVM does not finish optimising such a reduction over 8, 16, 24, 32 or 48 arms
+    (``tests/test_compile_shapes.py``); a sort's operand is written out first.
+    """
+    n = u.shape[0]
+    order = jnp.argsort(-ordered_ints(u), stable=True)  # u >= 0: keys >= 0, so no overflow in the negation
+    return jnp.zeros((n,), jnp.int32).at[order].set(jnp.arange(n, dtype=jnp.int32))
+
+
+def layered_random_k(layer, key, k: int):
+    """Fill ``k`` slots layer by layer, uniformly at random within a layer: the slate of :func:`layered_top_k`
+    with the secondary ``u = jax.random.uniform(key, (n,))``, read through :func:`descending_rank` of ``u``."""
+    u = jax.random.uniform(key, layer.shape)
+    return layered_top_k(layer, -descending_rank(u).astype(jnp.float32), k)
 
 
 def sequential_pick(k: int, n: int, score_fn, eligible=None):

@@ -88,7 +88,7 @@ from ...kernels.scalarization import (  # noqa: F401
     positive_sphere,
     simplex_interior_lattice,
 )
-from ...kernels.slates import layered_top_k, sequential_pick, top_k  # noqa: F401
+from ...kernels.slates import layered_random_k, layered_top_k, sequential_pick, top_k  # noqa: F401
 from ...registry import register_policy
 from ...types import Policy  # noqa: F401
 from .common import (  # noqa: F401

@@ -19,7 +19,7 @@ from ...kernels.crowding import CROWD_BOUNDARY, crowding_distance
 from ...kernels.dominance import undominated
 from ...kernels.layers import current_layer, peel_layers, top_layers
 from ...kernels.scalarization import empirical_nadir, hv_scalarization, positive_sphere, simplex_interior_lattice
-from ...kernels.slates import layered_top_k, sequential_pick, top_k
+from ...kernels.slates import layered_random_k, layered_top_k, sequential_pick, top_k
 from ...types import Policy
 from .common import (
     M0,
@@ -79,7 +79,7 @@ def pareto_ucb(num_arms: int, dim: int, k: int) -> Policy:
         mu = empirical_means(stats)
         beta = drugan_nowe_bonus(undominated(dom_mu), stats.counts, t, d)
         layer = top_layers(mu + beta[:, None], k, fill=k)
-        return layered_top_k(layer, jax.random.uniform(key, (n,)), k)
+        return layered_random_k(layer, key, k)
 
     return make_slate_policy(n, d, k, core, tracked=empirical_means_of)
 
@@ -145,7 +145,7 @@ def pareto_ts(num_arms: int, dim: int, k: int) -> Policy:
         k_theta, k_tie = jax.random.split(key)
         sd = params.sigma_obs / jnp.sqrt(jnp.maximum(state.counts, 1.0))
         theta = empirical_means(state) + sd[:, None] * jax.random.normal(k_theta, (n, d))
-        return layered_top_k(top_layers(theta, k, fill=k), jax.random.uniform(k_tie, (n,)), k)
+        return layered_random_k(top_layers(theta, k, fill=k), k_tie, k)
 
     return make_slate_policy(n, d, k, core)
 
