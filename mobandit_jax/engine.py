@@ -109,7 +109,19 @@ def _streams(seed_key):
     return jax.random.fold_in(seed_key, 0), jax.random.fold_in(seed_key, 1)
 
 
-def _prepare(env, metrics, params, seed_key):
+def prepare(env, metrics, params, seed_key):
+    """A seed's environment params and metric params, as every run starts: the environment's ``reset`` (if any)
+    on the seed's reset stream, then the metric set's ``prepare`` (if any).
+
+    Args:
+      env: the pure :class:`~mobandit_jax.types.Env`.
+      metrics: the :class:`~mobandit_jax.types.MetricSet`.
+      params: the run's :class:`~mobandit_jax.types.RunParams` (its ``env`` and ``metric``).
+      seed_key: the seed's key (unused where ``env.reset`` is None).
+
+    Returns:
+      ``(env_params, mparams)``.
+    """
     env_params = params.env
     if env.reset is not None:
         env_params = env.reset(jax.random.fold_in(seed_key, RESET_STREAM), env_params)
@@ -138,7 +150,7 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
 
     def run(params, seed_key, report=None):
         key_env, key_pol = _streams(seed_key)
-        env_params, mparams = _prepare(env, metrics, params, seed_key)
+        env_params, mparams = prepare(env, metrics, params, seed_key)
         state = policy.init(params.policy)
         dtype, exact = float_dtype(), compensated(horizon)
         carry = (
@@ -196,7 +208,7 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
 def _make_identify_run(env, policy, metrics):
     def run(params, seed_key, report=None):
         key_env, key_pol = _streams(seed_key)
-        env_params, mparams = _prepare(env, metrics, params, seed_key)
+        env_params, mparams = prepare(env, metrics, params, seed_key)
         result = policy.identify(key_env, key_pol, env_params, params.policy)
         values = metrics.step(mparams, result.recommended, result)
         dtype = float_dtype()

@@ -199,24 +199,72 @@ class EnvInstance(NamedTuple):
 
 @dataclass
 class Context:
-    """Everything a policy or metric builder may read about one resolved experiment."""
+    """Everything a policy or metric builder may read about one resolved experiment: the instance it runs on
+    (``ctx.means``, ``ctx.budget``, ``ctx.ref``, ... read that :class:`EnvInstance`'s fields), the horizon and the
+    preference cone ``W`` (None: the family does not read a cone, or the spec gives none)."""
 
-    num_arms: int
-    dim: int
+    instance: EnvInstance
     horizon: int
-    means: np.ndarray
     W: Optional[np.ndarray] = None  # (M, d) preference cone
-    ref: Optional[np.ndarray] = None
-    mean_costs: Optional[np.ndarray] = None
-    budget: Optional[float] = None
-    cost_floor: Optional[float] = None
-    alloc_costs: Optional[np.ndarray] = None
-    min_costs: Optional[np.ndarray] = None
-    budget_ratio: Optional[float] = None
-    slate_size: int = 0
-    noise_sigma: Optional[float] = None
-    env: Optional[Env] = None
-    bounded: bool = True  # rewards lie in [0, 1]^d
+
+    @classmethod
+    def of(cls, inst: EnvInstance, horizon: int, W=None) -> "Context":
+        """The context of an instance run for ``horizon`` rounds with preference cone ``W``.
+
+        Args:
+          inst: the built environment.
+          horizon: the rounds of the run (an identifier's round cap).
+          W: the ``(M, d)`` preference cone, or None.
+
+        Returns:
+          The :class:`Context`.
+        """
+        return cls(inst, horizon, W)
+
+    @classmethod
+    def make(cls, num_arms: int, dim: int, horizon: int, means, W=None, **fields) -> "Context":
+        """A context of true ``means`` and no sampler (a test of a builder that reads only the instance's fields).
+
+        Args:
+          num_arms: K.
+          dim: d.
+          horizon: the rounds of the run.
+          means: the ``(K, d)`` true means.
+          W: the preference cone, or None.
+          **fields: other :class:`EnvInstance` fields by name (``mean_costs``, ``budget``, ``ref``, ...).
+
+        Returns:
+          The :class:`Context` of an instance whose ``env`` has no ``sample``.
+        """
+        env = Env(sample=None, num_arms=num_arms, dim=dim)
+        return cls(EnvInstance(env=env, params=None, means=np.asarray(means), **fields), horizon, W)
+
+    @property
+    def num_arms(self) -> int:
+        """K, the number of arms."""
+        return self.instance.env.num_arms
+
+    @property
+    def dim(self) -> int:
+        """d, the number of objectives."""
+        return self.instance.env.dim
+
+    @property
+    def means(self) -> np.ndarray:
+        """The ``(K, d)`` true means, as a numpy array."""
+        return np.asarray(self.instance.means)
+
+    @property
+    def env(self) -> Optional[Env]:
+        """The pure environment, or None where it has no sampler (:meth:`make`)."""
+        return self.instance.env if self.instance.env.sample is not None else None
+
+    def __getattr__(self, name: str):
+        if name == "instance":  # not yet set (copy, pickle): no recursion
+            raise AttributeError(name)
+        if name in EnvInstance._fields:  # ref, mean_costs, budget, cost_floor, slate_size, noise_sigma, bounded, ...
+            return getattr(self.instance, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def require_bounded(self, policy: str, reason: str):
         """Refuse, in one line, to run ``policy`` (which needs rewards in [0, 1] for ``reason``) here."""
@@ -224,14 +272,6 @@ class Context:
             raise ConfigError(f"policy {policy!r} needs rewards in [0, 1] ({reason}), but this environment's "
                               "rewards are unbounded (noise = 'gaussian' with clip = false); use clip = true or a "
                               "policy that takes any real rewards")
-
-    @classmethod
-    def of(cls, inst: EnvInstance, horizon: int, W=None) -> "Context":
-        """The context of an instance run for ``horizon`` rounds with preference cone ``W``."""
-        return cls(num_arms=inst.env.num_arms, dim=inst.env.dim, horizon=horizon, means=np.asarray(inst.means),
-                   W=W, ref=inst.ref, mean_costs=inst.mean_costs, budget=inst.budget, cost_floor=inst.cost_floor,
-                   alloc_costs=inst.alloc_costs, min_costs=inst.min_costs, budget_ratio=inst.budget_ratio,
-                   slate_size=inst.slate_size, noise_sigma=inst.noise_sigma, env=inst.env, bounded=inst.bounded)
 
 
 # ----------------------------------------------------------------------------- metrics and runs
@@ -260,6 +300,15 @@ class MetricSet(NamedTuple):
     reduce: tuple
     step: MetricStepFn
     prepare: Optional[Callable[[Params, Params], Params]] = None
+
+
+class Final(NamedTuple):
+    """How a run ends, what a family's ``recommended`` reads (:func:`mobandit_jax.registry.register_family`)."""
+
+    result: Any  # the policy's final state (online), or the Identifier's IdentifyResult
+    action: Array  # the last action: an arm, a (k,) slate, or an Identifier's recommended (K,) mask
+    pulls: Array  # (K,) int32 pulls per arm
+    means: Array  # (K, d) empirical mean reward per arm (0 where never pulled)
 
 
 class RunParams(NamedTuple):

@@ -137,7 +137,7 @@ def test_invalid_budget_and_floor_raise(inst):
 def test_metrics_hand_computed():
     means = np.array([[0.5, 0.4], [0.8, 0.5], [0.2, 0.9]])
     costs = np.array([0.5, 1.0, 0.3])  # H = .2, .4, .18 ; nu = .4, .4, .6
-    ctx = Context(num_arms=3, dim=2, horizon=10, means=means, mean_costs=costs, budget=5.0,
+    ctx = Context.make(num_arms=3, dim=2, horizon=10, means=means, mean_costs=costs, budget=5.0,
                   cost_floor=0.3)
     mset, mp = registry.make_metrics("budgeted", ctx)
     assert mset.names == ("hv_efficiency_regret", "hv_regret", "moving_avg_regret_w50")

@@ -56,7 +56,7 @@ def _hand_ctx(means, costs, budget, lam, n=2):
                             np.repeat(np.asarray(costs)[:, None, None], n, 1)], -1)
     params = L.LLMParams(jnp.asarray(table, jnp.float32))
     env = Env(sample=L.sample, num_arms=len(means), dim=2, prefix_table=L.prefix_table)
-    ctx = Context(num_arms=len(means), dim=2, horizon=1, means=np.asarray(means), mean_costs=np.asarray(costs),
+    ctx = Context.make(num_arms=len(means), dim=2, horizon=1, means=np.asarray(means), mean_costs=np.asarray(costs),
                   budget=budget, cost_floor=lam, alloc_costs=np.asarray(costs), min_costs=np.asarray(costs), env=env)
     return ctx, params
 
@@ -184,7 +184,7 @@ def test_uniform_alloc_spends_complete_rounds():
 
 def test_identification_metrics_hand_computed():
     means = HAND
-    ctx = Context(num_arms=3, dim=2, horizon=1, means=means, budget=8.0)
+    ctx = Context.make(num_arms=3, dim=2, horizon=1, means=means, budget=8.0)
     mset, (truth, budget) = registry.make_metrics("identification", ctx)
     np.testing.assert_array_equal(np.asarray(truth), [True, False, True])
     assert float(budget) == 8.0
@@ -199,7 +199,7 @@ def test_identification_metrics_hand_computed():
     assert mset.names == ("misidentification", "f1", "budget_spent")
     assert mset.reduce == ("mean", "mean", "mean")
     with pytest.raises(ValueError, match="positive budget B, got None"):
-        registry.make_metrics("identification", Context(num_arms=3, dim=2, horizon=1, means=means))
+        registry.make_metrics("identification", Context.make(num_arms=3, dim=2, horizon=1, means=means))
 
 
 def test_identification_rejects_bad_floor_and_budget():

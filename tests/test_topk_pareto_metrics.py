@@ -76,7 +76,7 @@ def test_metric_step_prepare_and_reducers():
 
 
 def test_metrics_need_a_slate_size():
-    ctx = Context(num_arms=5, dim=2, horizon=10, means=np.zeros((5, 2)))
+    ctx = Context.make(num_arms=5, dim=2, horizon=10, means=np.zeros((5, 2)))
     with pytest.raises(ValueError, match="slate size"):
         registry.make_metrics("slate", ctx)
 

@@ -30,8 +30,9 @@ from ..engine import float_dtype
 from ..kernels.cone_regions import cone_gaps_np, cover_distances_np
 from ..kernels.dominance import cone_optimal_mask
 from ..policies.pac import pac_cone
-from ..registry import register_metrics
-from ..types import MetricSet
+from ..problems.stochastic import make_stochastic
+from ..registry import IDENTIFIER, register_family
+from ..types import Context, MetricSet
 
 NAMES = ("samples", "misidentification", "eps_f1", "returned", "stopped")
 REDUCE = ("mean",) * len(NAMES)
@@ -67,11 +68,16 @@ def eps_f1_score(recommended, truth: PacTruth, epsilon):
     return jnp.where(denom > 0, 2 * tp / jnp.maximum(denom, 1), 1.0)
 
 
-@register_metrics("pac")
 def build(ctx):
     """Metric set of the pac family; ``mparams`` is the :class:`PacTruth` of the context's means and cone.
 
     ``obs`` is the run's :class:`~mobandit_jax.policies.pac.PacResult` (its pulls, stop flag and epsilon).
+
+    Args:
+      ctx: a :class:`~mobandit_jax.types.Context` (its cone: ``[preference] W``, else the Pareto order).
+
+    Returns:
+      ``(MetricSet, PacTruth)``.
     """
     truth = pac_truth(ctx.means, pac_cone(ctx))
 
@@ -85,3 +91,14 @@ def build(ctx):
                 jnp.asarray(obs.stopped, bool).astype(dtype))
 
     return MetricSet(NAMES, REDUCE, step), truth
+
+
+def example(seed: int) -> Context:
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, unclipped Gaussian noise."""
+    means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
+    inst = make_stochastic(means, noise="gaussian", sigma=0.1, clip=False)
+    return Context.of(inst, 20 + 10 * seed, np.array([[1.0, 0.0], [0.5, 0.5]]))
+
+
+register_family("pac", kind=IDENTIFIER, metrics=build, reads_cone=True, example=example,
+                doc="fixed-confidence (epsilon, delta)-PAC Pareto set identification under a cone")

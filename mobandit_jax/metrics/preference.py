@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 import jax
 import jax.numpy as jnp
 
 from ..kernels import cone_optimal_mask, preference_gaps, validate_cone
 from ..engine import float_dtype
-from ..registry import register_metrics
-from ..types import MetricSet
+from ..problems.stochastic import make_stochastic
+from ..registry import ONLINE, register_family
+from ..types import Context, MetricSet
 
 
 class PreferenceTruth(NamedTuple):
@@ -51,9 +53,31 @@ def preference_metrics(dim: int) -> MetricSet:
     return MetricSet(names, reduce, step)
 
 
-@register_metrics("preference")
-def _build(ctx):
+def build(ctx):
+    """The preference family's metric set and its :class:`PreferenceTruth` for the context's means and cone.
+
+    Args:
+      ctx: a :class:`~mobandit_jax.types.Context` with a preference cone ``W``.
+
+    Returns:
+      ``(MetricSet, PreferenceTruth)``.
+    """
     if ctx.W is None:
         raise KeyError("preference metrics need a preference matrix: set [preference] W = [[...], ...]")
     W = validate_cone(ctx.W)
     return preference_metrics(ctx.dim), preference_truth(ctx.means, W)
+
+
+def truth(mp: PreferenceTruth, slate_size: int) -> dict:
+    """What the metrics score against (``truth.json``): the cone-optimal mask ``P*_C`` and the gaps."""
+    return {"cone_optimal": mp.optimal > 0, "gaps": mp.gaps}
+
+
+def example(seed: int) -> Context:
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, a 2-row cone."""
+    means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
+    return Context.of(make_stochastic(means), 20 + 10 * seed, np.array([[1.0, 0.0], [0.5, 0.5]]))
+
+
+register_family("preference", kind=ONLINE, metrics=build, truth=truth, reads_cone=True, example=example,
+                doc="preference-directed regret under the cone C = {x : W x >= 0} (PDMOB)")
