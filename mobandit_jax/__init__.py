@@ -24,8 +24,8 @@ _EXPORTS = {
                 "normalized_projections", "pareto_front_mask", "pareto_layers", "preference_gaps"),
     "registry": ("ENVS", "FAMILIES", "POLICIES", "Registry", "RegistryError", "make_env", "make_metrics",
                  "make_policy", "register_env", "register_family", "register_policy"),
-    "types": ("Context", "Env", "EnvInstance", "Final", "Identifier", "IdentifyResult", "MetricSet", "Observation",
-              "Policy", "RunParams"),
+    "types": ("Context", "Env", "EnvInstance", "Final", "Identifier", "IdentifyResult", "Metric", "MetricSet",
+              "Observation", "Policy", "RunParams"),
 }
 _HOME = {name: (module, name) for module, names in _EXPORTS.items() for name in names}
 _FILLED = ("policies", "problems", "metrics")  # imported before a registry name is handed out

@@ -178,7 +178,7 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
                 state = jax.tree_util.tree_map(lambda n, o: jnp.where(active, n, o), new_state, state)
             else:
                 state = new_state
-            values = jnp.stack([jnp.asarray(v, dtype) for v in metrics.step(mparams, action, obs)])
+            values = jnp.stack([jnp.asarray(v, dtype) for v in metrics.values(mparams, action, obs)])
             carry = (
                 state,
                 pulls.at[arms].add(active.astype(jnp.int32)),
@@ -210,7 +210,7 @@ def _make_identify_run(env, policy, metrics):
         key_env, key_pol = _streams(seed_key)
         env_params, mparams = prepare(env, metrics, params, seed_key)
         result = policy.identify(key_env, key_pol, env_params, params.policy)
-        values = metrics.step(mparams, result.recommended, result)
+        values = metrics.values(mparams, result.recommended, result)
         dtype = float_dtype()
         out = {name: jnp.reshape(jnp.asarray(v, dtype), (1,)) for name, v in zip(metrics.names, values)}
         out["rounds"] = jnp.ones((1,), jnp.int32)

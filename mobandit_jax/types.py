@@ -8,7 +8,7 @@ with every sweepable number in a params pytree (so ``jax.vmap`` batches a grid o
     action = policy.select(key, state, params)                       # () int32, or (k,) slate
     reward, cost = env.sample(key_env, arm, pull_index, t, env_params)
     state  = policy.update(state, action, Observation(reward, cost), params)
-    values = metrics.step(mparams, action, obs)                      # one scalar per metric name
+    values = metrics.step(mparams, action, obs)                      # {metric name: scalar}
 
 An :class:`Identifier` replaces ``init/select/update`` by one call that returns an
 :class:`IdentifyResult`. An :class:`EnvInstance` is a built environment: the pure :class:`Env`, its
@@ -278,28 +278,69 @@ class Context:
 
 
 class MetricStepFn(Protocol):
-    def __call__(self, mparams: Params, action: Array, obs: Optional[Observation]) -> tuple:
-        """One scalar per metric name for this round (``obs`` is the IdentifyResult for an Identifier).
+    def __call__(self, mparams: Params, action: Array, obs: Optional[Observation]) -> dict:
+        """This round's value of every metric, by name (``obs`` is the IdentifyResult for an Identifier).
 
         Args:
           mparams: the metric params (after ``prepare``).
           action: the arm, slate, or an Identifier's recommended (K,) mask.
           obs: what the round observed (an Identifier's IdentifyResult).
+
+        Returns:
+          ``{name: scalar}`` for every metric of the set.
         """
 
 
-class MetricSet(NamedTuple):
-    """Names, summary reducers and the pure per-round function of a family's metrics.
+class Metric(NamedTuple):
+    """One metric of a set: its name, how its per-round values are summarised, and its meaning in one line.
 
-    ``reduce`` per name: ``"sum"`` (value at the horizon), ``"mean"`` (per round played) or
-    ``"lastN"`` (mean over the last N rounds). ``prepare(mparams, env_params) -> mparams``
-    (optional) runs once per seed after the environment's ``reset``, inside the compiled run.
+    ``reduce``: ``"sum"`` (value at the horizon), ``"mean"`` (per round played) or ``"lastN"`` (mean over
+    the last N rounds).
     """
 
-    names: tuple
-    reduce: tuple
+    name: str
+    reduce: str
+    doc: str = ""
+
+
+class MetricSet(NamedTuple):
+    """A family's metrics, each declared once, and the pure per-round function that values them by name.
+
+    ``prepare(mparams, env_params) -> mparams`` (optional) runs once per seed after the environment's
+    ``reset``, inside the compiled run.
+    """
+
+    metrics: tuple  # Metric per metric, in the order the results list them
     step: MetricStepFn
     prepare: Optional[Callable[[Params, Params], Params]] = None
+
+    @property
+    def names(self) -> tuple:
+        """The metric names, in order."""
+        return tuple(m.name for m in self.metrics)
+
+    @property
+    def reduce(self) -> tuple:
+        """Each metric's reducer, in the order of :attr:`names`."""
+        return tuple(m.reduce for m in self.metrics)
+
+    def values(self, mparams: Params, action: Array, obs) -> tuple:
+        """This round's values in the order of :attr:`names` (``step``'s mapping, checked to name every metric).
+
+        Args:
+          mparams: the metric params (after ``prepare``).
+          action: the arm, slate, or an Identifier's recommended (K,) mask.
+          obs: what the round observed (an Identifier's IdentifyResult).
+
+        Returns:
+          A tuple of scalars, one per metric.
+        """
+        out = self.step(mparams, action, obs)
+        if not isinstance(out, dict) or set(out) != set(self.names):
+            got = sorted(out) if isinstance(out, dict) else type(out).__name__
+            raise TypeError(f"a metric set's step must return {{name: value}} for exactly {list(self.names)}; "
+                            f"got {got}")
+        return tuple(out[name] for name in self.names)
 
 
 class Final(NamedTuple):

@@ -142,7 +142,7 @@ def test_metrics_hand_computed():
     mset, mp = registry.make_metrics("budgeted", ctx)
     assert mset.names == ("hv_efficiency_regret", "hv_regret", "moving_avg_regret_w50")
     assert mset.reduce == ("sum", "sum", "last50")
-    vals = [np.asarray(mset.step(mp, jnp.int32(a), None)) for a in range(3)]
+    vals = [np.asarray(mset.values(mp, jnp.int32(a), None)) for a in range(3)]
     np.testing.assert_allclose(vals[0], [0.2, 0.1, 0.2], atol=1e-6)
     np.testing.assert_allclose(vals[1], [0.2, 0.2, 0.2], atol=1e-6)
     np.testing.assert_allclose(vals[2], [0.0, 0.0, 0.0], atol=1e-6)

@@ -190,11 +190,11 @@ def test_identification_metrics_hand_computed():
     assert float(budget) == 8.0
     mp = (truth, budget)
     spent = lambda s: IdentifyResult(None, jnp.float32(s), None)
-    mis, f1, use = mset.step(mp, jnp.array([True, False, True]), spent(6.0))
+    mis, f1, use = mset.values(mp, jnp.array([True, False, True]), spent(6.0))
     assert float(mis) == 0.0 and float(f1) == 1.0 and float(use) == pytest.approx(0.75)
-    mis, f1, use = mset.step(mp, jnp.array([True, True, False]), spent(8.0))  # |P^ & P*| = 1, 2*1/(2+2)
+    mis, f1, use = mset.values(mp, jnp.array([True, True, False]), spent(8.0))  # |P^ & P*| = 1, 2*1/(2+2)
     assert float(mis) == 1.0 and float(f1) == pytest.approx(0.5) and float(use) == 1.0
-    mis, f1, _ = mset.step(mp, jnp.array([False, False, False]), spent(0.0))
+    mis, f1, _ = mset.values(mp, jnp.array([False, False, False]), spent(0.0))
     assert float(f1) == 0.0
     assert mset.names == ("misidentification", "f1", "budget_spent")
     assert mset.reduce == ("mean", "mean", "mean")

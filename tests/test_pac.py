@@ -345,7 +345,7 @@ def _score(means, W, rec, epsilon, pulls=None, stopped=True):
     result = pac.PacResult(jnp.asarray(mask), jnp.zeros(()), jnp.asarray(np.ones(K, int) if pulls is None else pulls,
                                                                           jnp.int32),
                            jnp.asarray(stopped), jnp.asarray(epsilon, jnp.float32))
-    return dict(zip(mset.names, (float(v) for v in mset.step(mp, jnp.asarray(mask), result)))), mset
+    return dict(zip(mset.names, (float(v) for v in mset.values(mp, jnp.asarray(mask), result)))), mset
 
 
 def test_metrics_hand_computed():

@@ -27,10 +27,13 @@ from ..kernels import box_volume
 from ..engine import float_dtype
 from ..problems.replay import constant_instance
 from ..registry import ONLINE, register_family
-from ..types import Context, MetricSet
+from ..types import Context, Metric, MetricSet
 
-NAMES = ("hv_efficiency_regret", "hv_regret", "moving_avg_regret_w50")
-REDUCE = ("sum", "sum", "last50")
+METRICS = (
+    Metric("hv_efficiency_regret", "sum", "efficiency gap nu* - nu of the pulled arm (summed: R_B^HV)"),
+    Metric("hv_regret", "sum", "cost-weighted gap mu^c (nu* - nu) of the pulled arm (summed: R_B^std)"),
+    Metric("moving_avg_regret_w50", "last50", "efficiency gap, averaged over the last 50 pulls"),
+)
 
 
 class BudgetMetricParams(NamedTuple):
@@ -68,9 +71,9 @@ def build(ctx):
 
     def step(mp, action, obs):
         gap = mp.nu_star - mp.nu[action]
-        return gap, mp.mean_cost[action] * gap, gap
+        return {"hv_efficiency_regret": gap, "hv_regret": mp.mean_cost[action] * gap, "moving_avg_regret_w50": gap}
 
-    return MetricSet(NAMES, REDUCE, step), mp
+    return MetricSet(METRICS, step), mp
 
 
 def truth(mp: BudgetMetricParams, slate_size: int) -> dict:

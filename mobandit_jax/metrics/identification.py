@@ -22,10 +22,13 @@ from ..kernels.gaps import strict_pareto_mask_np
 from ..engine import float_dtype
 from ..problems.replay import constant_instance
 from ..registry import IDENTIFIER, register_family
-from ..types import Context, MetricSet
+from ..types import Context, Metric, MetricSet
 
-NAMES = ("misidentification", "f1", "budget_spent")
-REDUCE = ("mean", "mean", "mean")
+METRICS = (
+    Metric("misidentification", "mean", "1 if the recommended set is not the Pareto set P*"),
+    Metric("f1", "mean", "F1 score of the recommended set against P*"),
+    Metric("budget_spent", "mean", "fraction of the budget B the method spent"),
+)
 
 
 def true_pareto_mask(means) -> np.ndarray:
@@ -60,9 +63,9 @@ def build(ctx):
     def step(mp, recommended, obs):
         truth, budget = mp
         mis, f1 = set_scores(recommended, truth)
-        return mis, f1, jnp.asarray(obs.spent, float_dtype()) / budget
+        return {"misidentification": mis, "f1": f1, "budget_spent": jnp.asarray(obs.spent, float_dtype()) / budget}
 
-    return MetricSet(NAMES, REDUCE, step), mparams
+    return MetricSet(METRICS, step), mparams
 
 
 def truth(mp, slate_size: int) -> dict:

@@ -32,10 +32,15 @@ from ..kernels.dominance import cone_optimal_mask
 from ..policies.pac import pac_cone
 from ..problems.stochastic import make_stochastic
 from ..registry import IDENTIFIER, register_family
-from ..types import Context, MetricSet
+from ..types import Context, Metric, MetricSet
 
-NAMES = ("samples", "misidentification", "eps_f1", "returned", "stopped")
-REDUCE = ("mean",) * len(NAMES)
+METRICS = (
+    Metric("samples", "mean", "total pulls until the stop"),
+    Metric("misidentification", "mean", "1 if the returned set is not the cone-optimal set P*"),
+    Metric("eps_f1", "mean", "epsilon-F1 score of the returned set (VOPy's)"),
+    Metric("returned", "mean", "size of the returned set"),
+    Metric("stopped", "mean", "1 if the stopping rule fired before the round cap and the budget"),
+)
 
 
 class PacTruth(NamedTuple):
@@ -86,11 +91,12 @@ def build(ctx):
         rec = jnp.asarray(recommended, bool)
         epsilon = getattr(obs, "epsilon", None)
         epsilon = jnp.zeros((), dtype) if epsilon is None else jnp.asarray(epsilon, dtype)
-        return (jnp.sum(obs.pulls).astype(dtype), jnp.any(rec != mp.optimal).astype(dtype),
-                eps_f1_score(rec, mp, epsilon), jnp.sum(rec).astype(dtype),
-                jnp.asarray(obs.stopped, bool).astype(dtype))
+        return {"samples": jnp.sum(obs.pulls).astype(dtype),
+                "misidentification": jnp.any(rec != mp.optimal).astype(dtype),
+                "eps_f1": eps_f1_score(rec, mp, epsilon), "returned": jnp.sum(rec).astype(dtype),
+                "stopped": jnp.asarray(obs.stopped, bool).astype(dtype)}
 
-    return MetricSet(NAMES, REDUCE, step), truth
+    return MetricSet(METRICS, step), truth
 
 
 def example(seed: int) -> Context:

@@ -18,7 +18,7 @@ from ..kernels import cone_optimal_mask, preference_gaps, validate_cone
 from ..engine import float_dtype
 from ..problems.stochastic import make_stochastic
 from ..registry import ONLINE, register_family
-from ..types import Context, MetricSet
+from ..types import Context, Metric, MetricSet
 
 
 class PreferenceTruth(NamedTuple):
@@ -41,16 +41,27 @@ def _truth(means, W) -> PreferenceTruth:
 
 
 def preference_metrics(dim: int) -> MetricSet:
-    """The metric set for ``dim`` objectives."""
-    names = ("regret_indicator", "regret_gap", "optimal_selection_ratio") + tuple(f"reward_{j}" for j in range(dim))
-    reduce = ("sum", "sum", "mean") + ("mean",) * dim
+    """The metric set for ``dim`` objectives.
+
+    Args:
+      dim: d, the number of objectives (one ``reward_j`` metric each).
+
+    Returns:
+      The :class:`~mobandit_jax.types.MetricSet`; its params are a :class:`PreferenceTruth`.
+    """
+    metrics = (Metric("regret_indicator", "sum", "1 if the played arm is not C-optimal (summed: R^01_T)"),
+               Metric("regret_gap", "sum", "the played arm's preference gap (summed: R^gap_T)"),
+               Metric("optimal_selection_ratio", "mean", "1 if the played arm is C-optimal (averaged over rounds)"))
+    metrics += tuple(Metric(f"reward_{j}", "mean", f"true mean reward of the played arm on objective {j}")
+                     for j in range(dim))
 
     def step(truth, action, obs):
         opt = truth.optimal[action]
         reward = truth.means[action]  # one gather for all d objectives
-        return (1.0 - opt, truth.gaps[action] * (1.0 - opt), opt) + tuple(reward[j] for j in range(dim))
+        return {"regret_indicator": 1.0 - opt, "regret_gap": truth.gaps[action] * (1.0 - opt),
+                "optimal_selection_ratio": opt, **{f"reward_{j}": reward[j] for j in range(dim)}}
 
-    return MetricSet(names, reduce, step)
+    return MetricSet(metrics, step)
 
 
 def build(ctx):

@@ -29,9 +29,15 @@ from ..kernels import greedy_hv_subset, hypervolume
 from ..engine import float_dtype
 from ..problems.stochastic import make_stochastic
 from ..registry import ONLINE, register_family
-from ..types import Context, Final, MetricSet
+from ..types import Context, Final, Metric, MetricSet
 
 ALPHA = 1.0 - 1.0 / math.e
+METRICS = (
+    Metric("hv_last100", "last100", "hypervolume HV(S_t) of the played slate, averaged over the last 100 rounds"),
+    Metric("alpha_regret", "sum", "alpha-regret alpha V* - HV(S_t) (Eq. 2), summed"),
+    Metric("alpha_regret_pos", "sum", "its positive part max(0, alpha V* - HV(S_t)), summed"),
+    Metric("vstar", "mean", "the benchmark V* (exact at d = 2, greedy HV(G*) at d >= 3)"),
+)
 MAX_ENUMERATION_SUBSETS = 2_000_000
 
 
@@ -111,15 +117,9 @@ def build(ctx):
     def step(mp, action, obs):
         hv = hypervolume(mp["means"][action], mp["ref"])
         gap = ALPHA * mp["vstar"] - hv
-        return hv, gap, jnp.maximum(gap, 0.0), mp["vstar"]
+        return {"hv_last100": hv, "alpha_regret": gap, "alpha_regret_pos": jnp.maximum(gap, 0.0), "vstar": mp["vstar"]}
 
-    metrics = MetricSet(
-        names=("hv_last100", "alpha_regret", "alpha_regret_pos", "vstar"),
-        reduce=("last100", "sum", "sum", "mean"),
-        step=step,
-        prepare=prepare,
-    )
-    return metrics, mparams
+    return MetricSet(METRICS, step, prepare), mparams
 
 
 def truth(mp: dict, slate_size: int) -> dict:
