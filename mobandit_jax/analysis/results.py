@@ -3,7 +3,7 @@
 ``mobandit run`` and ``mb.run`` both merge their seed chunks into a :class:`Results`:
 ``Results.save`` writes the run folder's result files (``curves.npz``, ``finals.npz``,
 ``grid.json``, ``summary.json``, ``timing.json``, ``metrics.json``, ``truth.json``, figures and
-``report.md``; file layout in :mod:`mobandit_jax.runner.run_folder`), and ``Results.load`` reads a
+``report.md``; file layout in :mod:`mobandit_jax.analysis.files`), and ``Results.load`` reads a
 run folder back, so that ``Results.load(d).save(e)`` writes the files of ``d`` again, byte for byte.
 
 ``metrics.json``: ``{"names": {label: [metric, ...]}, "reduce": {label: {metric: reducer}}}``, what
@@ -27,9 +27,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..runner import run_folder as files
+from . import files
 from ..engine import checkpoint_rounds
-from ..runner.run_folder import column
+from .files import column
 from .truth import TRUTH_FILE
 
 METRICS_FILE = "metrics.json"
@@ -41,29 +41,42 @@ class ResultsFileError(ValueError):
     """A run folder's file that cannot be read back: truncated, not JSON or npz, or without its entries."""
 
 
-class _CheckedRunDir(files.RunDir):
-    """:class:`~mobandit_jax.runner.run_folder.RunDir` whose unreadable files raise :class:`ResultsFileError`."""
+class _Folder:
+    """A run folder's files read back, each on first use; a file that cannot be read raises one
+    :class:`ResultsFileError` naming the folder and the file."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        for name in ("grid.json", "summary.json"):
+            if not (self.path / name).is_file():
+                raise FileNotFoundError(f"run directory {self.path} has no {name}; run `mobandit run` first")
 
     def error(self, name: str, why) -> ResultsFileError:
         """The one-line error naming this folder and its file ``name``."""
         return ResultsFileError(f"run folder {self.path}: {name} cannot be read ({' '.join(str(why).split())})")
 
-    def _json(self, name: str, default):
+    def json(self, name: str, default):
+        """The JSON object of file ``name`` (``default`` where the folder has none), with its required entries."""
+        path = self.path / name
+        if not path.is_file():
+            return default
         try:
-            obj = super()._json(name, default)
+            obj = json.loads(path.read_text())
         except (OSError, ValueError) as err:  # ValueError: json.JSONDecodeError, UnicodeDecodeError
             raise self.error(name, err) from None
-        if obj is default:
-            return obj
         want = _REQUIRED.get(name, {})
         if not isinstance(obj, dict) or any(not isinstance(obj.get(k), t) for k, t in want.items()):
             keys = ", ".join(f"{k!r} ({t.__name__})" for k, t in want.items())
             raise self.error(name, "not a JSON object" + (f" with {keys}" if keys else ""))
         return obj
 
-    def _npz(self, name: str) -> dict:
+    def npz(self, name: str) -> dict:
+        """The arrays of file ``name`` (empty where the folder has none)."""
+        if not (self.path / name).is_file():
+            return {}
         try:
-            return super()._npz(name)
+            with np.load(self.path / name) as z:
+                return {k: z[k] for k in z.files}
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as err:
             raise self.error(name, f"{type(err).__name__}: {err}") from None
 
@@ -140,33 +153,35 @@ class Results:
         there but cannot be read raises :class:`ResultsFileError` (a ``ValueError``). A folder without
         ``curves.npz`` / ``finals.npz`` loads with empty arrays (its records can still be compared).
         """
-        run = _CheckedRunDir(path)
-        for i, r in enumerate(run.records):
+        run = _Folder(path)
+        records = run.json("summary.json", None)["records"]
+        for i, r in enumerate(records):
             problem = files.record_problem(r)
             if problem:
                 raise run.error("summary.json", f"record {i} is not an object with the keys "
                                                 f"{list(files.RECORD_TYPES)}: it {problem}")
-        meta = run._json(METRICS_FILE, None)
+        meta = run.json(METRICS_FILE, None)
         if meta is None:  # an earlier version: the metrics from the records, "sum" where a figure was drawn
             names: dict = {}
-            for r in run.records:
+            for r in records:
                 names.setdefault(r["policy"], {})[r["metric"]] = None
             meta = {"names": names, "reduce": {label: {m: "sum" if (run.path / f"{m}.png").is_file() else None
                                                        for m in ms} for label, ms in names.items()}}
         elif not all(isinstance(ms, list) and isinstance(meta["reduce"].get(label), dict)
                      and set(ms) <= set(meta["reduce"][label]) for label, ms in meta["names"].items()):
             raise run.error(METRICS_FILE, "a metric of 'names' has no entry in 'reduce'")
-        marker = run._json(files.MARKER, {})
-        exp = run.spec.get("experiment", {})
-        arrays = run.curves if (run.path / "curves.npz").is_file() else {}
-        finals = run.finals if (run.path / "finals.npz").is_file() else {}
+        marker = run.json(files.MARKER, {})
+        spec = marker.get("spec", {})
+        exp = spec.get("experiment", {})
+        arrays, finals = run.npz("curves.npz"), run.npz("finals.npz")
         ckpts = arrays.get("checkpoints")
         horizon = int(ckpts[-1]) if ckpts is not None and len(ckpts) else marker.get("horizon", 0)
         every = marker.get("record_every", int(ckpts[0]) if ckpts is not None and len(ckpts) else 0)
-        truths = run._json(TRUTH_FILE, {"settings": []})["settings"]
-        return cls(run.spec, run.grid, {k: tuple(v) for k, v in meta["names"].items()}, meta["reduce"], horizon,
-                   every, exp.get("seed", 0), arrays, finals, run.records,
-                   run.timing.get("wall_seconds_this_invocation", 0.0), marker, truths, run.path)
+        truths = run.json(TRUTH_FILE, {"settings": []})["settings"]
+        timing = run.json("timing.json", {})
+        return cls(spec, run.json("grid.json", {}), {k: tuple(v) for k, v in meta["names"].items()}, meta["reduce"],
+                   horizon, every, exp.get("seed", 0), arrays, finals, records,
+                   timing.get("wall_seconds_this_invocation", 0.0), marker, truths, run.path)
 
     def _where(self) -> str:
         return f"run folder {self.folder}" if self.folder is not None else "these results"
@@ -188,6 +203,90 @@ class Results:
             if json.dumps(entry["setting"], sort_keys=True, default=str) == want:
                 return json.loads(json.dumps(entry))
         raise ValueError(f"no grid setting {setting!r}; this run has: {[e['setting'] for e in self.truths]}")
+
+    @property
+    def checkpoints(self) -> np.ndarray:
+        """The rounds at which the cumulative curves were recorded (``curves.npz``'s ``checkpoints``)."""
+        self._need_arrays()
+        return np.asarray(self.arrays["checkpoints"])
+
+    def setting_keys(self) -> list:
+        """The keys of the grid settings, merged over every policy and setting, in order of first appearance."""
+        return list(dict.fromkeys(k for points in self.grid.values() for p in points for k in p["setting"]))
+
+    def index(self, label: str, **setting):
+        """The grid index of policy ``label`` whose setting and options match ``setting``.
+
+        Args:
+          label: a policy label.
+          **setting: setting items (``scenario="a"``) or policy options (``eta=0.3``) the point must have,
+            compared as text (so ``rho=8`` matches ``8.0`` only where both print alike).
+
+        Returns:
+          The first matching grid index of ``label``, or None.
+        """
+        for g, point in enumerate(self.grid.get(label, [])):
+            both = {**point["params"], **point["setting"]}
+            if all(k in both and str(both[k]) == str(v) for k, v in setting.items()):
+                return g
+        return None
+
+    def record(self, label: str, metric: str, **setting):
+        """The ``summary.json`` record of ``label`` and ``metric`` at a setting.
+
+        Args:
+          label: a policy label.
+          metric: a metric name.
+          **setting: setting items and policy options the record must have, compared as text.
+
+        Returns:
+          The first matching record (a dict: policy, params, setting, metric, mean, std, n), or None.
+        """
+        for r in self.records:
+            both = {**r["params"], **r["setting"]}
+            if r["policy"] == label and r["metric"] == metric and all(
+                    k in both and str(both[k]) == str(v) for k, v in setting.items()):
+                return r
+        return None
+
+    def _key(self, label: str, metric: str, setting: dict) -> str:
+        g = self.index(label, **setting)
+        if g is None:
+            raise KeyError(f"{self._where()}: policy {label!r} has no grid point {setting}")
+        return f"{label}|{g}|{metric}"
+
+    def curve(self, label: str, metric: str, **setting) -> np.ndarray:
+        """The per-seed cumulative curves of one grid point.
+
+        Args:
+          label: a policy label.
+          metric: a metric name, or ``"rounds"`` / ``"spent"`` (:data:`PLAY_CURVES`).
+          **setting: setting items and policy options of the grid point (:meth:`index`).
+
+        Returns:
+          ``(seeds, checkpoints)`` cumulative values, in the precision the run computed in.
+        """
+        self._need_arrays()
+        key = self._key(label, metric, setting)
+        if key not in self.arrays:
+            raise KeyError(f"{self._where()}: curves.npz has no array {key!r}")
+        return np.asarray(self.arrays[key])
+
+    def final(self, label: str, metric: str, **setting) -> np.ndarray:
+        """The per-seed final values (``finals.npz``) of one grid point.
+
+        Args:
+          label: a policy label.
+          metric: a metric name.
+          **setting: setting items and policy options of the grid point (:meth:`index`).
+
+        Returns:
+          ``(seeds,)`` values, reduced as the metric's reducer says, in the precision the run computed in.
+        """
+        key = self._key(label, metric, setting)
+        if key not in self.finals:
+            raise KeyError(f"{self._where()}: finals.npz has no array {key!r}")
+        return np.asarray(self.finals[key])
 
     def metrics(self) -> list:
         """The metric names of the records, in order of first appearance."""
