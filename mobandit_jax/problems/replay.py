@@ -207,12 +207,14 @@ def build_instance(path, arm, instance, objectives, cost=None, normalize=False, 
                           None if (counts == counts[0]).all() else jnp.asarray(counts, jnp.int32))
     static = ("replay", K, d, table.shape[1], params.counts is None)
     if cost is None:
-        return EnvInstance(replay_env(K, d), params, means, None, static, info, ref=np.zeros(d))
+        return EnvInstance(env=replay_env(K, d), params=params, means=means, static_key=static, info=info,
+                           ref=np.zeros(d))
     lam = float(min(g[:, -1].min() for g in groups))
     validate_costs(np.concatenate([g[:, -1] for g in groups]), lam)
     mean_costs = np.array([g[:, -1].mean() for g in groups])
-    return EnvInstance(replay_env(K, d), params, means, mean_costs, static, info, cost_floor=lam,
-                       alloc_costs=mean_costs, min_costs=np.array([g[:, -1].min() for g in groups]), ref=np.zeros(d))
+    return EnvInstance(env=replay_env(K, d), params=params, means=means, mean_costs=mean_costs, static_key=static,
+                       info=info, cost_floor=lam, alloc_costs=mean_costs,
+                       min_costs=np.array([g[:, -1].min() for g in groups]), ref=np.zeros(d))
 
 
 KEYS = ("path", "arm", "instance", "objectives", "cost", "normalize", "minimize")
