@@ -142,7 +142,19 @@ def _module(fn) -> str:
 
 def register_policy(name: str, family: str, factory: Callable | None = None, configure: Callable | None = None,
                     doc: str = "", **defaults):
-    """Register a policy as ``family/name``; without ``factory``, a decorator of the factory."""
+    """Register a policy as ``family/name``; without ``factory``, a decorator of the factory.
+
+    Args:
+      name: ``name`` or ``family/name``.
+      family: the policy family it belongs to (:func:`register_family`).
+      factory: ``factory(**factory_kwargs) -> Policy | Identifier``.
+      configure: ``configure(ctx, **options) -> (factory_kwargs, params)``.
+      doc: a one-line description.
+      **defaults: each option's default, which also names the options a spec may give and their types.
+
+    Returns:
+      ``factory`` (or, without it, the decorator).
+    """
     if factory is None:
         return lambda fn: (register_policy(name, family, fn, configure, doc, **defaults), fn)[1]
     if not callable(factory) or not callable(configure):
@@ -157,7 +169,17 @@ def register_policy(name: str, family: str, factory: Callable | None = None, con
 
 
 def register_env(name: str, build: Callable | None = None, doc: str = "", keys=()):
-    """Register an environment kind: ``build(section, config) -> EnvInstance`` (``keys``: allowed keys)."""
+    """Register an environment kind; without ``build``, a decorator of it.
+
+    Args:
+      name: the ``[env] kind``.
+      build: ``build(section, config) -> EnvInstance``.
+      doc: a one-line description.
+      keys: the keys ``[env]`` may hold besides ``kind``.
+
+    Returns:
+      ``build`` (or, without it, the decorator).
+    """
     if build is None:
         return lambda fn: (register_env(name, fn, doc, keys), fn)[1]
     ENVS.add(EnvEntry(name, build, doc, tuple(keys), _module(build)))
@@ -233,7 +255,16 @@ def register_family(name: str, *, kind: str, metrics: Callable, truth: Callable 
 
 
 def make_policy(name: str, ctx, **options):
-    """Build ``(policy, params, compile_key)`` of a registered policy, validating option names."""
+    """Build a registered policy for a context, validating option names.
+
+    Args:
+      name: its registered name, or a bare name that resolves to one.
+      ctx: the :class:`Context` of the experiment.
+      **options: its options (the others take their defaults).
+
+    Returns:
+      ``(policy, params, compile_key)``.
+    """
     entry = POLICIES[POLICIES.resolve(name)]
     unknown = sorted(set(options) - set(entry.defaults))
     if unknown:
@@ -263,7 +294,15 @@ def _env_part(value, ctx):
 
 
 def make_env(section: dict, config: dict | None = None) -> EnvInstance:
-    """Build the environment named by ``section['kind']``, rejecting unknown keys by name."""
+    """Build the environment named by ``section['kind']``, rejecting unknown keys by name.
+
+    Args:
+      section: the spec's ``[env]`` table.
+      config: the whole resolved spec.
+
+    Returns:
+      The :class:`EnvInstance`.
+    """
     kind = section.get("kind")
     if kind not in ENVS:
         raise KeyError(f"unknown env kind {kind!r}; registered kinds: {sorted(ENVS)}")

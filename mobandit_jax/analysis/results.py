@@ -125,7 +125,17 @@ class Results:
 
     @classmethod
     def merge(cls, plan, merged: dict, wall: float, marker: dict) -> "Results":
-        """Results from the seed-concatenated chunk arrays of ``plan`` (``label|grid|metric`` keys)."""
+        """Results from the seed-concatenated chunk arrays of a plan.
+
+        Args:
+          plan: the :class:`~mobandit_jax.runner.plans.Plan` that ran.
+          merged: its chunks' arrays, concatenated along the seed axis (``label|grid|metric`` keys, ``seed_index``).
+          wall: the engine's wall seconds.
+          marker: the run folder's ``run.json``.
+
+        Returns:
+          The :class:`Results`, with each grid point's final values and ``summary.json`` records.
+        """
         merged = dict(merged)
         seeds = merged.pop("seed_index")
         ckpts = np.asarray(checkpoint_rounds(plan.horizon, plan.record_every))
@@ -152,6 +162,12 @@ class Results:
         ``grid.json`` and ``summary.json`` must be there (``FileNotFoundError``); a file that is
         there but cannot be read raises :class:`ResultsFileError` (a ``ValueError``). A folder without
         ``curves.npz`` / ``finals.npz`` loads with empty arrays (its records can still be compared).
+
+        Args:
+          path: the run folder.
+
+        Returns:
+          Its :class:`Results`.
         """
         run = _Folder(path)
         records = run.json("summary.json", None)["records"]
@@ -191,7 +207,14 @@ class Results:
             raise FileNotFoundError(f"{self._where()} has no curves.npz with checkpoints")
 
     def truth(self, setting) -> dict:
-        """The ``truth.json`` entry of a grid setting: its dict (as in ``grid.json``) or its index."""
+        """The ``truth.json`` entry of a grid setting.
+
+        Args:
+          setting: the setting's dict (as in ``grid.json``) or its index.
+
+        Returns:
+          A copy of its entry (:mod:`mobandit_jax.analysis.truth`).
+        """
         if not self.truths:
             raise ValueError(f"{self._where()} has no {TRUTH_FILE} (written by runs of this version)")
         if isinstance(setting, (int, np.integer)) and not isinstance(setting, bool):
@@ -289,7 +312,11 @@ class Results:
         return np.asarray(self.finals[key])
 
     def metrics(self) -> list:
-        """The metric names of the records, in order of first appearance."""
+        """The metric names of the records.
+
+        Returns:
+          The names, in order of first appearance.
+        """
         return list(dict.fromkeys(r["metric"] for r in self.records))
 
     def _check_metric(self, metric: str):
@@ -297,10 +324,17 @@ class Results:
             raise ValueError(f"unknown metric {metric!r}; this run has: {self.metrics()}")
 
     def curves(self, metric: str) -> Curves:
-        """The cumulative curves of ``metric`` as ``Curves(values (policy, setting, seed, checkpoint), ...)``.
+        """The cumulative curves of ``metric`` for every policy and setting.
 
         ``"rounds"`` and ``"spent"`` (:data:`PLAY_CURVES`) give the rounds played and the budget spent by each
-        checkpoint: a metric against the budget spent is ``curves(m).values`` over ``curves("spent").values``."""
+        checkpoint: a metric against the budget spent is ``curves(m).values`` over ``curves("spent").values``.
+
+        Args:
+          metric: a metric name, or ``"rounds"`` / ``"spent"``.
+
+        Returns:
+          ``Curves(values (policy, setting, seed, checkpoint), policies, settings, checkpoints)``.
+        """
         self._check_metric(metric)
         cols, settings, cells = [], [], {}
         for label, points in self.grid.items():
@@ -319,7 +353,11 @@ class Results:
         return Curves(values, tuple(cols), tuple(settings), np.asarray(self.arrays["checkpoints"]))
 
     def frame(self):
-        """The records as a pandas DataFrame: policy, setting labels, policy options, metric, mean, std, n."""
+        """The records as a table.
+
+        Returns:
+          A pandas DataFrame: policy, setting labels, policy options, metric, mean, std, n.
+        """
         try:
             import pandas as pd
         except ImportError:
@@ -329,7 +367,14 @@ class Results:
         return pd.DataFrame(rows)
 
     def plot(self, metric: str):
-        """A matplotlib Figure of ``metric``'s cumulative curves (mean ± std over seeds), a panel per setting."""
+        """A figure of one metric's cumulative curves.
+
+        Args:
+          metric: a metric name.
+
+        Returns:
+          A matplotlib Figure (mean ± std over seeds), a panel per setting.
+        """
         from . import plots
 
         self._check_metric(metric)
@@ -337,7 +382,14 @@ class Results:
         return plots.metric_figure(self, self.arrays, metric)
 
     def save(self, out) -> "Results":
-        """Write the run folder files of ``mobandit run`` to ``out`` (a new or empty folder, or this run's folder)."""
+        """Write the run folder files of ``mobandit run``.
+
+        Args:
+          out: a new or empty folder, or this run's folder.
+
+        Returns:
+          These results.
+        """
         out = Path(out)
         self._need_arrays()  # a folder that cannot be written again is refused before anything is written
         old = files.run_marker(out)
@@ -351,8 +403,12 @@ class Results:
         return self
 
     def write(self, out: Path, figures: bool = True):
-        """Write the result files (not the ``run.json`` marker) into run folder ``out``; ``figures=False`` draws
-        no figure (``report.md`` then has the tables only)."""
+        """Write the result files (not the ``run.json`` marker) into a run folder.
+
+        Args:
+          out: the run folder.
+          figures: False draws no figure (``report.md`` then has the tables only).
+        """
         from . import plots, report  # local: matplotlib only when writing results
 
         self._need_arrays()
