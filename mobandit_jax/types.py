@@ -231,12 +231,13 @@ class Context:
           horizon: the rounds of the run.
           means: the ``(K, d)`` true means.
           W: the preference cone, or None.
-          **fields: other :class:`EnvInstance` fields by name (``mean_costs``, ``budget``, ``ref``, ...).
+          **fields: other :class:`EnvInstance` fields by name (``mean_costs``, ``budget``, ``ref``, ...; an
+            ``env`` of the same sizes gives the instance its sampler).
 
         Returns:
-          The :class:`Context` of an instance whose ``env`` has no ``sample``.
+          The :class:`Context` of an instance (whose ``env`` has no ``sample`` unless one is given).
         """
-        env = Env(sample=None, num_arms=num_arms, dim=dim)
+        env = fields.pop("env", None) or Env(sample=None, num_arms=num_arms, dim=dim)
         return cls(EnvInstance(env=env, params=None, means=np.asarray(means), **fields), horizon, W)
 
     @property
