@@ -22,10 +22,10 @@ _EXPORTS = {
     "errors": ("ConfigError",),
     "kernels": ("cone_optimal_mask", "hv_contributions", "hypervolume", "klucb_lower", "klucb_upper",
                 "normalized_projections", "pareto_front_mask", "pareto_layers", "preference_gaps"),
-    "registry": ("ENVS", "METRICS", "POLICIES", "Registry", "RegistryError", "make_env", "make_metrics", "make_policy",
-                 "register_env", "register_metrics", "register_policy"),
-    "types": ("Context", "Env", "EnvInstance", "Identifier", "IdentifyResult", "MetricSet", "Observation", "Policy",
-              "RunParams"),
+    "registry": ("ENVS", "FAMILIES", "POLICIES", "Registry", "RegistryError", "make_env", "make_metrics",
+                 "make_policy", "register_env", "register_family", "register_policy"),
+    "types": ("Context", "Env", "EnvInstance", "Final", "Identifier", "IdentifyResult", "Metric", "MetricSet",
+              "Observation", "Policy", "RunParams"),
 }
 _HOME = {name: (module, name) for module, names in _EXPORTS.items() for name in names}
 _FILLED = ("policies", "problems", "metrics")  # imported before a registry name is handed out

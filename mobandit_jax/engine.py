@@ -125,7 +125,19 @@ def _streams(seed_key):
     return jax.random.fold_in(seed_key, 0), jax.random.fold_in(seed_key, 1)
 
 
-def _prepare(env, metrics, params, seed_key):
+def prepare(env, metrics, params, seed_key):
+    """A seed's environment params and metric params, as every run starts: the environment's ``reset`` (if any)
+    on the seed's reset stream, then the metric set's ``prepare`` (if any).
+
+    Args:
+      env: the pure :class:`~mobandit_jax.types.Env`.
+      metrics: the :class:`~mobandit_jax.types.MetricSet`.
+      params: the run's :class:`~mobandit_jax.types.RunParams` (its ``env`` and ``metric``).
+      seed_key: the seed's key (unused where ``env.reset`` is None).
+
+    Returns:
+      ``(env_params, mparams)``.
+    """
     env_params = params.env
     if env.reset is not None:
         env_params = env.reset(jax.random.fold_in(seed_key, RESET_STREAM), env_params)
@@ -155,7 +167,7 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
     @full_precision_dots
     def run(params, seed_key, report=None):
         key_env, key_pol = _streams(seed_key)
-        env_params, mparams = _prepare(env, metrics, params, seed_key)
+        env_params, mparams = prepare(env, metrics, params, seed_key)
         state = policy.init(params.policy)
         dtype, exact = float_dtype(), compensated(horizon)
         carry = (
@@ -183,7 +195,7 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
                 state = jax.tree_util.tree_map(lambda n, o: jnp.where(active, n, o), new_state, state)
             else:
                 state = new_state
-            values = jnp.stack([jnp.asarray(v, dtype) for v in metrics.step(mparams, action, obs)])
+            values = jnp.stack([jnp.asarray(v, dtype) for v in metrics.values(mparams, action, obs)])
             carry = (
                 state,
                 pulls.at[arms].add(active.astype(jnp.int32)),
@@ -214,9 +226,9 @@ def _make_identify_run(env, policy, metrics):
     @full_precision_dots
     def run(params, seed_key, report=None):
         key_env, key_pol = _streams(seed_key)
-        env_params, mparams = _prepare(env, metrics, params, seed_key)
+        env_params, mparams = prepare(env, metrics, params, seed_key)
         result = policy.identify(key_env, key_pol, env_params, params.policy)
-        values = metrics.step(mparams, result.recommended, result)
+        values = metrics.values(mparams, result.recommended, result)
         dtype = float_dtype()
         out = {name: jnp.reshape(jnp.asarray(v, dtype), (1,)) for name, v in zip(metrics.names, values)}
         out["rounds"] = jnp.ones((1,), jnp.int32)

@@ -5,7 +5,9 @@ A :class:`Registry` maps names to entries. Policies are named ``family/name`` (`
 write either. A bare name that several families share names the one registered first (``pareto_ucb``:
 the preference family's, which the package registers before the slate family's); ``family = "slate"``
 in a spec, or the full name, picks another, and a plugin never changes what a built-in bare name means.
-Environments are named by their ``kind``; metric sets by the policy family they score.
+Environments are named by their ``kind``; a policy family (:func:`register_family`) by its name: its kind
+(online or identifier), its metric set, its truth, whether it reads the cone, how to read its recommended set
+and an example context, registered once and read by the plan, the truth table, the results and the tests.
 
 Each ``register_*`` works as a call or, with its callable left out, as a decorator::
 
@@ -14,8 +16,7 @@ Each ``register_*`` works as a call or, with its callable left out, as a decorat
     @mb.register_env("my_env", doc="...", keys=("means",))
     def build(section, config) -> EnvInstance: ...
 
-    @mb.register_metrics("my_family")
-    def build(ctx) -> tuple[MetricSet, mparams]: ...
+    mb.register_family("my_family", kind="online", metrics=build_metrics, truth=my_truth, reads_cone=True)
 
 ``configure(ctx, **options) -> (factory_kwargs, params)`` reads the experiment :class:`Context` and the
 policy's options (the ``**defaults`` give their names and types); ``factory(**factory_kwargs)`` returns a
@@ -27,9 +28,9 @@ A name registered twice is refused (:class:`RegistryError`), built-ins included.
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Optional
 
-from .types import EnvInstance, Identifier, Policy
+from .types import Context, EnvInstance, Final, Identifier, Policy
 
 
 class RegistryError(ValueError):
@@ -58,11 +59,35 @@ class EnvEntry(NamedTuple):
     module: str
 
 
-class MetricsEntry(NamedTuple):
-    """A metric-set row: ``build(ctx) -> (MetricSet, mparams)`` for the policy family ``name``."""
+ONLINE, IDENTIFIER = "online", "identifier"  # a family's kind: a Policy run round by round, or one Identifier call
+KINDS = {ONLINE: Policy, IDENTIFIER: Identifier}
+BUDGET_STOPS = {  # how a budget B stops a family's run
+    "engine": "the engine stops the run before the pull whose cost would exceed B",
+    "own": "the method keeps its own spend within B (IdentifyResult.spent <= B)",
+}
+
+
+class FamilyEntry(NamedTuple):
+    """A policy family: everything the plan, the truth table, the results and the tests read about it.
+
+    ``metrics(ctx) -> (MetricSet, mparams)`` builds its metric set for a :class:`Context`;
+    ``truth(mparams, slate_size) -> {name: array}`` (jittable) is what those metric params, after the metric
+    set's ``prepare``, score against (``truth.json``); ``truth_json(plain) -> plain`` finishes that entry as
+    ``truth.json`` writes it; ``reads_cone``: its policies and metrics read ``[preference] W`` (else they see
+    the instance projected under the cone); ``recommended(final, ctx) -> (K,) bool`` reads the set a run
+    recommends from its :class:`~mobandit_jax.types.Final`; ``example(seed) -> Context`` is a small context
+    its policies run on (the conformance test); ``budget`` names how a budget stops it (:data:`BUDGET_STOPS`).
+    """
 
     name: str
-    build: Callable
+    kind: str
+    metrics: Callable
+    truth: Callable
+    truth_json: Callable
+    reads_cone: bool
+    recommended: Callable
+    example: Optional[Callable]
+    budget: str
     doc: str
     module: str
 
@@ -107,7 +132,7 @@ class Registry(dict):
 
 POLICIES = Registry("policy")
 ENVS = Registry("env kind")
-METRICS = Registry("metrics family")
+FAMILIES = Registry("policy family")
 
 
 def _module(fn) -> str:
@@ -117,7 +142,19 @@ def _module(fn) -> str:
 
 def register_policy(name: str, family: str, factory: Callable | None = None, configure: Callable | None = None,
                     doc: str = "", **defaults):
-    """Register a policy as ``family/name``; without ``factory``, a decorator of the factory."""
+    """Register a policy as ``family/name``; without ``factory``, a decorator of the factory.
+
+    Args:
+      name: ``name`` or ``family/name``.
+      family: the policy family it belongs to (:func:`register_family`).
+      factory: ``factory(**factory_kwargs) -> Policy | Identifier``.
+      configure: ``configure(ctx, **options) -> (factory_kwargs, params)``.
+      doc: a one-line description.
+      **defaults: each option's default, which also names the options a spec may give and their types.
+
+    Returns:
+      ``factory`` (or, without it, the decorator).
+    """
     if factory is None:
         return lambda fn: (register_policy(name, family, fn, configure, doc, **defaults), fn)[1]
     if not callable(factory) or not callable(configure):
@@ -132,32 +169,114 @@ def register_policy(name: str, family: str, factory: Callable | None = None, con
 
 
 def register_env(name: str, build: Callable | None = None, doc: str = "", keys=()):
-    """Register an environment kind: ``build(section, config) -> EnvInstance`` (``keys``: allowed keys)."""
+    """Register an environment kind; without ``build``, a decorator of it.
+
+    Args:
+      name: the ``[env] kind``.
+      build: ``build(section, config) -> EnvInstance``.
+      doc: a one-line description.
+      keys: the keys ``[env]`` may hold besides ``kind``.
+
+    Returns:
+      ``build`` (or, without it, the decorator).
+    """
     if build is None:
         return lambda fn: (register_env(name, fn, doc, keys), fn)[1]
     ENVS.add(EnvEntry(name, build, doc, tuple(keys), _module(build)))
     return build
 
 
-def register_metrics(family: str, build: Callable | None = None, doc: str = ""):
-    """Register the metric set of a policy family: ``build(ctx) -> (MetricSet, mparams)``."""
-    if build is None:
-        return lambda fn: (register_metrics(family, fn, doc), fn)[1]
-    METRICS.add(MetricsEntry(family, build, doc, _module(build)))
-    return build
+def metric_params(mparams, slate_size: int):
+    """The default truth of a family: its metric params as they are."""
+    return mparams
+
+
+def as_is(plain: dict) -> dict:
+    """The default ``truth_json``: the plain truth unchanged."""
+    return plain
+
+
+def identified(final: Final, ctx: Context):
+    """The default recommended set of an identifier family: its ``IdentifyResult.recommended``."""
+    return final.result.recommended
+
+
+def empirical_optimal(final: Final, ctx: Context):
+    """The default recommended set of an online family: the arms pulled whose empirical mean no other pulled
+    arm's C-dominates (the cone ``ctx.W``; the Pareto order where the family reads no cone)."""
+    import jax.numpy as jnp
+
+    from .kernels.dominance import cone_dominance
+
+    W = jnp.eye(ctx.dim) if ctx.W is None else jnp.asarray(ctx.W)
+    pulled = final.pulls > 0
+    return pulled & ~jnp.any(cone_dominance(final.means, W) & pulled[:, None], axis=0)
+
+
+def register_family(name: str, *, kind: str, metrics: Callable, truth: Callable | None = None,
+                    truth_json: Callable | None = None, reads_cone: bool = False, recommended: Callable | None = None,
+                    example: Callable | None = None, budget: str | None = None, doc: str = ""):
+    """Register a policy family once; the plan, the truth table, the results and the tests read it.
+
+    Args:
+      name: the family's name, as ``register_policy``'s ``family`` (no ``/``).
+      kind: ``"online"`` (its policies are :class:`Policy`) or ``"identifier"`` (:class:`Identifier`).
+      metrics: ``build(ctx) -> (MetricSet, mparams)``, its metric set for a :class:`Context`.
+      truth: ``truth(mparams, slate_size) -> {name: array}``, jittable: what the prepared metric params score
+        against, written to ``truth.json`` (default: the metric params themselves).
+      truth_json: ``f(plain) -> plain``: the truth entry as ``truth.json`` writes it (default: as is).
+      reads_cone: whether its policies and metrics read ``[preference] W`` (else they see the projection of the
+        instance under the cone, :func:`mobandit_jax.problems.cone.apply_cone`).
+      recommended: ``f(final, ctx) -> (K,) bool``, the set a run recommends (default: an identifier's
+        ``IdentifyResult.recommended``; an online family's empirical C-optimal set, :func:`empirical_optimal`).
+      example: ``f(seed) -> Context``, a small context its policies run on (the conformance test).
+      budget: how a budget stops it, a key of :data:`BUDGET_STOPS` (default: ``"engine"`` for an online family,
+        ``"own"`` for an identifier).
+      doc: a one-line description.
+
+    Returns:
+      The :class:`FamilyEntry` registered.
+    """
+    if kind not in KINDS:
+        raise RegistryError(f"family {name!r}: kind = {kind!r}; allowed: {sorted(KINDS)}")
+    if "/" in name or not name:
+        raise RegistryError(f"family {name!r} must be a non-empty name without '/'")
+    budget = budget or ("engine" if kind == ONLINE else "own")
+    if budget not in BUDGET_STOPS:
+        raise RegistryError(f"family {name!r}: budget = {budget!r}; allowed: {sorted(BUDGET_STOPS)}")
+    for what, fn in (("metrics", metrics), ("truth", truth), ("truth_json", truth_json),
+                     ("recommended", recommended), ("example", example)):
+        if fn is not None and not callable(fn):
+            raise RegistryError(f"family {name!r}: {what} must be a callable")
+    default = identified if kind == IDENTIFIER else empirical_optimal
+    return FAMILIES.add(FamilyEntry(name, kind, metrics, truth or metric_params, truth_json or as_is,
+                                    bool(reads_cone), recommended or default, example, budget, doc,
+                                    _module(metrics)))
 
 
 def make_policy(name: str, ctx, **options):
-    """Build ``(policy, params, compile_key)`` of a registered policy, validating option names."""
+    """Build a registered policy for a context, validating option names.
+
+    Args:
+      name: its registered name, or a bare name that resolves to one.
+      ctx: the :class:`Context` of the experiment.
+      **options: its options (the others take their defaults).
+
+    Returns:
+      ``(policy, params, compile_key)``.
+    """
     entry = POLICIES[POLICIES.resolve(name)]
     unknown = sorted(set(options) - set(entry.defaults))
     if unknown:
         raise KeyError(f"policy {entry.name!r} got unknown option(s) {unknown}; allowed: {sorted(entry.defaults)}")
     kwargs, params = entry.configure(ctx, **{**entry.defaults, **options})
     policy = entry.factory(**kwargs)
-    if not isinstance(policy, (Policy, Identifier)):
+    family = FAMILIES.get(entry.family)
+    want = KINDS[family.kind] if family is not None else (Policy, Identifier)
+    if not isinstance(policy, want):
+        needs = f"a {want.__name__} (family {entry.family!r} is {family.kind})" if family else "a Policy or Identifier"
         raise RegistryError(f"policy {entry.name!r} (from {entry.module}): its factory returned "
-                            f"{type(policy).__name__}, not a Policy or Identifier")
+                            f"{type(policy).__name__}, not {needs}")
     return policy, params, (entry.name,) + tuple(sorted((k, _env_part(v, ctx)) for k, v in kwargs.items()))
 
 
@@ -175,7 +294,15 @@ def _env_part(value, ctx):
 
 
 def make_env(section: dict, config: dict | None = None) -> EnvInstance:
-    """Build the environment named by ``section['kind']``, rejecting unknown keys by name."""
+    """Build the environment named by ``section['kind']``, rejecting unknown keys by name.
+
+    Args:
+      section: the spec's ``[env]`` table.
+      config: the whole resolved spec.
+
+    Returns:
+      The :class:`EnvInstance`.
+    """
     kind = section.get("kind")
     if kind not in ENVS:
         raise KeyError(f"unknown env kind {kind!r}; registered kinds: {sorted(ENVS)}")
@@ -191,7 +318,20 @@ def make_env(section: dict, config: dict | None = None) -> EnvInstance:
 
 
 def make_metrics(family: str, ctx):
-    """Build the metric set of ``family`` for the context ``ctx``."""
-    if family not in METRICS:
-        raise KeyError(f"no metrics for family {family!r}; families: {sorted(METRICS)}")
-    return METRICS[family].build(ctx)
+    """Build the metric set of ``family`` for a context.
+
+    Args:
+      family: a registered family's name.
+      ctx: the :class:`Context` its metrics see.
+
+    Returns:
+      ``(MetricSet, mparams)``.
+    """
+    return family_of(family).metrics(ctx)
+
+
+def family_of(name: str) -> FamilyEntry:
+    """The registered family ``name``; an unknown one raises ``KeyError`` naming the registered families."""
+    if name not in FAMILIES:
+        raise KeyError(f"no family {name!r} is registered (mb.register_family); families: {sorted(FAMILIES)}")
+    return FAMILIES[name]

@@ -8,7 +8,7 @@ with every sweepable number in a params pytree (so ``jax.vmap`` batches a grid o
     action = policy.select(key, state, params)                       # () int32, or (k,) slate
     reward, cost = env.sample(key_env, arm, pull_index, t, env_params)
     state  = policy.update(state, action, Observation(reward, cost), params)
-    values = metrics.step(mparams, action, obs)                      # one scalar per metric name
+    values = metrics.step(mparams, action, obs)                      # {metric name: scalar}
 
 An :class:`Identifier` replaces ``init/select/update`` by one call that returns an
 :class:`IdentifyResult`. An :class:`EnvInstance` is a built environment: the pure :class:`Env`, its
@@ -199,24 +199,73 @@ class EnvInstance(NamedTuple):
 
 @dataclass
 class Context:
-    """Everything a policy or metric builder may read about one resolved experiment."""
+    """Everything a policy or metric builder may read about one resolved experiment: the instance it runs on
+    (``ctx.means``, ``ctx.budget``, ``ctx.ref``, ... read that :class:`EnvInstance`'s fields), the horizon and the
+    preference cone ``W`` (None: the family does not read a cone, or the spec gives none)."""
 
-    num_arms: int
-    dim: int
+    instance: EnvInstance
     horizon: int
-    means: np.ndarray
     W: Optional[np.ndarray] = None  # (M, d) preference cone
-    ref: Optional[np.ndarray] = None
-    mean_costs: Optional[np.ndarray] = None
-    budget: Optional[float] = None
-    cost_floor: Optional[float] = None
-    alloc_costs: Optional[np.ndarray] = None
-    min_costs: Optional[np.ndarray] = None
-    budget_ratio: Optional[float] = None
-    slate_size: int = 0
-    noise_sigma: Optional[float] = None
-    env: Optional[Env] = None
-    bounded: bool = True  # rewards lie in [0, 1]^d
+
+    @classmethod
+    def of(cls, inst: EnvInstance, horizon: int, W=None) -> "Context":
+        """The context of an instance run for ``horizon`` rounds with preference cone ``W``.
+
+        Args:
+          inst: the built environment.
+          horizon: the rounds of the run (an identifier's round cap).
+          W: the ``(M, d)`` preference cone, or None.
+
+        Returns:
+          The :class:`Context`.
+        """
+        return cls(inst, horizon, W)
+
+    @classmethod
+    def make(cls, num_arms: int, dim: int, horizon: int, means, W=None, **fields) -> "Context":
+        """A context of true ``means`` and no sampler (a test of a builder that reads only the instance's fields).
+
+        Args:
+          num_arms: K.
+          dim: d.
+          horizon: the rounds of the run.
+          means: the ``(K, d)`` true means.
+          W: the preference cone, or None.
+          **fields: other :class:`EnvInstance` fields by name (``mean_costs``, ``budget``, ``ref``, ...; an
+            ``env`` of the same sizes gives the instance its sampler).
+
+        Returns:
+          The :class:`Context` of an instance (whose ``env`` has no ``sample`` unless one is given).
+        """
+        env = fields.pop("env", None) or Env(sample=None, num_arms=num_arms, dim=dim)
+        return cls(EnvInstance(env=env, params=None, means=np.asarray(means), **fields), horizon, W)
+
+    @property
+    def num_arms(self) -> int:
+        """K, the number of arms."""
+        return self.instance.env.num_arms
+
+    @property
+    def dim(self) -> int:
+        """d, the number of objectives."""
+        return self.instance.env.dim
+
+    @property
+    def means(self) -> np.ndarray:
+        """The ``(K, d)`` true means, as a numpy array."""
+        return np.asarray(self.instance.means)
+
+    @property
+    def env(self) -> Optional[Env]:
+        """The pure environment, or None where it has no sampler (:meth:`make`)."""
+        return self.instance.env if self.instance.env.sample is not None else None
+
+    def __getattr__(self, name: str):
+        if name == "instance":  # not yet set (copy, pickle): no recursion
+            raise AttributeError(name)
+        if name in EnvInstance._fields:  # ref, mean_costs, budget, cost_floor, slate_size, noise_sigma, bounded, ...
+            return getattr(self.instance, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def require_bounded(self, policy: str, reason: str):
         """Refuse, in one line, to run ``policy`` (which needs rewards in [0, 1] for ``reason``) here."""
@@ -225,41 +274,83 @@ class Context:
                               "rewards are unbounded (noise = 'gaussian' with clip = false); use clip = true or a "
                               "policy that takes any real rewards")
 
-    @classmethod
-    def of(cls, inst: EnvInstance, horizon: int, W=None) -> "Context":
-        """The context of an instance run for ``horizon`` rounds with preference cone ``W``."""
-        return cls(num_arms=inst.env.num_arms, dim=inst.env.dim, horizon=horizon, means=np.asarray(inst.means),
-                   W=W, ref=inst.ref, mean_costs=inst.mean_costs, budget=inst.budget, cost_floor=inst.cost_floor,
-                   alloc_costs=inst.alloc_costs, min_costs=inst.min_costs, budget_ratio=inst.budget_ratio,
-                   slate_size=inst.slate_size, noise_sigma=inst.noise_sigma, env=inst.env, bounded=inst.bounded)
-
 
 # ----------------------------------------------------------------------------- metrics and runs
 
 
 class MetricStepFn(Protocol):
-    def __call__(self, mparams: Params, action: Array, obs: Optional[Observation]) -> tuple:
-        """One scalar per metric name for this round (``obs`` is the IdentifyResult for an Identifier).
+    def __call__(self, mparams: Params, action: Array, obs: Optional[Observation]) -> dict:
+        """This round's value of every metric, by name (``obs`` is the IdentifyResult for an Identifier).
 
         Args:
           mparams: the metric params (after ``prepare``).
           action: the arm, slate, or an Identifier's recommended (K,) mask.
           obs: what the round observed (an Identifier's IdentifyResult).
+
+        Returns:
+          ``{name: scalar}`` for every metric of the set.
         """
 
 
-class MetricSet(NamedTuple):
-    """Names, summary reducers and the pure per-round function of a family's metrics.
+class Metric(NamedTuple):
+    """One metric of a set: its name, how its per-round values are summarised, and its meaning in one line.
 
-    ``reduce`` per name: ``"sum"`` (value at the horizon), ``"mean"`` (per round played) or
-    ``"lastN"`` (mean over the last N rounds). ``prepare(mparams, env_params) -> mparams``
-    (optional) runs once per seed after the environment's ``reset``, inside the compiled run.
+    ``reduce``: ``"sum"`` (value at the horizon), ``"mean"`` (per round played) or ``"lastN"`` (mean over
+    the last N rounds).
     """
 
-    names: tuple
-    reduce: tuple
+    name: str
+    reduce: str
+    doc: str = ""
+
+
+class MetricSet(NamedTuple):
+    """A family's metrics, each declared once, and the pure per-round function that values them by name.
+
+    ``prepare(mparams, env_params) -> mparams`` (optional) runs once per seed after the environment's
+    ``reset``, inside the compiled run.
+    """
+
+    metrics: tuple  # Metric per metric, in the order the results list them
     step: MetricStepFn
     prepare: Optional[Callable[[Params, Params], Params]] = None
+
+    @property
+    def names(self) -> tuple:
+        """The metric names, in order."""
+        return tuple(m.name for m in self.metrics)
+
+    @property
+    def reduce(self) -> tuple:
+        """Each metric's reducer, in the order of :attr:`names`."""
+        return tuple(m.reduce for m in self.metrics)
+
+    def values(self, mparams: Params, action: Array, obs) -> tuple:
+        """This round's values in the order of :attr:`names` (``step``'s mapping, checked to name every metric).
+
+        Args:
+          mparams: the metric params (after ``prepare``).
+          action: the arm, slate, or an Identifier's recommended (K,) mask.
+          obs: what the round observed (an Identifier's IdentifyResult).
+
+        Returns:
+          A tuple of scalars, one per metric.
+        """
+        out = self.step(mparams, action, obs)
+        if not isinstance(out, dict) or set(out) != set(self.names):
+            got = sorted(out) if isinstance(out, dict) else type(out).__name__
+            raise TypeError(f"a metric set's step must return {{name: value}} for exactly {list(self.names)}; "
+                            f"got {got}")
+        return tuple(out[name] for name in self.names)
+
+
+class Final(NamedTuple):
+    """How a run ends, what a family's ``recommended`` reads (:func:`mobandit_jax.registry.register_family`)."""
+
+    result: Any  # the policy's final state (online), or the Identifier's IdentifyResult
+    action: Array  # the last action: an arm, a (k,) slate, or an Identifier's recommended (K,) mask
+    pulls: Array  # (K,) int32 pulls per arm
+    means: Array  # (K, d) empirical mean reward per arm (0 where never pulled)
 
 
 class RunParams(NamedTuple):

@@ -137,12 +137,12 @@ def test_invalid_budget_and_floor_raise(inst):
 def test_metrics_hand_computed():
     means = np.array([[0.5, 0.4], [0.8, 0.5], [0.2, 0.9]])
     costs = np.array([0.5, 1.0, 0.3])  # H = .2, .4, .18 ; nu = .4, .4, .6
-    ctx = Context(num_arms=3, dim=2, horizon=10, means=means, mean_costs=costs, budget=5.0,
+    ctx = Context.make(num_arms=3, dim=2, horizon=10, means=means, mean_costs=costs, budget=5.0,
                   cost_floor=0.3)
     mset, mp = registry.make_metrics("budgeted", ctx)
     assert mset.names == ("hv_efficiency_regret", "hv_regret", "moving_avg_regret_w50")
     assert mset.reduce == ("sum", "sum", "last50")
-    vals = [np.asarray(mset.step(mp, jnp.int32(a), None)) for a in range(3)]
+    vals = [np.asarray(mset.values(mp, jnp.int32(a), None)) for a in range(3)]
     np.testing.assert_allclose(vals[0], [0.2, 0.1, 0.2], atol=1e-6)
     np.testing.assert_allclose(vals[1], [0.2, 0.2, 0.2], atol=1e-6)
     np.testing.assert_allclose(vals[2], [0.0, 0.0, 0.0], atol=1e-6)

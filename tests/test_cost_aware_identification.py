@@ -56,7 +56,7 @@ def _hand_ctx(means, costs, budget, lam, n=2):
                             np.repeat(np.asarray(costs)[:, None, None], n, 1)], -1)
     params = L.LLMParams(jnp.asarray(table, jnp.float32))
     env = Env(sample=L.sample, num_arms=len(means), dim=2, prefix_table=L.prefix_table)
-    ctx = Context(num_arms=len(means), dim=2, horizon=1, means=np.asarray(means), mean_costs=np.asarray(costs),
+    ctx = Context.make(num_arms=len(means), dim=2, horizon=1, means=np.asarray(means), mean_costs=np.asarray(costs),
                   budget=budget, cost_floor=lam, alloc_costs=np.asarray(costs), min_costs=np.asarray(costs), env=env)
     return ctx, params
 
@@ -184,22 +184,22 @@ def test_uniform_alloc_spends_complete_rounds():
 
 def test_identification_metrics_hand_computed():
     means = HAND
-    ctx = Context(num_arms=3, dim=2, horizon=1, means=means, budget=8.0)
+    ctx = Context.make(num_arms=3, dim=2, horizon=1, means=means, budget=8.0)
     mset, (truth, budget) = registry.make_metrics("identification", ctx)
     np.testing.assert_array_equal(np.asarray(truth), [True, False, True])
     assert float(budget) == 8.0
     mp = (truth, budget)
     spent = lambda s: IdentifyResult(None, jnp.float32(s), None)
-    mis, f1, use = mset.step(mp, jnp.array([True, False, True]), spent(6.0))
+    mis, f1, use = mset.values(mp, jnp.array([True, False, True]), spent(6.0))
     assert float(mis) == 0.0 and float(f1) == 1.0 and float(use) == pytest.approx(0.75)
-    mis, f1, use = mset.step(mp, jnp.array([True, True, False]), spent(8.0))  # |P^ & P*| = 1, 2*1/(2+2)
+    mis, f1, use = mset.values(mp, jnp.array([True, True, False]), spent(8.0))  # |P^ & P*| = 1, 2*1/(2+2)
     assert float(mis) == 1.0 and float(f1) == pytest.approx(0.5) and float(use) == 1.0
-    mis, f1, _ = mset.step(mp, jnp.array([False, False, False]), spent(0.0))
+    mis, f1, _ = mset.values(mp, jnp.array([False, False, False]), spent(0.0))
     assert float(f1) == 0.0
     assert mset.names == ("misidentification", "f1", "budget_spent")
     assert mset.reduce == ("mean", "mean", "mean")
     with pytest.raises(ValueError, match="positive budget B, got None"):
-        registry.make_metrics("identification", Context(num_arms=3, dim=2, horizon=1, means=means))
+        registry.make_metrics("identification", Context.make(num_arms=3, dim=2, horizon=1, means=means))
 
 
 def test_identification_rejects_bad_floor_and_budget():

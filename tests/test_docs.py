@@ -119,6 +119,15 @@ def _own_policy(ns, folder):
     np.testing.assert_allclose(ns["out"]["regret_gap"], ns["small"].curves("regret_gap").values[0, 0],
                                rtol=1e-5, atol=1e-4)
     assert {r["policy"] for r in ns["coins"].records} == {"prefucb", "cone_greedy"}
+    weighted = ns["weighted"]  # a whole new family from its plugin: its metrics, its sweep and its truth
+    assert weighted.metrics() == ["weighted_regret", "best_played"]
+    assert [p["params"]["c"] for p in weighted.grid["weighted UCB"]] == [0.5, 2.0]
+    means = np.array([[0.9, 0.1], [0.4, 0.5], [0.6, 0.6], [0.2, 0.3]])
+    family = weighted.truth(0)["families"]["weighted"]
+    assert family["best_arms"] == (means.mean(1) == means.mean(1).max()).tolist()
+    assert abs(family["best_value"] - 0.6) < 1e-6
+    gaps = means.mean(1).max() - means.mean(1)  # a run's regret is at most the horizon times the largest gap
+    assert all(0 < r["mean"] < 200 * gaps.max() for r in weighted.records if r["metric"] == "weighted_regret")
 
 
 def _sweeps(ns, folder):

@@ -30,7 +30,7 @@ def _hand_ctx(means, costs, budget, n=2):
                             np.repeat(np.asarray(costs)[:, None, None], n, 1)], -1)
     params = L.LLMParams(jnp.asarray(table, jnp.float32))
     env = Env(sample=L.sample, num_arms=len(means), dim=2, prefix_table=L.prefix_table)
-    ctx = Context(num_arms=len(means), dim=2, horizon=1, means=np.asarray(means), mean_costs=np.asarray(costs),
+    ctx = Context.make(num_arms=len(means), dim=2, horizon=1, means=np.asarray(means), mean_costs=np.asarray(costs),
                   budget=budget, cost_floor=float(min(costs)), alloc_costs=np.asarray(costs),
                   min_costs=np.asarray(costs), env=env)
     return ctx, params

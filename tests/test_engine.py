@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 from mobandit_jax.runner import spec as cfg
 from mobandit_jax.engine import RunParams, make_run, seed_keys
-from mobandit_jax.types import MetricSet
+from mobandit_jax.types import Metric, MetricSet
 from mobandit_jax.types import Policy
 from mobandit_jax.types import Env
 from mobandit_jax.problems.stochastic import make_stochastic
@@ -88,7 +88,7 @@ def test_budget_stops_a_lane_and_budgets_batch():
         return jnp.zeros((1,)), jnp.asarray(0.3, jnp.float32)
 
     env = Env(sample, num_arms=2, dim=1)
-    mset = MetricSet(("one",), ("sum",), lambda mp, a, obs: (jnp.ones(()),))
+    mset = MetricSet((Metric("one", "sum"),), lambda mp, a, obs: {"one": jnp.ones(())})
     run = make_run(env, _counting_policy(2), mset, horizon=10, record_every=5)
     budgets = jnp.array([1.0, 0.29, 2.0, jnp.inf])
     params = RunParams(None, None, None, budgets)

@@ -98,10 +98,13 @@ LAYERS = {  # a layer of the package -> the layers it must not import (function-
     "mobandit_jax.engine": ("policies", "problems", "metrics", "runner", "analysis", "bench", "registry"),
     "mobandit_jax.types": ("kernels", "policies", "problems", "metrics", "runner", "analysis", "bench", "registry"),
     "mobandit_jax.registry": ("policies", "problems", "metrics", "runner", "analysis", "bench"),
+    "mobandit_jax.analysis": ("runner", "bench"),  # the runner writes a run folder, analysis reads it
 }
 
 
 def test_the_layers_import_only_downwards():
+    assert "mobandit_jax.analysis.files" in _targets("mobandit_jax.runner.run_folder",
+                                                     MODULES["mobandit_jax.runner.run_folder"])
     bad = []
     for name, path in MODULES.items():
         for layer, forbidden in LAYERS.items():

@@ -165,11 +165,8 @@ def test_solid_cone_required():
 def _context(means, sigma=0.3, W=None, horizon=60, budget=None, env=None):
     inst = make_stochastic(means, noise="gaussian", sigma=sigma, clip=False,
                            dtype=jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
-    ctx = Context.of(inst, horizon, W)
-    ctx.budget = budget
-    if env is not None:
-        ctx.env = env
-    return inst, ctx
+    inst = inst._replace(budget=budget, env=inst.env if env is None else env)
+    return inst, Context.of(inst, horizon, W)
 
 
 def _reward_table(inst, key_env, n: int) -> np.ndarray:
@@ -341,14 +338,14 @@ def test_options_are_params_and_errors_are_one_line():
 
 
 def _score(means, W, rec, epsilon, pulls=None, stopped=True):
-    ctx = Context(len(means), len(means[0]), 10, np.asarray(means, float), W=W)
+    ctx = Context.make(len(means), len(means[0]), 10, np.asarray(means, float), W=W)
     mset, mp = make_metrics("pac", ctx)
     K = len(means)
     mask = np.isin(np.arange(K), rec)
     result = pac.PacResult(jnp.asarray(mask), jnp.zeros(()), jnp.asarray(np.ones(K, int) if pulls is None else pulls,
                                                                           jnp.int32),
                            jnp.asarray(stopped), jnp.asarray(epsilon, jnp.float32))
-    return dict(zip(mset.names, (float(v) for v in mset.step(mp, jnp.asarray(mask), result)))), mset
+    return dict(zip(mset.names, (float(v) for v in mset.values(mp, jnp.asarray(mask), result)))), mset
 
 
 def test_metrics_hand_computed():

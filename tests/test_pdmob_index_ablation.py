@@ -53,7 +53,7 @@ def _front(U):
 
 
 def _picks(name, index):
-    ctx = Context(num_arms=4, dim=2, horizon=1000, means=MEANS, W=np.eye(2))
+    ctx = Context.make(num_arms=4, dim=2, horizon=1000, means=MEANS, W=np.eye(2))
     pol, params, _ = registry.make_policy(name, ctx, index=index)
     keys = jax.random.split(jax.random.PRNGKey(0), 400)
     return set(np.asarray(jax.vmap(lambda k: pol.select(k, _state(name, params), params))(keys)).tolist())
@@ -76,6 +76,6 @@ def test_pareto_ucb_with_klucb_bounds_plays_uniformly_on_the_klucb_front():
 
 
 def test_unknown_index_is_named():
-    ctx = Context(num_arms=4, dim=2, horizon=10, means=MEANS, W=np.eye(2))
+    ctx = Context.make(num_arms=4, dim=2, horizon=10, means=MEANS, W=np.eye(2))
     with pytest.raises(ValueError, match=r"prefucb: option index must be one of \['klucb', 'pareto_ucb1'\], got 'ucb'"):
         registry.make_policy("prefucb", ctx, index="ucb")

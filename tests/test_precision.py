@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from _tiny_spec import tiny_spec
 from mobandit_jax import engine
 from mobandit_jax.policies.budgeted import uniform
-from mobandit_jax.types import Env, MetricSet
+from mobandit_jax.types import Env, Metric, MetricSet
 
 ROUNDS = 10 ** 6
 
@@ -31,7 +31,7 @@ def relative_errors(horizon: int = ROUNDS, record_every: int = ROUNDS // 4) -> d
         return value[None], value
 
     env = Env(sample, num_arms=2, dim=1)
-    metrics = MetricSet(("reward",), ("sum",), lambda mparams, action, obs: (obs.reward[0],))
+    metrics = MetricSet((Metric("reward", "sum"),), lambda mparams, action, obs: {"reward": obs.reward[0]})
     run = engine.make_run(env, uniform(2), metrics, horizon, record_every, budgeted=False)
     out = jax.device_get(jax.jit(run)(engine.RunParams(None, None, None, jnp.inf), jax.random.PRNGKey(0)))
     ends = engine.checkpoint_rounds(horizon, record_every)

@@ -68,7 +68,7 @@ def test_metric_step_prepare_and_reducers():
     vstar = max(_hv(means[list(s)]) for s in itertools.combinations(range(12), 3))
     assert float(mp2["vstar"]) == pytest.approx(vstar, rel=1e-5)
     action = jnp.array([0, 5, 7], jnp.int32)
-    hv, reg, pos, v = mset.step(mp2, action, None)
+    hv, reg, pos, v = mset.values(mp2, action, None)
     assert float(hv) == pytest.approx(_hv(means[[0, 5, 7]]), rel=1e-5)
     assert float(reg) == pytest.approx((1 - 1 / math.e) * vstar - _hv(means[[0, 5, 7]]), abs=1e-5)
     assert float(pos) == pytest.approx(max(float(reg), 0.0), abs=1e-7)
@@ -76,7 +76,7 @@ def test_metric_step_prepare_and_reducers():
 
 
 def test_metrics_need_a_slate_size():
-    ctx = Context(num_arms=5, dim=2, horizon=10, means=np.zeros((5, 2)))
+    ctx = Context.make(num_arms=5, dim=2, horizon=10, means=np.zeros((5, 2)))
     with pytest.raises(ValueError, match="slate size"):
         registry.make_metrics("slate", ctx)
 

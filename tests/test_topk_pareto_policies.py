@@ -16,7 +16,7 @@ from mobandit_jax import registry
 
 def _ctx(means, k, horizon, sigma=0.05):
     n, d = means.shape
-    return Context(num_arms=n, dim=d, horizon=horizon, means=means, ref=np.zeros(d), slate_size=k,
+    return Context.make(num_arms=n, dim=d, horizon=horizon, means=means, ref=np.zeros(d), slate_size=k,
                    noise_sigma=sigma)
 
 

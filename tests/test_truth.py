@@ -237,7 +237,7 @@ def test_per_seed_truth_is_the_environments_own_reset():
 
 
 def test_per_seed_truth_lists_at_most_16_seeds():
-    from mobandit_jax.analysis.results import TRUTH_SEEDS
+    from mobandit_jax.analysis.truth import TRUTH_SEEDS
 
     spec = json.loads(json.dumps(DTLZ))
     spec["experiment"]["seeds"] = 20

@@ -28,7 +28,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mobandit_jax.runner.run_folder import RunDir
+import mobandit_jax as mb
 
 HERE = Path(__file__).resolve().parent
 RUNS = {"topk": "topk_cones", "identification": "identification_cones", "pac": "pac_cones"}
@@ -46,32 +46,25 @@ def _cell(r) -> str:
     return f"{r['mean']:.4g} ± {se:.2g}"
 
 
-class Run(RunDir):
-    """A run directory read by policy, metric and setting."""
-
-    def scenarios(self) -> list:
-        return list(dict.fromkeys(r["setting"].get("scenario") for r in self.records))
-
-    def policies(self) -> list:
-        return list(dict.fromkeys(r["policy"] for r in self.records))
-
-    def get(self, policy, metric, **setting):
-        for r in self.records:
-            if r["policy"] == policy and r["metric"] == metric and all(
-                    str(r["setting"].get(k)) == str(v) for k, v in setting.items()):
-                return r
-        return None
-
-    def value(self, policy, metric, **setting):
-        r = self.get(policy, metric, **setting)
-        return None if r is None else r["mean"]
-
-    def axis(self, key) -> list:
-        return sorted({r["setting"][key] for r in self.records if key in r["setting"]}, key=float)
+def _policies(run) -> list:
+    return list(dict.fromkeys(r["policy"] for r in run.records))
 
 
-def slate_section(run: Run, out: Path) -> tuple:
-    pols, lines, checks = run.policies(), [], []
+def _scenarios(run) -> list:
+    return list(dict.fromkeys(r["setting"].get("scenario") for r in run.records))
+
+
+def _value(run, policy, metric, **setting):
+    r = run.record(policy, metric, **setting)
+    return None if r is None else r["mean"]
+
+
+def _axis(run, key) -> list:
+    return sorted({r["setting"][key] for r in run.records if key in r["setting"]}, key=float)
+
+
+def slate_section(run: mb.Results, out: Path) -> tuple:
+    pols, lines, checks = _policies(run), [], []
     n = run.records[0]["n"]
     lines += ["## Top-k slates under the seven cones", "",
               f"Run: `configs/composed/topk_cones.toml` ({n} seeds). HV_last100 is the mean hypervolume of the "
@@ -80,13 +73,13 @@ def slate_section(run: Run, out: Path) -> tuple:
     for metric, title in (("hv_last100", "HV_last100 (higher is better)"),
                           ("alpha_regret_pos", "alpha-regret, positive part (lower is better)")):
         lines += [f"### {title}", "", "| cone | " + " | ".join(pols) + " |", "|---" * (len(pols) + 1) + "|"]
-        for sc in run.scenarios():
-            lines.append(f"| {sc} | " + " | ".join(_cell(run.get(p, metric, scenario=sc)) for p in pols) + " |")
+        for sc in _scenarios(run):
+            lines.append(f"| {sc} | " + " | ".join(_cell(run.record(p, metric, scenario=sc)) for p in pols) + " |")
         lines.append("")
-    for sc in run.scenarios():
-        hv = {p: run.value(p, "hv_last100", scenario=sc) for p in pols}
+    for sc in _scenarios(run):
+        hv = {p: _value(run, p, "hv_last100", scenario=sc) for p in pols}
         best = max(hv, key=hv.get)
-        reg = {p: run.value(p, "alpha_regret_pos", scenario=sc) for p in ("THV-UCB", "RandomK")}
+        reg = {p: _value(run, p, "alpha_regret_pos", scenario=sc) for p in ("THV-UCB", "RandomK")}
         within = hv["THV-UCB"] >= (1 - SLATE_BEST_WITHIN) * hv[best]
         beats = reg["THV-UCB"] < reg["RandomK"]
         checks.append((f"slates, {sc}: THV-UCB's projected alpha-regret {reg['THV-UCB']:.4g} < RandomK's "
@@ -95,14 +88,14 @@ def slate_section(run: Run, out: Path) -> tuple:
     return lines, checks
 
 
-def identification_figure(run: Run, out: Path, metric: str, fname: str, ylabel: str) -> str:
-    scen, pols, rhos = run.scenarios(), run.policies(), run.axis("rho")
+def identification_figure(run: mb.Results, out: Path, metric: str, fname: str, ylabel: str) -> str:
+    scen, pols, rhos = _scenarios(run), _policies(run), _axis(run, "rho")
     cols = 4
     fig, axes = plt.subplots(math.ceil(len(scen) / cols), cols, figsize=(4 * cols, 3 * math.ceil(len(scen) / cols)),
                              squeeze=False, layout="constrained")
     for ax, sc in zip(axes.flat, scen):
         for p in pols:
-            ax.plot(rhos, [run.value(p, metric, scenario=sc, rho=r) for r in rhos], marker="o", label=p)
+            ax.plot(rhos, [_value(run, p, metric, scenario=sc, rho=r) for r in rhos], marker="o", label=p)
         ax.set_xscale("log")
         ax.set_title(sc, fontsize=9)
         ax.set_xlabel("budget ratio rho")
@@ -115,8 +108,8 @@ def identification_figure(run: Run, out: Path, metric: str, fname: str, ylabel: 
     return fname
 
 
-def identification_section(run: Run, out: Path) -> tuple:
-    pols, rhos, lines, checks = run.policies(), run.axis("rho"), [], []
+def identification_section(run: mb.Results, out: Path) -> tuple:
+    pols, rhos, lines, checks = _policies(run), _axis(run, "rho"), [], []
     n = run.records[0]["n"]
     lines += ["## Fixed-budget, cost-aware identification under the seven cones", "",
               f"Run: `configs/composed/identification_cones.toml` ({n} seeds; a pull costs the model's size over "
@@ -124,29 +117,29 @@ def identification_section(run: Run, out: Path) -> tuple:
               "fraction of the budget spent, mean ± standard error over seeds.", ""]
     lines += ["| cone | rho | " + " | ".join(f"{p} error" for p in pols) + " | " + " | ".join(
         f"{p} spent" for p in pols) + " |", "|---" * (2 + 2 * len(pols)) + "|"]
-    for sc in run.scenarios():
+    for sc in _scenarios(run):
         for rho in rhos:
             lines.append(f"| {sc} | {rho} | " + " | ".join(
-                _cell(run.get(p, "misidentification", scenario=sc, rho=rho)) for p in pols) + " | " + " | ".join(
-                _fmt(run.value(p, "budget_spent", scenario=sc, rho=rho), 3) for p in pols) + " |")
+                _cell(run.record(p, "misidentification", scenario=sc, rho=rho)) for p in pols) + " | " + " | ".join(
+                _fmt(_value(run, p, "budget_spent", scenario=sc, rho=rho), 3) for p in pols) + " |")
     lines += ["", "![](" + identification_figure(run, out, "misidentification", "identification_error.png",
                                                   "misidentification") + ")", ""]
-    for sc in run.scenarios():
+    for sc in _scenarios(run):
         for p in pols:
-            err = [run.value(p, "misidentification", scenario=sc, rho=r) for r in rhos]
+            err = [_value(run, p, "misidentification", scenario=sc, rho=r) for r in rhos]
             span = f"{_fmt(err[0], 3)} at rho = {rhos[0]}, {_fmt(err[-1], 3)} at rho = {rhos[-1]}"
             if max(err) == 0.0:
                 checks.append((f"identification, {sc}: {p}'s error is 0 at every budget", True))
             else:
                 checks.append((f"identification, {sc}: {p}'s error falls with the budget ({span})", err[-1] < err[0]))
-        sr, un = (run.value(p, "misidentification", scenario=sc, rho=rhos[-1]) for p in ("PSI-SR", "Uniform"))
+        sr, un = (_value(run, p, "misidentification", scenario=sc, rho=rhos[-1]) for p in ("PSI-SR", "Uniform"))
         checks.append((f"identification, {sc}: at rho = {rhos[-1]} PSI-SR's error {_fmt(sr, 3)} <= uniform's "
                        f"{_fmt(un, 3)}", sr <= un))
     return lines, checks
 
 
-def pac_section(run: Run, out: Path) -> tuple:
-    pols, lines = run.policies(), []
+def pac_section(run: mb.Results, out: Path) -> tuple:
+    pols, lines = _policies(run), []
     n = run.records[0]["n"]
     metrics = ("samples", "eps_f1", "misidentification", "returned", "stopped")
     lines += ["## Fixed-confidence identification under the seven cones", "",
@@ -157,8 +150,8 @@ def pac_section(run: Run, out: Path) -> tuple:
               "of it), which the epsilon-F1 scores; misidentification asks for the exact set.", ""]
     for p in pols:
         lines += [f"### {p}", "", "| cone | " + " | ".join(metrics) + " |", "|---" * (len(metrics) + 1) + "|"]
-        for sc in run.scenarios():
-            lines.append(f"| {sc} | " + " | ".join(_cell(run.get(p, m, scenario=sc)) if run.get(p, m, scenario=sc)
+        for sc in _scenarios(run):
+            lines.append(f"| {sc} | " + " | ".join(_cell(run.record(p, m, scenario=sc)) if run.record(p, m, scenario=sc)
                                                    else "—" for m in metrics) + " |")
         lines.append("")
     return lines, []
@@ -181,7 +174,7 @@ def build(run_dirs: dict, out_dir) -> Path:
     """Write the composed report, figures and records from the run directories."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    runs = {k: Run(v) for k, v in run_dirs.items() if v and (Path(v) / "summary.json").exists()}
+    runs = {k: mb.Results.load(v) for k, v in run_dirs.items() if v and (Path(v) / "summary.json").exists()}
     records = [{**r, "setting": {"experiment": name, **r["setting"]}}
                for name, run in runs.items() for r in run.records]
     (out / "summary.json").write_text(json.dumps({"records": records}, indent=1))

@@ -40,7 +40,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.analysis.trailing import trailing_mean
-from mobandit_jax.runner.run_folder import RunDir
+import mobandit_jax as mb
 
 DATASETS = ("gsm8k", "piqa")
 ONLINE = ("CoHV-UCB", "HV-UCB", "Accuracy-Cost-UCB", "Uniform")
@@ -122,27 +122,17 @@ def l_k_lambda(K, lam) -> float:
 # ------------------------------------------------------------------------------ run directories
 
 
-class Run(RunDir):
-    """One run directory: records, grid and curves."""
+def _value(run, policy, metric, **setting):
+    """``(mean, std, n)`` of the record matching ``policy``, ``metric`` and the setting items, or None."""
+    r = run.record(policy, metric, **setting)
+    return None if r is None else (r["mean"], r["std"], r["n"])
 
-    @property
-    def wall(self):
-        """Engine wall seconds of the run's last invocation, or None."""
-        return self.timing.get("wall_seconds_this_invocation")
 
-    def value(self, policy, metric, **setting):
-        """``(mean, std, n)`` of the record matching ``policy``, ``metric`` and the setting items."""
-        for r in self.records:
-            if r["policy"] == policy and r["metric"] == metric and all(
-                    str(r["setting"].get(k)) == str(v) for k, v in setting.items()):
-                return r["mean"], r["std"], r["n"]
-        return None
-
-    def rhos(self, **setting):
-        """Sorted budgets present in the run."""
-        vals = {float(p["setting"]["rho"]) for pts in self.grid.values() for p in pts
-                if all(str(p["setting"].get(k)) == str(v) for k, v in setting.items())}
-        return sorted(vals)
+def _rhos(run, **setting):
+    """Sorted budgets present in the run."""
+    vals = {float(p["setting"]["rho"]) for pts in run.grid.values() for p in pts
+            if all(str(p["setting"].get(k)) == str(v) for k, v in setting.items())}
+    return sorted(vals)
 
 
 def wilson(p, n, z=1.96):
@@ -309,10 +299,10 @@ def fig_online_budget(run, metric, fname, title, out):
         return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, ds in zip(axes, DATASETS):
-        rhos = run.rhos(dataset=ds)
+        rhos = _rhos(run, dataset=ds)
         xs = [np.log2(token_budget(ds, r)) for r in rhos]
         for pol in ONLINE:
-            vals = [run.value(pol, metric, dataset=ds, rho=_rho_label(r)) for r in rhos]
+            vals = [_value(run, pol, metric, dataset=ds, rho=_rho_label(r)) for r in rhos]
             if any(v is None for v in vals):
                 continue
             m = np.array([v[0] for v in vals])
@@ -329,11 +319,11 @@ def fig_ident(run, metric, fname, ylabel, out, log=True, name=CHOSEN):
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     sel = reading(run, name)
     for ax, ds in zip(axes, DATASETS):
-        rhos = run.rhos(dataset=ds)
+        rhos = _rhos(run, dataset=ds)
         for pol in IDENT + (IDENT_EXTRA,):
             if not rhos or pol not in run.grid:
                 continue
-            vals = [run.value(pol, metric, dataset=ds, rho=_rho_label(r), **sel) for r in rhos]
+            vals = [_value(run, pol, metric, dataset=ds, rho=_rho_label(r), **sel) for r in rhos]
             if any(v is None for v in vals):
                 continue
             m, sd, n = (np.array([v[k] for v in vals], float) for k in range(3))
@@ -356,12 +346,11 @@ def trajectories(run, ds, rho=32):
     c_max = instance(ds, rho=rho).c_max
     res = {}
     for pol in ONLINE:
-        g = run.index(pol, dataset=ds, rho=rho)
-        if g is None:
+        if run.index(pol, dataset=ds, rho=rho) is None:
             continue
-        cum = run.curves[f"{pol}|{g}|hv_efficiency_regret"]
-        rounds = run.curves[f"{pol}|{g}|rounds"]
-        spent = run.curves[f"{pol}|{g}|spent"] * c_max
+        cum = run.curve(pol, "hv_efficiency_regret", dataset=ds, rho=rho)
+        rounds = run.curve(pol, "rounds", dataset=ds, rho=rho)
+        spent = run.curve(pol, "spent", dataset=ds, rho=rho) * c_max
         res[pol] = (spent, cum, moving_average(cum, rounds))
     if not res:
         return None
@@ -398,7 +387,7 @@ def fig_stochastic(run, out):
     for ax, ds in zip(axes, DATASETS):
         xs = np.arange(len(IDENT))
         for k, costs in enumerate(("deterministic", "random")):
-            vals = [run.value(p, "misidentification", dataset=ds, costs=costs) for p in IDENT]
+            vals = [_value(run, p, "misidentification", dataset=ds, costs=costs) for p in IDENT]
             m = np.array([v[0] if v else np.nan for v in vals])
             n = np.array([v[2] if v else 1 for v in vals])
             lo, hi = wilson(m, n)
@@ -416,9 +405,9 @@ def acceptance(runs):
         run = runs["online"]
         for ds in DATASETS:
             rows = []
-            for rho in run.rhos(dataset=ds):
-                a = run.value("CoHV-UCB", "hv_efficiency_regret", dataset=ds, rho=_rho_label(rho))
-                b = run.value("Uniform", "hv_efficiency_regret", dataset=ds, rho=_rho_label(rho))
+            for rho in _rhos(run, dataset=ds):
+                a = _value(run, "CoHV-UCB", "hv_efficiency_regret", dataset=ds, rho=_rho_label(rho))
+                b = _value(run, "Uniform", "hv_efficiency_regret", dataset=ds, rho=_rho_label(rho))
                 rows.append(a[0] < b[0])
             lines.append(f"- {ds}: CoHV-UCB has lower HV-efficiency regret than uniform at "
                          f"{sum(rows)}/{len(rows)} budgets.")
@@ -426,9 +415,9 @@ def acceptance(runs):
         run = runs["identification"]
         sel = reading(run)
         for ds in DATASETS:
-            rhos = run.rhos(dataset=ds)
-            e = [run.value("CoPSI", "misidentification", dataset=ds, rho=_rho_label(r), **sel)[0] for r in rhos]
-            u = run.value("Uniform", "misidentification", dataset=ds, rho=_rho_label(rhos[-1]), **sel)[0]
+            rhos = _rhos(run, dataset=ds)
+            e = [_value(run, "CoPSI", "misidentification", dataset=ds, rho=_rho_label(r), **sel)[0] for r in rhos]
+            u = _value(run, "Uniform", "misidentification", dataset=ds, rho=_rho_label(rhos[-1]), **sel)[0]
             falls = all(b <= a for a, b in zip(e, e[1:]))
             lines.append(f"- {ds}: CoPSI error {'falls monotonically' if falls else 'does not fall monotonically'} "
                          f"with the budget ({e[0]:.3f} -> {e[-1]:.3f}); at the largest budget it is "
@@ -439,7 +428,7 @@ def acceptance(runs):
 # ------------------------------------------------------------------------------------- tables
 
 def _cell(run, pol, metric, **setting):
-    v = run.value(pol, metric, **setting)
+    v = _value(run, pol, metric, **setting)
     return None if v is None else v[0]
 
 
@@ -457,10 +446,10 @@ def reading_table(run, name):
     lines = ["| data | rho | lambda | L_{K,lambda} | " + " | ".join(labels) + " |", "|---" * (4 + len(labels)) + "|"]
     for ds in DATASETS:
         _, lam, L_k = subset_constants(ds, name)
-        for rho in run.rhos(dataset=ds):
+        for rho in _rhos(run, dataset=ds):
             cells = []
             for p in labels:
-                v = run.value(p, "misidentification", dataset=ds, rho=_rho_label(rho), **sel)
+                v = _value(run, p, "misidentification", dataset=ds, rho=_rho_label(rho), **sel)
                 use = _cell(run, p, "budget_spent", dataset=ds, rho=_rho_label(rho), **sel)
                 if v is None:
                     cells.append("n/a")
@@ -477,7 +466,7 @@ def reading_table(run, name):
 def identification_section(run, out):
     """Figure 2(c)-(d): both c_max readings, misidentification and budget spent, paper beside ours."""
     md = ["## Pareto set identification, 14-arm subset (Figure 2(c)-(d))", "",
-          f"Run: `{run.path}` ({run.records[0]['n']} paired replays, deterministic costs). "
+          f"Run: `{run.folder}` ({run.records[0]['n']} paired replays, deterministic costs). "
           "Each cell: misidentification probability [Wilson 95% interval] / `budget_spent`, the mean fraction "
           "of B the method spent (`IdentifyResult.spent / B`). Every method gets the same B = rho K c_bar "
           "in the same normalised cost units and is charged c_i per pull "
@@ -493,8 +482,8 @@ def identification_section(run, out):
            "| data | rho | " + " | ".join(labels) + " |",
            "|---" * (2 + len(labels)) + "|"]
     for ds in DATASETS:
-        for rho in run.rhos(dataset=ds):
-            f = [_fmt(run.value(p, "f1", dataset=ds, rho=_rho_label(rho), **sel)) for p in labels]
+        for rho in _rhos(run, dataset=ds):
+            f = [_fmt(_value(run, p, "f1", dataset=ds, rho=_rho_label(rho), **sel)) for p in labels]
             md.append(f"| {ds} | {_rho_label(rho)} | " + " | ".join(f) + " |")
     chosen = CHOSEN if reading(run) else "instance"
     md += [""] + _image(fig_ident(run, "misidentification", "fig2cd_identification.png",
@@ -517,7 +506,7 @@ def choice_lines(run):
              "| data | reading | lambda | L_{K,lambda} | L_{K,1} | 1 - 1 / (2 L_{K,1}) | rho | CoPSI budget_spent |",
              "|---|---|---|---|---|---|---|---|"]
     for ds in DATASETS:
-        rho = run.rhos(dataset=ds)[-1]
+        rho = _rhos(run, dataset=ds)[-1]
         for name in READINGS:
             k, lam, L_k = subset_constants(ds, name)
             L_1 = l_k_lambda(k, 1.0)
@@ -540,7 +529,7 @@ def choice_lines(run):
              f"for K = {K} (table above; the last two arms share the final phase), while PSI-SR converts B into "
              "unit pulls and spends it almost entirely. At the largest budget:", ""]
     for ds in DATASETS:
-        rho = run.rhos(dataset=ds)[-1]
+        rho = _rhos(run, dataset=ds)[-1]
         parts = []
         for name in READINGS:
             sel = reading(run, name)
@@ -557,7 +546,7 @@ def choice_lines(run):
 def f1_section(run, out):
     """Figure 5: F1 on the complete sets under both readings, paper beside ours; the rho = 10 PIQA check."""
     md = ["## Approximate recovery on the complete sets (Figure 5)", "",
-          f"Run: `{run.path}` ({run.records[0]['n']} replays). Pareto F1, mean ± std over replays.", ""]
+          f"Run: `{run.folder}` ({run.records[0]['n']} replays). Pareto F1, mean ± std over replays.", ""]
     present = [r for r in READINGS if reading(run, r) or r == "instance"]
     for name in present:
         sel = reading(run, name)
@@ -565,8 +554,8 @@ def f1_section(run, out):
                "| data | rho | " + " | ".join(IDENT) + " | budget_spent (CoPSI / PSI-SR / Uniform) | "
                "paper (CoPSI / PSI-SR / Uniform) |", "|---" * (4 + len(IDENT)) + "|"]
         for ds in DATASETS:
-            for rho in run.rhos(dataset=ds):
-                cells = [_fmt(run.value(p, "f1", dataset=ds, rho=_rho_label(rho), **sel)) for p in IDENT]
+            for rho in _rhos(run, dataset=ds):
+                cells = [_fmt(_value(run, p, "f1", dataset=ds, rho=_rho_label(rho), **sel)) for p in IDENT]
                 use = [_cell(run, p, "budget_spent", dataset=ds, rho=_rho_label(rho), **sel) for p in IDENT]
                 key = {10: "f1_10", 200: "f1_200"}.get(int(rho))
                 paper = " / ".join(_paper(PAPER[key], ds, p) for p in IDENT) if key else "—"
@@ -586,8 +575,8 @@ def f1_check_lines(run, ds="piqa", rho=10):
     paper = PAPER["f1_10"][ds]
     for name in [r for r in READINGS if reading(run, r) or r == "instance"]:
         sel = reading(run, name)
-        c = run.value("CoPSI", "f1", dataset=ds, rho=rho, **sel)
-        u = run.value("Uniform", "f1", dataset=ds, rho=rho, **sel)
+        c = _value(run, "CoPSI", "f1", dataset=ds, rho=rho, **sel)
+        u = _value(run, "Uniform", "f1", dataset=ds, rho=rho, **sel)
         if c is None or u is None:
             continue
         se = np.hypot(c[1] / np.sqrt(c[2]), u[1] / np.sqrt(u[2]))
@@ -649,8 +638,8 @@ def run_lines(runs):
     for name in ("online", "identification", "f1", "stochastic_costs"):
         if name in runs:
             run = runs[name]
-            wall = "n/a" if run.wall is None else run.wall
-            lines.append(f"| `{name}` | `{run.path}` | {run.records[0]['n']} | {wall} |")
+            wall = run.wall
+            lines.append(f"| `{name}` | `{run.folder}` | {run.records[0]['n']} | {wall} |")
     return lines
 
 
@@ -660,7 +649,7 @@ def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     drawn = out if figures else None  # where the figures go
-    runs = {k: Run(v) for k, v in run_dirs.items() if v and (Path(v) / "summary.json").exists()}
+    runs = {k: mb.Results.load(v) for k, v in run_dirs.items() if v and (Path(v) / "summary.json").exists()}
     records = []
     for name, run in runs.items():
         for r in run.records:
@@ -679,15 +668,15 @@ def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
     if "online" in runs:
         run = runs["online"]
         md += ["## Online selection (Figure 2(a)-(b), Figure 3, Figure 4)", "",
-               f"Run: `{run.path}` ({run.records[0]['n']} paired replays). "
+               f"Run: `{run.folder}` ({run.records[0]['n']} paired replays). "
                "HV-efficiency regret `R_B^HV` and standard regret `R_B^std` (benchmark "
                "`R*_B = nu* sum_t mu^c_{i_t}`, see `metrics/budgeted.py`); mean ± std over replays.", ""]
         for metric, title in (("hv_efficiency_regret", "R_B^HV"), ("hv_regret", "R_B^std")):
             md += [f"### {title}", "", "| data | rho | B (tokens) | " + " | ".join(ONLINE) + " |",
                    "|---" * (3 + len(ONLINE)) + "|"]
             for ds in DATASETS:
-                for rho in run.rhos(dataset=ds):
-                    cells = [_fmt(run.value(p, metric, dataset=ds, rho=_rho_label(rho)), 4) for p in ONLINE]
+                for rho in _rhos(run, dataset=ds):
+                    cells = [_fmt(_value(run, p, metric, dataset=ds, rho=_rho_label(rho)), 4) for p in ONLINE]
                     md.append(f"| {ds} | {_rho_label(rho)} | {token_budget(ds, rho):.0f} | " + " | ".join(cells) + " |")
             key = "eff_rho32" if metric == "hv_efficiency_regret" else "std_rho32"
             for ds in DATASETS:
@@ -720,12 +709,12 @@ def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:
     if "stochastic_costs" in runs:
         run = runs["stochastic_costs"]
         md += ["## Robustness to stochastic token costs (Figure 6)", "",
-               f"Run: `{run.path}` ({run.records[0]['n']} paired replays, rho = 5000).", "",
+               f"Run: `{run.folder}` ({run.records[0]['n']} paired replays, rho = 5000).", "",
                "| data | method | fixed c_i | realized cost | paper (fixed / realized) |", "|---|---|---|---|---|"]
         for ds in DATASETS:
             for p in IDENT:
-                d = run.value(p, "misidentification", dataset=ds, costs="deterministic")
-                s = run.value(p, "misidentification", dataset=ds, costs="random")
+                d = _value(run, p, "misidentification", dataset=ds, costs="deterministic")
+                s = _value(run, p, "misidentification", dataset=ds, costs="random")
                 md.append(f"| {ds} | {p} | {_fmt(d)} | {_fmt(s)} | {_paper(PAPER['stoch'], ds, p)} |")
         md += [""] + _image(fig_stochastic(run, drawn)) + [""]
 

@@ -15,7 +15,8 @@ regret records) and the figures:
 - Figure 5: cumulative gap-weighted regret for the eight mandates; Figures 6-7: mandate trends.
 
 The engine records cumulative sums at checkpoints, so a moving average over ``w`` rounds is a
-difference of cumulative values divided by the rounds between checkpoints (:func:`moving_average`).
+difference of cumulative values divided by the rounds between checkpoints (:func:`moving_average`, the
+package's :func:`~mobandit_jax.analysis.trailing.trailing_mean`).
 """
 from __future__ import annotations
 
@@ -26,10 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
+import mobandit_jax as mb
+from mobandit_jax.analysis.trailing import trailing_mean
 from mobandit_jax.kernels import cone_optimal_mask, pareto_front_mask, preference_gaps
 from mobandit_jax.problems import llm_leaderboard as llm
 from mobandit_jax.problems import nyse
-from mobandit_jax.runner.run_folder import RunDir
 
 POLICIES = ("PrefUCB", "ScalarizedUCB_r.r.", "ParetoUCB", "GT-PF")
 # Significance level of the t-tests against PrefUCB (Table 2 marks and the count in the differences).
@@ -142,56 +144,31 @@ def data_driven_mandates(table, cap: float = 0.3) -> dict:
 # ----------------------------------------------------------------------------------- run files
 
 
-class Run(RunDir):
-    """One run directory: cumulative curves, checkpoints, grid, records, timing and spec."""
-
-    @property
-    def checkpoints(self) -> np.ndarray:
-        """Rounds at which the cumulative curves were recorded."""
-        return np.asarray(self.curves["checkpoints"])
-
-    def index(self, label: str, scenario: str) -> int:
-        """Grid index of ``scenario`` for policy ``label``."""
-        g = super().index(label, scenario=scenario)
-        if g is None:
-            raise KeyError(f"{self.path}: no grid point with scenario {scenario!r} for policy {label!r}")
-        return g
-
-    def curve(self, label: str, scenario: str, metric: str) -> np.ndarray:
-        """Cumulative curve ``(seeds, checkpoints)`` of ``metric``."""
-        key = f"{label}|{self.index(label, scenario)}|{metric}"
-        if key not in self.curves:
-            raise KeyError(f"{self.path}/curves.npz has no array {key!r}")
-        return np.asarray(self.curves[key], float)
-
-    def scenarios(self) -> list:
-        """Scenario names in config order."""
-        return [s["name"] for s in self.spec.get("scenarios", [])]
+def curve(run, label: str, scenario: str, metric: str) -> np.ndarray:
+    """Cumulative curve ``(seeds, checkpoints)`` of ``metric`` for policy ``label`` at ``scenario``, in float64."""
+    return np.asarray(run.curve(label, metric, scenario=scenario), float)
 
 
-def load_run(run_dir) -> Run:
-    """Read ``curves.npz``, ``grid.json``, ``summary.json``, ``run.json`` and ``timing.json``."""
-    return Run(run_dir, required=("curves.npz", "grid.json", "summary.json", "run.json"))
+def scenario_names(run) -> list:
+    """Scenario names in config order."""
+    return [s["name"] for s in run.spec.get("scenarios", [])]
+
+
+def load_run(run_dir) -> mb.Results:
+    """A run folder read back (:meth:`mobandit_jax.Results.load`); it must hold its curves."""
+    if not (Path(run_dir) / "curves.npz").is_file():
+        raise FileNotFoundError(f"run directory {run_dir} has no curves.npz; run `mobandit run` first")
+    return mb.Results.load(run_dir)
 
 
 # ----------------------------------------------------------------------------------- statistics
 
 
 def moving_average(cum, checkpoints, window: int) -> np.ndarray:
-    """Trailing ``window``-round average at each checkpoint from cumulative sums ``(..., C)``.
-
-    At checkpoint ``c_i`` it is ``(S_i - S_j) / (c_i - c_j)`` with ``c_j`` the latest checkpoint
-    (or round 0) at or before ``c_i - window``; fewer rounds are used at the start.
-    """
-    cum = np.asarray(cum, float)
-    c = np.concatenate([[0], np.asarray(checkpoints, float)])
-    S = np.concatenate([np.zeros(cum.shape[:-1] + (1,)), cum], axis=-1)
-    out = np.empty(cum.shape)
-    for i in range(1, len(c)):
-        j = int(np.searchsorted(c, c[i] - window, side="right") - 1)
-        j = max(0, min(j, i - 1))
-        out[..., i - 1] = (S[..., i] - S[..., j]) / (c[i] - c[j])
-    return out
+    """Trailing ``window``-round average at each checkpoint from cumulative sums ``(S, C)``: at checkpoint ``c_i``,
+    ``(S_i - S_j) / (c_i - c_j)`` with ``c_j`` the latest checkpoint (or round 0) at or before ``c_i - window``
+    (:func:`mobandit_jax.analysis.trailing.trailing_mean`, ``start="checkpoint"``)."""
+    return trailing_mean(cum, checkpoints, window, start="checkpoint")
 
 
 def welch_test(a, b) -> float:
@@ -230,16 +207,16 @@ def _pair(ms) -> str:
     return f"{ms[0]:.3f} ± {ms[1]:.3f}"
 
 
-def per_seed_final(run: Run, label: str, scenario: str, metric: str, per_round: bool = False) -> np.ndarray:
+def per_seed_final(run: mb.Results, label: str, scenario: str, metric: str, per_round: bool = False) -> np.ndarray:
     """Per-seed value at the horizon: the cumulative sum, or divided by the rounds (``per_round``)."""
-    cum = run.curve(label, scenario, metric)[:, -1]
+    cum = curve(run, label, scenario, metric)[:, -1]
     return cum / run.checkpoints[-1] if per_round else cum
 
 
 # ------------------------------------------------------------------------------------- tables
 
 
-def table1(run: Run) -> dict:
+def table1(run: mb.Results) -> dict:
     """Per (metric, policy, scenario): per-seed averages of the main/relaxable reward and ratio."""
     out = {"main": {}, "relaxable": {}, "ratio": {}}
     for label in POLICIES:
@@ -254,10 +231,10 @@ def table1(run: Run) -> dict:
     return out
 
 
-def table2(run: Run, scenarios=None) -> list:
+def table2(run: mb.Results, scenarios=None) -> list:
     """Rows of Table 2: per mandate, per policy ``R^gap_T / T`` per seed, ranks and t-test p-values."""
     rows = []
-    for sc in scenarios or run.scenarios():
+    for sc in scenarios or scenario_names(run):
         vals = [per_seed_final(run, lab, sc, "regret_gap", True) for lab in POLICIES]
         means = [v.mean() for v in vals]
         rows.append({
@@ -322,7 +299,7 @@ def _image(alt: str, path) -> str:
     return "" if path is None else f"![{alt}]({Path(path).name})\n\n"
 
 
-def regret_figure(run: Run, scenarios, path, metric: str = "regret_gap", ncols: int = 4,
+def regret_figure(run: mb.Results, scenarios, path, metric: str = "regret_gap", ncols: int = 4,
                   draw: bool = True) -> Path | None:
     """Cumulative ``metric`` curves, mean +- 1 std over seeds, one panel per scenario (``draw=False``: nothing is
     drawn, ``None`` returned)."""
@@ -335,7 +312,7 @@ def regret_figure(run: Run, scenarios, path, metric: str = "regret_gap", ncols: 
     x = run.checkpoints
     for ax, sc in zip(axes.flat, scenarios):
         for lab in POLICIES:
-            y = run.curve(lab, sc, metric)
+            y = curve(run, lab, sc, metric)
             m, s = y.mean(0), y.std(0)
             ax.plot(x, m, color=COLORS[lab], label=lab)
             ax.fill_between(x, m - s, m + s, color=COLORS[lab], alpha=0.2)
@@ -353,7 +330,7 @@ def regret_figure(run: Run, scenarios, path, metric: str = "regret_gap", ncols: 
     return path
 
 
-def trend_figure(run: Run, scenarios, matrices: dict, path, names=None, window: int = 100,
+def trend_figure(run: mb.Results, scenarios, matrices: dict, path, names=None, window: int = 100,
                  levels=preference_levels, draw: bool = True) -> Path | None:
     """Figure 4/6/7: ``window``-round moving average of the played arm's true reward, per group (``draw=False``:
     nothing is drawn, ``None`` returned)."""
@@ -372,7 +349,7 @@ def trend_figure(run: Run, scenarios, matrices: dict, path, names=None, window: 
                 ax.axis("off")
                 continue
             for lab in POLICIES:
-                ma = np.mean([moving_average(run.curve(lab, sc, f"reward_{j}"), x, window) for j in objs], axis=0)
+                ma = np.mean([moving_average(curve(run, lab, sc, f"reward_{j}"), x, window) for j in objs], axis=0)
                 m, s = ma.mean(0), ma.std(0)
                 ax.plot(x, m, color=COLORS[lab], label=lab, lw=1.2)
                 ax.fill_between(x, m - s, m + s, color=COLORS[lab], alpha=0.15)
@@ -393,7 +370,7 @@ def trend_figure(run: Run, scenarios, matrices: dict, path, names=None, window: 
 # -------------------------------------------------------------------------------------- report
 
 
-def derived_records(run: Run, experiment: str) -> list:
+def derived_records(run: mb.Results, experiment: str) -> list:
     """Engine-format records of ``regret_gap / T`` (averaged gap-weighted regret) per policy and scenario."""
     out = []
     for lab in POLICIES:
@@ -406,7 +383,7 @@ def derived_records(run: Run, experiment: str) -> list:
     return out
 
 
-def optimal_sets(run: Run) -> list:
+def optimal_sets(run: mb.Results) -> list:
     """Per LLM setting: ``(name, C-optimal models, of them Pareto-optimal, share of the Pareto set that is
     C-optimal, GT-PF's per-seed optimal-selection ratio)``; the share is GT-PF's expected ratio."""
     _, table, _ = llm.arm_table()
@@ -419,15 +396,15 @@ def optimal_sets(run: Run) -> list:
     return rows
 
 
-def _llm_section(run: Run, out: Path, draw: bool = True) -> str:
-    scen = run.scenarios()
+def _llm_section(run: mb.Results, out: Path, draw: bool = True) -> str:
+    scen = scenario_names(run)
     f3 = regret_figure(run, scen, out / "figure3_llm_regret.png", draw=draw)
     f4 = trend_figure(run, list(REAL_WORLD), scenario_matrices(), out / "figure4_llm_trends.png",
                       names=llm.CAPABILITIES, draw=draw)
     names, table, sizes = llm.arm_table()
     s = "## 1. LLM selective ensemble (Section 4.1)\n\n"
     s += (f"K = {table.shape[0]} models x d = 7 capabilities, Beta feedback (c = 1), "
-          f"T = {int(run.checkpoints[-1])}, {run.curve(POLICIES[0], scen[0], 'regret_gap').shape[0]} seeds. "
+          f"T = {int(run.checkpoints[-1])}, {curve(run, POLICIES[0], scen[0], 'regret_gap').shape[0]} seeds. "
           "Arm table: `mobandit_jax/problems/llm_leaderboard.py` (MMLU-PRO, MATH Lvl 5, BBH, GPQA, IFEval, "
           "MUSR and -log size, min-max normalised over the 42 models with the highest mean v2 score).\n\n")
     s += (f"Optimal sets on our table: the standard Pareto set has {int(np.asarray(pareto_front_mask(table)).sum())} "
@@ -474,8 +451,8 @@ def _llm_section(run: Run, out: Path, draw: bool = True) -> str:
     return s
 
 
-def _assets_section(run: Run, out: Path, draw: bool = True) -> str:
-    scen = run.scenarios()
+def _assets_section(run: mb.Results, out: Path, draw: bool = True) -> str:
+    scen = scenario_names(run)
     f5 = regret_figure(run, scen, out / "figure5_assets_regret.png", draw=draw)
     Ws = mandate_matrices()
     f6 = trend_figure(run, scen[:4], Ws, out / "figure6_assets_trends.png", names=nyse.OBJECTIVES, window=100,
@@ -538,20 +515,20 @@ def _assets_section(run: Run, out: Path, draw: bool = True) -> str:
     return s
 
 
-def _avg_ranks(run: Run, scenarios) -> np.ndarray:
+def _avg_ranks(run: mb.Results, scenarios) -> np.ndarray:
     vals = [[per_seed_final(run, lab, sc, "regret_gap").mean() for lab in POLICIES] for sc in scenarios]
     return np.mean([ranks(v, 6) for v in vals], axis=0)
 
 
-def _llm_differences(run: Run) -> str:
+def _llm_differences(run: mb.Results) -> str:
     names, table, _ = llm.arm_table()
     pareto = np.asarray(pareto_front_mask(table))
     real = [row for row in optimal_sets(run) if row[0] in REAL_WORLD]
     t1 = table1(run)
     relax_wins = [sc for j, sc in enumerate(REAL_WORLD)
                   if np.argmin([t1["relaxable"][lab][j].mean() for lab in POLICIES]) != 0]
-    std_scen = "Standard" if "Standard" in run.scenarios() else None
-    avg = _avg_ranks(run, run.scenarios())
+    std_scen = "Standard" if "Standard" in scenario_names(run) else None
+    avg = _avg_ranks(run, scenario_names(run))
     s = "### What differs from the paper (LLM), and why\n\n"
     s += ("- **Data.** The paper's 42 x 7 table is not public; ours maps six real Open LLM Leaderboard v2 "
           "benchmarks and a size-based speed proxy onto the seven capabilities (module docstring of "
@@ -586,14 +563,14 @@ def mandate_gaps(means) -> dict:
     return {k: np.asarray(preference_gaps(means, W)) for k, W in mandate_matrices().items()}
 
 
-def _assets_differences(run: Run) -> str:
+def _assets_differences(run: mb.Results) -> str:
     tab = nyse.reward_table()
     means = tab.rewards.mean(0)
     gaps = mandate_gaps(means)
     worst = max(gaps, key=lambda k: gaps[k].max())
     paper = {k: np.array([m for m, _ in PAPER_TABLE2[k]]) for k in gaps}
     out_of_reach = sum(int((paper[k] > gaps[k].max()).sum()) for k in gaps)
-    rows = table2(run, run.scenarios())
+    rows = table2(run, scenario_names(run))
     avg = np.mean([r["rank"] for r in rows], axis=0)
     sig = sum(int(p is not None and p < P_LEVEL and r["values"][i].mean() > r["values"][0].mean())
               for r in rows for i, p in enumerate(r["welch"]) if i)
@@ -639,13 +616,13 @@ ABLATION = (("PrefUCB", "KL-UCB", "max-min"), ("PrefUCB (Pareto UCB1 radius)", "
             ("GT-PF", "oracle", "uniform on true Pareto set"))
 
 
-def ablation_finals(run: Run) -> dict:
+def ablation_finals(run: mb.Results) -> dict:
     """``{label: per-seed R^gap_T}`` of the identity ablation (W = I7)."""
-    sc = run.scenarios()[0]
+    sc = scenario_names(run)[0]
     return {lab: per_seed_final(run, lab, sc, "regret_gap") for lab, _, _ in ABLATION if lab in run.grid}
 
 
-def _ablation_section(run: Run) -> str:
+def _ablation_section(run: mb.Results) -> str:
     f = ablation_finals(run)
     m = {k: float(v.mean()) for k, v in f.items()}
     n = next(iter(f.values())).size
@@ -688,10 +665,9 @@ def _ablation_section(run: Run) -> str:
     return s
 
 
-def _run_row(key: str, run: Run) -> str:
+def _run_row(key: str, run: mb.Results) -> str:
     """The run table's row of ``run``: key, directory, seeds and engine wall seconds (``timing.json``)."""
-    return (f"| `{key}` | {run.path} | {run.timing.get('seeds', 'n/a')} | "
-            f"{run.timing.get('wall_seconds_this_invocation', 'n/a')} |")
+    return f"| `{key}` | {run.folder} | {run.records[0]['n']} | {run.wall} |"
 
 
 def build(run_dirs: dict, out_dir, figures: bool = True) -> Path:

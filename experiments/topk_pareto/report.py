@@ -31,9 +31,10 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as st
 
+import mobandit_jax as mb
 from mobandit_jax.analysis import stats
+from mobandit_jax.analysis.files import write_json
 from mobandit_jax.analysis.trailing import trailing_mean
-from mobandit_jax.runner.run_folder import RunDir, write_json
 
 ALGOS = ("THV-UCB", "ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd", "ParetoTS", "ParetoTS+",
          "ChebyshevUCB", "ChebyshevUCB+", "HVScalarUCB", "HVScalarUCB+", "ScalarUCB", "ScalarUCB-RandW", "RandomK")
@@ -109,24 +110,33 @@ class _Points:
         return None
 
 
-class Run(_Points, RunDir):
-    """One ``mobandit run`` directory: grid, per-seed finals and cumulative curves."""
+class Run(_Points):
+    """One ``mobandit run`` folder (:class:`mobandit_jax.Results`) read by policy label and grid index."""
 
     def __init__(self, path):
-        super().__init__(path, required=("grid.json", "summary.json", "finals.npz"))
+        if not (Path(path) / "finals.npz").is_file():
+            raise FileNotFoundError(f"run directory {path} has no finals.npz; run `mobandit run` first")
+        self.results = mb.Results.load(path)
+        self.grid, self.records, self.spec = self.results.grid, self.results.records, self.results.spec
+        self.wall = self.results.wall
+
+    def _point(self, label, g) -> dict:
+        """The setting items and options that name grid point ``g`` of ``label``."""
+        point = self.grid[label][g]
+        return {**point["params"], **point["setting"]}
 
     def final(self, label, g, metric):
         """Per-seed final values ``(seeds,)``."""
-        return np.asarray(self.finals[f"{label}|{g}|{metric}"], np.float64)
+        return np.asarray(self.results.final(label, metric, **self._point(label, g)), np.float64)
 
     def curve(self, label, g, metric):
         """Per-seed cumulative curve ``(seeds, checkpoints)``."""
-        return np.asarray(self.curves[f"{label}|{g}|{metric}"], np.float64)
+        return np.asarray(self.results.curve(label, metric, **self._point(label, g)), np.float64)
 
     @property
     def checkpoints(self):
         """Rounds at which the curves were recorded."""
-        return np.asarray(self.curves["checkpoints"])
+        return self.results.checkpoints
 
 
 def _experiment(run):
@@ -146,8 +156,8 @@ class TableRun(_Points):
 
     def __init__(self, d, main=None, eta=None):
         if main is not None and eta is not None and _experiment(main) != _experiment(eta):
-            raise ValueError(f"{main.path} and {eta.path} are not runs of the same experiment (env, horizon, "
-                             "seeds, seed, record_every differ)")
+            raise ValueError(f"{main.results.folder} and {eta.results.folder} are not runs of the same experiment "
+                             "(env, horizon, seeds, seed, record_every differ)")
         picked = {}
         if eta is not None:
             for label, points in eta.grid.items():
@@ -587,7 +597,7 @@ def _runs_section(run_dirs, runs):
     for key in sorted(run_dirs):
         run = runs[key]
         exp = run.spec.get("experiment", {})
-        wall = run.timing.get("wall_seconds_this_invocation")
+        wall = run.wall
         lines.append(f"| {key} | {exp.get('name', '—')} | `{Path(run_dirs[key])}` | {exp.get('seeds', '—')} | "
                      f"{exp.get('horizon', '—')} | {'—' if wall is None else f'{wall:.0f}'} |")
     return lines + [""]

@@ -16,8 +16,8 @@ import json
 import struct
 from pathlib import Path
 
-from ..runner import run_folder as files
-from ..runner.run_folder import column
+from . import files
+from .files import column
 from .plots import setting_title
 from .report import fmt_mean_std
 

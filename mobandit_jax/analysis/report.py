@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..runner.run_folder import column, record
+from .files import column, record
 from .plots import paid, setting_title
 
 

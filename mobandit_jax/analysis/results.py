@@ -3,7 +3,7 @@
 ``mobandit run`` and ``mb.run`` both merge their seed chunks into a :class:`Results`:
 ``Results.save`` writes the run folder's result files (``curves.npz``, ``finals.npz``,
 ``grid.json``, ``summary.json``, ``timing.json``, ``metrics.json``, ``truth.json``, figures and
-``report.md``; file layout in :mod:`mobandit_jax.runner.run_folder`), and ``Results.load`` reads a
+``report.md``; file layout in :mod:`mobandit_jax.analysis.files`), and ``Results.load`` reads a
 run folder back, so that ``Results.load(d).save(e)`` writes the files of ``d`` again, byte for byte.
 
 ``metrics.json``: ``{"names": {label: [metric, ...]}, "reduce": {label: {metric: reducer}}}``, what
@@ -12,29 +12,8 @@ metric). A folder of an earlier version has none: its metrics come from the reco
 with a figure ``METRIC.png`` in the folder is a ``"sum"``; the other reducers cannot be derived
 from the folder and are null.
 
-``truth.json``: ``{"settings": [entry per grid setting, in grid order]}``, the ground truth every
-metric scores against (:class:`TruthTable`; the families' definitions: PDMOB Defs. 2 and 4,
-Xue et al. Section 3, Gutowski et al. Eq. (1)-(2)). An entry holds ``setting``, ``means`` (K, d)
-(``EnvInstance.means``: what the policies' contexts and the metrics read), ``mean_costs`` (K,) or
-null, ``families`` (per metric family of the spec's policies, taken from that family's own metric
-params after its ``prepare``, as the engine hands them to the metric step):
-
-- ``preference``: ``cone_optimal`` (K,) bool (``cone_optimal_mask(means, W)``), ``gaps`` (K,);
-- ``identification``: ``pareto`` (K,) bool, the strict Pareto set ``P*``, and ``budget``;
-- ``slate``: ``vstar`` (exact ``V*`` at d = 2, greedy ``HV(G*)`` at d >= 3), ``alpha_vstar``, ``ref``,
-  ``benchmark`` (``"exhaustive"`` or ``"greedy"``) and ``slate``, the greedy slate ``G*`` (d >= 3;
-  null at d = 2, where only the value of the best slate is computed);
-- ``budgeted``: ``efficiency`` ``nu`` (K,), ``nu_star`` and ``optimal`` (K,) bool (``nu = nu*``);
-- a plugin family: its metric params as plain lists;
-
-and ``per_seed``: for an environment whose ``reset`` redraws the instance (its params carry
-``means``, e.g. ``dtlz`` without ``instance_seed``), ``{"seed", "means", "families"}`` of the first
-``TRUTH_SEEDS`` seeds, drawn by the environment's own reset on the run's seed keys
-(:func:`mobandit_jax.engine.seed_keys`, stream ``RESET_STREAM``); then the setting's ``means`` and
-``families`` describe the instance built from the spec, which a seed's prepare-less metrics
-(preference, identification, budgeted) still score against. ``per_seed`` is null otherwise, also for
-``nyse_replay``, whose reset draws only the replay's start offset: its truth, the average over all
-days, is the same for every seed.
+``truth.json``: the ground truth every metric scores against, per grid setting
+(:mod:`mobandit_jax.analysis.truth`).
 """
 from __future__ import annotations
 
@@ -48,13 +27,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..runner import run_folder as files
+from . import files
 from ..engine import checkpoint_rounds
-from ..runner.run_folder import column
+from .files import column
+from .truth import TRUTH_FILE
 
 METRICS_FILE = "metrics.json"
-TRUTH_FILE = "truth.json"
-TRUTH_SEEDS = 16  # seeds whose redrawn instance truth.json lists
 _REQUIRED = {"summary.json": {"records": list}, METRICS_FILE: {"names": dict, "reduce": dict},
              TRUTH_FILE: {"settings": list}}  # the entries each JSON file of a run folder must hold
 
@@ -63,29 +41,42 @@ class ResultsFileError(ValueError):
     """A run folder's file that cannot be read back: truncated, not JSON or npz, or without its entries."""
 
 
-class _CheckedRunDir(files.RunDir):
-    """:class:`~mobandit_jax.runner.run_folder.RunDir` whose unreadable files raise :class:`ResultsFileError`."""
+class _Folder:
+    """A run folder's files read back, each on first use; a file that cannot be read raises one
+    :class:`ResultsFileError` naming the folder and the file."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        for name in ("grid.json", "summary.json"):
+            if not (self.path / name).is_file():
+                raise FileNotFoundError(f"run directory {self.path} has no {name}; run `mobandit run` first")
 
     def error(self, name: str, why) -> ResultsFileError:
         """The one-line error naming this folder and its file ``name``."""
         return ResultsFileError(f"run folder {self.path}: {name} cannot be read ({' '.join(str(why).split())})")
 
-    def _json(self, name: str, default):
+    def json(self, name: str, default):
+        """The JSON object of file ``name`` (``default`` where the folder has none), with its required entries."""
+        path = self.path / name
+        if not path.is_file():
+            return default
         try:
-            obj = super()._json(name, default)
+            obj = json.loads(path.read_text())
         except (OSError, ValueError) as err:  # ValueError: json.JSONDecodeError, UnicodeDecodeError
             raise self.error(name, err) from None
-        if obj is default:
-            return obj
         want = _REQUIRED.get(name, {})
         if not isinstance(obj, dict) or any(not isinstance(obj.get(k), t) for k, t in want.items()):
             keys = ", ".join(f"{k!r} ({t.__name__})" for k, t in want.items())
             raise self.error(name, "not a JSON object" + (f" with {keys}" if keys else ""))
         return obj
 
-    def _npz(self, name: str) -> dict:
+    def npz(self, name: str) -> dict:
+        """The arrays of file ``name`` (empty where the folder has none)."""
+        if not (self.path / name).is_file():
+            return {}
         try:
-            return super()._npz(name)
+            with np.load(self.path / name) as z:
+                return {k: z[k] for k in z.files}
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as err:
             raise self.error(name, f"{type(err).__name__}: {err}") from None
 
@@ -144,7 +135,17 @@ class Results:
 
     @classmethod
     def merge(cls, plan, merged: dict, wall: float, marker: dict) -> "Results":
-        """Results from the seed-concatenated chunk arrays of ``plan`` (``label|grid|metric`` keys)."""
+        """Results from the seed-concatenated chunk arrays of a plan.
+
+        Args:
+          plan: the :class:`~mobandit_jax.runner.plans.Plan` that ran.
+          merged: its chunks' arrays, concatenated along the seed axis (``label|grid|metric`` keys, ``seed_index``).
+          wall: the engine's wall seconds.
+          marker: the run folder's ``run.json``.
+
+        Returns:
+          The :class:`Results`, with each grid point's final values and ``summary.json`` records.
+        """
         merged = dict(merged)
         seeds = merged.pop("seed_index")
         ckpts = np.asarray(checkpoint_rounds(plan.horizon, plan.record_every))
@@ -171,34 +172,42 @@ class Results:
         ``grid.json`` and ``summary.json`` must be there (``FileNotFoundError``); a file that is
         there but cannot be read raises :class:`ResultsFileError` (a ``ValueError``). A folder without
         ``curves.npz`` / ``finals.npz`` loads with empty arrays (its records can still be compared).
+
+        Args:
+          path: the run folder.
+
+        Returns:
+          Its :class:`Results`.
         """
-        run = _CheckedRunDir(path)
-        for i, r in enumerate(run.records):
+        run = _Folder(path)
+        records = run.json("summary.json", None)["records"]
+        for i, r in enumerate(records):
             problem = files.record_problem(r)
             if problem:
                 raise run.error("summary.json", f"record {i} is not an object with the keys "
                                                 f"{list(files.RECORD_TYPES)}: it {problem}")
-        meta = run._json(METRICS_FILE, None)
+        meta = run.json(METRICS_FILE, None)
         if meta is None:  # an earlier version: the metrics from the records, "sum" where a figure was drawn
             names: dict = {}
-            for r in run.records:
+            for r in records:
                 names.setdefault(r["policy"], {})[r["metric"]] = None
             meta = {"names": names, "reduce": {label: {m: "sum" if (run.path / f"{m}.png").is_file() else None
                                                        for m in ms} for label, ms in names.items()}}
         elif not all(isinstance(ms, list) and isinstance(meta["reduce"].get(label), dict)
                      and set(ms) <= set(meta["reduce"][label]) for label, ms in meta["names"].items()):
             raise run.error(METRICS_FILE, "a metric of 'names' has no entry in 'reduce'")
-        marker = run._json(files.MARKER, {})
-        exp = run.spec.get("experiment", {})
-        arrays = run.curves if (run.path / "curves.npz").is_file() else {}
-        finals = run.finals if (run.path / "finals.npz").is_file() else {}
+        marker = run.json(files.MARKER, {})
+        spec = marker.get("spec", {})
+        exp = spec.get("experiment", {})
+        arrays, finals = run.npz("curves.npz"), run.npz("finals.npz")
         ckpts = arrays.get("checkpoints")
         horizon = int(ckpts[-1]) if ckpts is not None and len(ckpts) else marker.get("horizon", 0)
         every = marker.get("record_every", int(ckpts[0]) if ckpts is not None and len(ckpts) else 0)
-        truths = run._json(TRUTH_FILE, {"settings": []})["settings"]
-        return cls(run.spec, run.grid, {k: tuple(v) for k, v in meta["names"].items()}, meta["reduce"], horizon,
-                   every, exp.get("seed", 0), arrays, finals, run.records,
-                   run.timing.get("wall_seconds_this_invocation", 0.0), marker, truths, run.path)
+        truths = run.json(TRUTH_FILE, {"settings": []})["settings"]
+        timing = run.json("timing.json", {})
+        return cls(spec, run.json("grid.json", {}), {k: tuple(v) for k, v in meta["names"].items()}, meta["reduce"],
+                   horizon, every, exp.get("seed", 0), arrays, finals, records,
+                   timing.get("wall_seconds_this_invocation", 0.0), marker, truths, run.path)
 
     def _where(self) -> str:
         return f"run folder {self.folder}" if self.folder is not None else "these results"
@@ -208,7 +217,14 @@ class Results:
             raise FileNotFoundError(f"{self._where()} has no curves.npz with checkpoints")
 
     def truth(self, setting) -> dict:
-        """The ``truth.json`` entry of a grid setting: its dict (as in ``grid.json``) or its index."""
+        """The ``truth.json`` entry of a grid setting.
+
+        Args:
+          setting: the setting's dict (as in ``grid.json``) or its index.
+
+        Returns:
+          A copy of its entry (:mod:`mobandit_jax.analysis.truth`).
+        """
         if not self.truths:
             raise ValueError(f"{self._where()} has no {TRUTH_FILE} (written by runs of this version)")
         if isinstance(setting, (int, np.integer)) and not isinstance(setting, bool):
@@ -221,8 +237,96 @@ class Results:
                 return json.loads(json.dumps(entry))
         raise ValueError(f"no grid setting {setting!r}; this run has: {[e['setting'] for e in self.truths]}")
 
+    @property
+    def checkpoints(self) -> np.ndarray:
+        """The rounds at which the cumulative curves were recorded (``curves.npz``'s ``checkpoints``)."""
+        self._need_arrays()
+        return np.asarray(self.arrays["checkpoints"])
+
+    def setting_keys(self) -> list:
+        """The keys of the grid settings, merged over every policy and setting, in order of first appearance."""
+        return list(dict.fromkeys(k for points in self.grid.values() for p in points for k in p["setting"]))
+
+    def index(self, label: str, **setting):
+        """The grid index of policy ``label`` whose setting and options match ``setting``.
+
+        Args:
+          label: a policy label.
+          **setting: setting items (``scenario="a"``) or policy options (``eta=0.3``) the point must have,
+            compared as text (so ``rho=8`` matches ``8.0`` only where both print alike).
+
+        Returns:
+          The first matching grid index of ``label``, or None.
+        """
+        for g, point in enumerate(self.grid.get(label, [])):
+            both = {**point["params"], **point["setting"]}
+            if all(k in both and str(both[k]) == str(v) for k, v in setting.items()):
+                return g
+        return None
+
+    def record(self, label: str, metric: str, **setting):
+        """The ``summary.json`` record of ``label`` and ``metric`` at a setting.
+
+        Args:
+          label: a policy label.
+          metric: a metric name.
+          **setting: setting items and policy options the record must have, compared as text.
+
+        Returns:
+          The first matching record (a dict: policy, params, setting, metric, mean, std, n), or None.
+        """
+        for r in self.records:
+            both = {**r["params"], **r["setting"]}
+            if r["policy"] == label and r["metric"] == metric and all(
+                    k in both and str(both[k]) == str(v) for k, v in setting.items()):
+                return r
+        return None
+
+    def _key(self, label: str, metric: str, setting: dict) -> str:
+        g = self.index(label, **setting)
+        if g is None:
+            raise KeyError(f"{self._where()}: policy {label!r} has no grid point {setting}")
+        return f"{label}|{g}|{metric}"
+
+    def curve(self, label: str, metric: str, **setting) -> np.ndarray:
+        """The per-seed cumulative curves of one grid point.
+
+        Args:
+          label: a policy label.
+          metric: a metric name, or ``"rounds"`` / ``"spent"`` (:data:`PLAY_CURVES`).
+          **setting: setting items and policy options of the grid point (:meth:`index`).
+
+        Returns:
+          ``(seeds, checkpoints)`` cumulative values, in the precision the run computed in.
+        """
+        self._need_arrays()
+        key = self._key(label, metric, setting)
+        if key not in self.arrays:
+            raise KeyError(f"{self._where()}: curves.npz has no array {key!r}")
+        return np.asarray(self.arrays[key])
+
+    def final(self, label: str, metric: str, **setting) -> np.ndarray:
+        """The per-seed final values (``finals.npz``) of one grid point.
+
+        Args:
+          label: a policy label.
+          metric: a metric name.
+          **setting: setting items and policy options of the grid point (:meth:`index`).
+
+        Returns:
+          ``(seeds,)`` values, reduced as the metric's reducer says, in the precision the run computed in.
+        """
+        key = self._key(label, metric, setting)
+        if key not in self.finals:
+            raise KeyError(f"{self._where()}: finals.npz has no array {key!r}")
+        return np.asarray(self.finals[key])
+
     def metrics(self) -> list:
-        """The metric names of the records, in order of first appearance."""
+        """The metric names of the records.
+
+        Returns:
+          The names, in order of first appearance.
+        """
         return list(dict.fromkeys(r["metric"] for r in self.records))
 
     def _check_metric(self, metric: str):
@@ -230,10 +334,17 @@ class Results:
             raise ValueError(f"unknown metric {metric!r}; this run has: {self.metrics()}")
 
     def curves(self, metric: str) -> Curves:
-        """The cumulative curves of ``metric`` as ``Curves(values (policy, setting, seed, checkpoint), ...)``.
+        """The cumulative curves of ``metric`` for every policy and setting.
 
         ``"rounds"`` and ``"spent"`` (:data:`PLAY_CURVES`) give the rounds played and the budget spent by each
-        checkpoint: a metric against the budget spent is ``curves(m).values`` over ``curves("spent").values``."""
+        checkpoint: a metric against the budget spent is ``curves(m).values`` over ``curves("spent").values``.
+
+        Args:
+          metric: a metric name, or ``"rounds"`` / ``"spent"``.
+
+        Returns:
+          ``Curves(values (policy, setting, seed, checkpoint), policies, settings, checkpoints)``.
+        """
         self._check_metric(metric)
         cols, settings, cells = [], [], {}
         for label, points in self.grid.items():
@@ -252,7 +363,11 @@ class Results:
         return Curves(values, tuple(cols), tuple(settings), np.asarray(self.arrays["checkpoints"]))
 
     def frame(self):
-        """The records as a pandas DataFrame: policy, setting labels, policy options, metric, mean, std, n."""
+        """The records as a table.
+
+        Returns:
+          A pandas DataFrame: policy, setting labels, policy options, metric, mean, std, n.
+        """
         try:
             import pandas as pd
         except ImportError:
@@ -262,7 +377,14 @@ class Results:
         return pd.DataFrame(rows)
 
     def plot(self, metric: str):
-        """A matplotlib Figure of ``metric``'s cumulative curves (mean ± std over seeds), a panel per setting."""
+        """A figure of one metric's cumulative curves.
+
+        Args:
+          metric: a metric name.
+
+        Returns:
+          A matplotlib Figure (mean ± std over seeds), a panel per setting.
+        """
         from . import plots
 
         self._check_metric(metric)
@@ -270,7 +392,14 @@ class Results:
         return plots.metric_figure(self, self.arrays, metric)
 
     def save(self, out) -> "Results":
-        """Write the run folder files of ``mobandit run`` to ``out`` (a new or empty folder, or this run's folder)."""
+        """Write the run folder files of ``mobandit run``.
+
+        Args:
+          out: a new or empty folder, or this run's folder.
+
+        Returns:
+          These results.
+        """
         out = Path(out)
         self._need_arrays()  # a folder that cannot be written again is refused before anything is written
         old = files.run_marker(out)
@@ -284,8 +413,12 @@ class Results:
         return self
 
     def write(self, out: Path, figures: bool = True):
-        """Write the result files (not the ``run.json`` marker) into run folder ``out``; ``figures=False`` draws
-        no figure (``report.md`` then has the tables only)."""
+        """Write the result files (not the ``run.json`` marker) into a run folder.
+
+        Args:
+          out: the run folder.
+          figures: False draws no figure (``report.md`` then has the tables only).
+        """
         from . import plots, report  # local: matplotlib only when writing results
 
         self._need_arrays()
@@ -301,132 +434,3 @@ class Results:
         if self.truths:
             files.write_json(out / TRUTH_FILE, {"settings": list(self.truths)})
         report.write(self, summary, plots.regret_figures(self, self.arrays, out) if figures else [], out)
-
-
-# ------------------------------------------------------------------------------ ground truth (truth.json)
-
-
-def _family_truth(family: str, mp, slate_size: int):
-    """The truth family ``family``'s metric params ``mp`` score against, as arrays (module docstring)."""
-    if family == "preference":  # metrics.preference.PreferenceTruth
-        return {"cone_optimal": mp.optimal > 0, "gaps": mp.gaps}
-    if family == "identification":  # (P* mask, B)
-        return {"pareto": mp[0], "budget": mp[1]}
-    if family == "slate":  # {"means", "ref", "vstar"}, after prepare
-        from ..metrics import slate
-
-        out = {"vstar": mp["vstar"], "alpha_vstar": slate.ALPHA * mp["vstar"], "ref": mp["ref"]}
-        if mp["means"].shape[-1] > 2:  # benchmark_value: the greedy G* at d >= 3
-            out["slate"] = slate.greedy_subset(mp["means"], slate_size, mp["ref"])
-        return out
-    if family == "budgeted":  # metrics.budgeted.BudgetMetricParams
-        return {"efficiency": mp.nu, "nu_star": mp.nu_star, "optimal": mp.nu == mp.nu_star}
-    return mp
-
-
-def _plain(x):
-    """A pytree of arrays as plain JSON data (dicts, lists, floats, ints, bools, None)."""
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
-    if hasattr(x, "_asdict"):
-        return {k: _plain(v) for k, v in x._asdict().items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    return None if x is None else np.asarray(x).tolist()
-
-
-def _families_json(truths: dict) -> dict:
-    out = {family: _plain(t) for family, t in truths.items()}
-    if "slate" in out:
-        out["slate"].setdefault("slate", None)
-        out["slate"]["benchmark"] = "exhaustive" if out["slate"]["slate"] is None else "greedy"
-    return out
-
-
-def _scored(env, families: dict, slate_size: int, env_params, mparams: dict):
-    """``(instance means or None, {family: truth})``: each family's metric params as the engine prepares them."""
-    from ..engine import RunParams, _prepare
-
-    truths = {}
-    for family, (mset, _) in families.items():
-        _, prepared = _prepare(env, mset, RunParams(env_params, None, mparams[family], None), None)
-        truths[family] = _family_truth(family, prepared, slate_size)
-    return getattr(env_params, "means", None), truths
-
-
-def _truth_program(inst, families: dict):
-    """``f(env_params, mparams, keys)``: the truths of the instance ``env_params`` and, vmapped over ``keys``
-    (None: none), of each seed's instance drawn by ``reset`` as in the engine (``engine._prepare``); jitted."""
-    import jax
-
-    from ..engine import RESET_STREAM
-
-    fixed, k = inst.env._replace(reset=None), int(inst.slate_size)
-
-    def program(env_params, mparams, keys):
-        def seed(key):
-            return _scored(fixed, families, k, inst.env.reset(jax.random.fold_in(key, RESET_STREAM), env_params),
-                           mparams)
-
-        return _scored(fixed, families, k, env_params, mparams)[1], None if keys is None else jax.vmap(seed)(keys)
-
-    return jax.jit(program)
-
-
-class TruthTable(Sequence):
-    """``truth.json``'s entries of a plan, one per grid setting, each computed on first use (module docstring).
-
-    ``points``: ``(setting, EnvInstance, [(instance seen, {family: (MetricSet, mparams)})])`` per grid setting,
-    as built for its policies (a family that does not read a cone sees the instance projected under it);
-    ``seeds`` and ``base_seed``: the run's, whose first :data:`TRUTH_SEEDS` keys redraw a
-    per-seed instance. Settings of one environment code and slate size share one compiled program (as
-    the engine's groups share one compiled run).
-    """
-
-    def __init__(self, points: list, seeds: int, base_seed: int):
-        self.points, self.seeds, self.base_seed = points, seeds, base_seed
-        self._entries: dict = {}
-        self._programs: dict = {}
-
-    def __len__(self) -> int:
-        return len(self.points)
-
-    def __getitem__(self, i: int) -> dict:
-        i = range(len(self.points))[i]
-        if i not in self._entries:
-            self._entries[i] = self._entry(*self.points[i])
-        return self._entries[i]
-
-    def _entry(self, setting: dict, inst, parts: list) -> dict:
-        entry = {"setting": setting, "means": _plain(inst.means), "mean_costs": _plain(inst.mean_costs),
-                 "families": {}, "per_seed": None}
-        for seen, families in parts:  # the instance each family saw: ``inst``, or its projection under a cone
-            fixed, per_seed = self._scores(seen, families)
-            entry["families"].update(_families_json(fixed))
-            if "cone" in seen.info:
-                entry["cone"] = {"W": seen.info["cone"], "means": _plain(seen.means)}
-            if per_seed is not None:
-                rows = entry["per_seed"] = entry["per_seed"] or [{"seed": s, "means": None, "families": {}}
-                                                                 for s, _, _ in per_seed]
-                for row, (_, means, truths) in zip(rows, per_seed):
-                    row["cone_means" if "cone" in seen.info else "means"] = means
-                    row["families"].update(truths)
-        return entry
-
-    def _scores(self, inst, families: dict):
-        """``(truths of the instance, [(seed, means, truths)] or None)`` of one instance's families."""
-        import jax
-
-        from ..engine import seed_keys
-
-        per_seed = inst.env.reset is not None and getattr(inst.params, "means", None) is not None
-        key = (inst.static_key, int(inst.slate_size), tuple(families), per_seed)
-        if key not in self._programs:
-            self._programs[key] = _truth_program(inst, families)
-        keys = seed_keys(self.base_seed, np.arange(min(TRUTH_SEEDS, self.seeds))) if per_seed else None
-        fixed, seeds = self._programs[key](inst.params, {f: mp for f, (_, mp) in families.items()}, keys)
-        if not per_seed:
-            return fixed, None
-        means, truths = seeds
-        return fixed, [(s, _plain(means[s]), _families_json(jax.tree_util.tree_map(lambda x: x[s], truths)))
-                       for s in range(len(keys))]

@@ -205,7 +205,7 @@ def replay_paveba(rows: list, radius: str = "pulls", x64: bool = True) -> dict:
     import jax.numpy as jnp
 
     from ..policies.pac import paveba as make_paveba, _configure_paveba
-    from ..types import Context, Env
+    from ..types import Context, Env, EnvInstance
 
     rows = [r for r in rows if "draws" in r]
     first = rows[0]
@@ -222,8 +222,9 @@ def replay_paveba(rows: list, radius: str = "pulls", x64: bool = True) -> dict:
 
     with jax.enable_x64(x64):
         env = Env(sample=sample, num_arms=K, dim=d)
-        ctx = Context(K, d, max(r["rounds"] for r in rows) + 1, data, W=theta_cone(first["cone"]),
-                      noise_sigma=math.sqrt(first["noise_var"]), env=env, bounded=False)
+        inst = EnvInstance(env=env, params=None, means=data, noise_sigma=math.sqrt(first["noise_var"]),
+                           bounded=False)
+        ctx = Context.of(inst, max(r["rounds"] for r in rows) + 1, W=theta_cone(first["cone"]))
         kwargs, params = _configure_paveba(ctx, first["epsilon"], first["delta"], first["conf_contraction"], radius)
         ident = make_paveba(**kwargs).identify
         key = jax.random.PRNGKey(0)

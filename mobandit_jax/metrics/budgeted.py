@@ -25,11 +25,15 @@ import jax.numpy as jnp
 
 from ..kernels import box_volume
 from ..engine import float_dtype
-from ..registry import register_metrics
-from ..types import MetricSet
+from ..problems.replay import constant_instance
+from ..registry import ONLINE, register_family
+from ..types import Context, Metric, MetricSet
 
-NAMES = ("hv_efficiency_regret", "hv_regret", "moving_avg_regret_w50")
-REDUCE = ("sum", "sum", "last50")
+METRICS = (
+    Metric("hv_efficiency_regret", "sum", "efficiency gap nu* - nu of the pulled arm (summed: R_B^HV)"),
+    Metric("hv_regret", "sum", "cost-weighted gap mu^c (nu* - nu) of the pulled arm (summed: R_B^std)"),
+    Metric("moving_avg_regret_w50", "last50", "efficiency gap, averaged over the last 50 pulls"),
+)
 
 
 class BudgetMetricParams(NamedTuple):
@@ -47,9 +51,15 @@ def efficiency(means, mean_costs):
     return H / np.asarray(mean_costs, np.float64)
 
 
-@register_metrics("budgeted")
 def build(ctx):
-    """Metric set of the budgeted family (needs true means and mean costs)."""
+    """Metric set of the budgeted family (needs true means and mean costs).
+
+    Args:
+      ctx: a :class:`~mobandit_jax.types.Context` whose instance has positive ``mean_costs``.
+
+    Returns:
+      ``(MetricSet, BudgetMetricParams)``.
+    """
     if ctx.mean_costs is None:
         raise ValueError("budgeted metrics need per-arm mean costs (EnvInstance.mean_costs)")
     mc = np.asarray(ctx.mean_costs, np.float64)
@@ -61,6 +71,24 @@ def build(ctx):
 
     def step(mp, action, obs):
         gap = mp.nu_star - mp.nu[action]
-        return gap, mp.mean_cost[action] * gap, gap
+        return {"hv_efficiency_regret": gap, "hv_regret": mp.mean_cost[action] * gap, "moving_avg_regret_w50": gap}
 
-    return MetricSet(NAMES, REDUCE, step), mp
+    return MetricSet(METRICS, step), mp
+
+
+def truth(mp: BudgetMetricParams, slate_size: int) -> dict:
+    """What the metrics score against (``truth.json``): the efficiencies ``nu``, ``nu*`` and the arms at ``nu*``."""
+    return {"efficiency": mp.nu, "nu_star": mp.nu_star, "optimal": mp.nu == mp.nu_star}
+
+
+def example(seed: int) -> Context:
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, costs and a budget of 6 + seed."""
+    means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
+    costs = np.random.default_rng(7).uniform(0.3, 1.0, 6)
+    budget = 6.0 + seed
+    return Context.of(constant_instance(means, costs, budget=budget, budget_ratio=budget / (6 * costs.mean())),
+                      20 + 10 * seed)
+
+
+register_family("budgeted", kind=ONLINE, metrics=build, truth=truth, example=example,
+                doc="budgeted hypervolume-efficiency regret (Xue et al. 2025, Section 3.1)")

@@ -20,11 +20,15 @@ import jax.numpy as jnp
 
 from ..kernels.gaps import strict_pareto_mask_np
 from ..engine import float_dtype
-from ..registry import register_metrics
-from ..types import MetricSet
+from ..problems.replay import constant_instance
+from ..registry import IDENTIFIER, register_family
+from ..types import Context, Metric, MetricSet
 
-NAMES = ("misidentification", "f1", "budget_spent")
-REDUCE = ("mean", "mean", "mean")
+METRICS = (
+    Metric("misidentification", "mean", "1 if the recommended set is not the Pareto set P*"),
+    Metric("f1", "mean", "F1 score of the recommended set against P*"),
+    Metric("budget_spent", "mean", "fraction of the budget B the method spent"),
+)
 
 
 def true_pareto_mask(means) -> np.ndarray:
@@ -41,11 +45,16 @@ def set_scores(recommended, truth):
     return mis, jnp.where(denom > 0, 2.0 * inter / jnp.maximum(denom, 1.0), 1.0)
 
 
-@register_metrics("identification")
 def build(ctx):
     """Metric set of the identification family; ``mparams`` is (true Pareto mask, budget ``B``).
 
     ``obs`` is the run's :class:`~mobandit_jax.types.IdentifyResult` (its ``spent``).
+
+    Args:
+      ctx: a :class:`~mobandit_jax.types.Context` with true means and a positive budget.
+
+    Returns:
+      ``(MetricSet, (P* mask (K,), B))``.
     """
     if ctx.budget is None or not float(ctx.budget) > 0:
         raise ValueError(f"identification metrics need a positive budget B, got {ctx.budget}")
@@ -54,6 +63,24 @@ def build(ctx):
     def step(mp, recommended, obs):
         truth, budget = mp
         mis, f1 = set_scores(recommended, truth)
-        return mis, f1, jnp.asarray(obs.spent, float_dtype()) / budget
+        return {"misidentification": mis, "f1": f1, "budget_spent": jnp.asarray(obs.spent, float_dtype()) / budget}
 
-    return MetricSet(NAMES, REDUCE, step), mparams
+    return MetricSet(METRICS, step), mparams
+
+
+def truth(mp, slate_size: int) -> dict:
+    """What the metrics score against (``truth.json``): the strict Pareto set ``P*`` and the budget ``B``."""
+    truth_mask, budget = mp
+    return {"pareto": truth_mask, "budget": budget}
+
+
+def example(seed: int) -> Context:
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, costs and a budget of 6."""
+    means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
+    costs = np.random.default_rng(7).uniform(0.3, 1.0, 6)
+    inst = constant_instance(means, costs, budget=6.0, budget_ratio=6.0 / (6 * costs.mean()))
+    return Context.of(inst, 20 + 10 * seed)
+
+
+register_family("identification", kind=IDENTIFIER, metrics=build, truth=truth, example=example,
+                doc="fixed-budget Pareto set identification under costs (Xue et al. 2025, Section 3.2)")

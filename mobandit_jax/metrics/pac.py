@@ -30,11 +30,17 @@ from ..engine import float_dtype
 from ..kernels.cone_regions import cone_gaps_np, cover_distances_np
 from ..kernels.dominance import cone_optimal_mask
 from ..policies.pac import pac_cone
-from ..registry import register_metrics
-from ..types import MetricSet
+from ..problems.stochastic import make_stochastic
+from ..registry import IDENTIFIER, register_family
+from ..types import Context, Metric, MetricSet
 
-NAMES = ("samples", "misidentification", "eps_f1", "returned", "stopped")
-REDUCE = ("mean",) * len(NAMES)
+METRICS = (
+    Metric("samples", "mean", "total pulls until the stop"),
+    Metric("misidentification", "mean", "1 if the returned set is not the cone-optimal set P*"),
+    Metric("eps_f1", "mean", "epsilon-F1 score of the returned set (VOPy's)"),
+    Metric("returned", "mean", "size of the returned set"),
+    Metric("stopped", "mean", "1 if the stopping rule fired before the round cap and the budget"),
+)
 
 
 class PacTruth(NamedTuple):
@@ -67,11 +73,16 @@ def eps_f1_score(recommended, truth: PacTruth, epsilon):
     return jnp.where(denom > 0, 2 * tp / jnp.maximum(denom, 1), 1.0)
 
 
-@register_metrics("pac")
 def build(ctx):
     """Metric set of the pac family; ``mparams`` is the :class:`PacTruth` of the context's means and cone.
 
     ``obs`` is the run's :class:`~mobandit_jax.policies.pac.PacResult` (its pulls, stop flag and epsilon).
+
+    Args:
+      ctx: a :class:`~mobandit_jax.types.Context` (its cone: ``[preference] W``, else the Pareto order).
+
+    Returns:
+      ``(MetricSet, PacTruth)``.
     """
     truth = pac_truth(ctx.means, pac_cone(ctx))
 
@@ -80,8 +91,20 @@ def build(ctx):
         rec = jnp.asarray(recommended, bool)
         epsilon = getattr(obs, "epsilon", None)
         epsilon = jnp.zeros((), dtype) if epsilon is None else jnp.asarray(epsilon, dtype)
-        return (jnp.sum(obs.pulls).astype(dtype), jnp.any(rec != mp.optimal).astype(dtype),
-                eps_f1_score(rec, mp, epsilon), jnp.sum(rec).astype(dtype),
-                jnp.asarray(obs.stopped, bool).astype(dtype))
+        return {"samples": jnp.sum(obs.pulls).astype(dtype),
+                "misidentification": jnp.any(rec != mp.optimal).astype(dtype),
+                "eps_f1": eps_f1_score(rec, mp, epsilon), "returned": jnp.sum(rec).astype(dtype),
+                "stopped": jnp.asarray(obs.stopped, bool).astype(dtype)}
 
-    return MetricSet(NAMES, REDUCE, step), truth
+    return MetricSet(METRICS, step), truth
+
+
+def example(seed: int) -> Context:
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, unclipped Gaussian noise."""
+    means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
+    inst = make_stochastic(means, noise="gaussian", sigma=0.1, clip=False)
+    return Context.of(inst, 20 + 10 * seed, np.array([[1.0, 0.0], [0.5, 0.5]]))
+
+
+register_family("pac", kind=IDENTIFIER, metrics=build, reads_cone=True, example=example,
+                doc="fixed-confidence (epsilon, delta)-PAC Pareto set identification under a cone")

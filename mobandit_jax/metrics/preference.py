@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 import jax
 import jax.numpy as jnp
 
 from ..kernels import cone_optimal_mask, preference_gaps, validate_cone
 from ..engine import float_dtype
-from ..registry import register_metrics
-from ..types import MetricSet
+from ..problems.stochastic import make_stochastic
+from ..registry import ONLINE, register_family
+from ..types import Context, Metric, MetricSet
 
 
 class PreferenceTruth(NamedTuple):
@@ -39,21 +41,54 @@ def _truth(means, W) -> PreferenceTruth:
 
 
 def preference_metrics(dim: int) -> MetricSet:
-    """The metric set for ``dim`` objectives."""
-    names = ("regret_indicator", "regret_gap", "optimal_selection_ratio") + tuple(f"reward_{j}" for j in range(dim))
-    reduce = ("sum", "sum", "mean") + ("mean",) * dim
+    """The metric set for ``dim`` objectives.
+
+    Args:
+      dim: d, the number of objectives (one ``reward_j`` metric each).
+
+    Returns:
+      The :class:`~mobandit_jax.types.MetricSet`; its params are a :class:`PreferenceTruth`.
+    """
+    metrics = (Metric("regret_indicator", "sum", "1 if the played arm is not C-optimal (summed: R^01_T)"),
+               Metric("regret_gap", "sum", "the played arm's preference gap (summed: R^gap_T)"),
+               Metric("optimal_selection_ratio", "mean", "1 if the played arm is C-optimal (averaged over rounds)"))
+    metrics += tuple(Metric(f"reward_{j}", "mean", f"true mean reward of the played arm on objective {j}")
+                     for j in range(dim))
 
     def step(truth, action, obs):
         opt = truth.optimal[action]
         reward = truth.means[action]  # one gather for all d objectives
-        return (1.0 - opt, truth.gaps[action] * (1.0 - opt), opt) + tuple(reward[j] for j in range(dim))
+        return {"regret_indicator": 1.0 - opt, "regret_gap": truth.gaps[action] * (1.0 - opt),
+                "optimal_selection_ratio": opt, **{f"reward_{j}": reward[j] for j in range(dim)}}
 
-    return MetricSet(names, reduce, step)
+    return MetricSet(metrics, step)
 
 
-@register_metrics("preference")
-def _build(ctx):
+def build(ctx):
+    """The preference family's metric set and its :class:`PreferenceTruth` for the context's means and cone.
+
+    Args:
+      ctx: a :class:`~mobandit_jax.types.Context` with a preference cone ``W``.
+
+    Returns:
+      ``(MetricSet, PreferenceTruth)``.
+    """
     if ctx.W is None:
         raise KeyError("preference metrics need a preference matrix: set [preference] W = [[...], ...]")
     W = validate_cone(ctx.W)
     return preference_metrics(ctx.dim), preference_truth(ctx.means, W)
+
+
+def truth(mp: PreferenceTruth, slate_size: int) -> dict:
+    """What the metrics score against (``truth.json``): the cone-optimal mask ``P*_C`` and the gaps."""
+    return {"cone_optimal": mp.optimal > 0, "gaps": mp.gaps}
+
+
+def example(seed: int) -> Context:
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, a 2-row cone."""
+    means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
+    return Context.of(make_stochastic(means), 20 + 10 * seed, np.array([[1.0, 0.0], [0.5, 0.5]]))
+
+
+register_family("preference", kind=ONLINE, metrics=build, truth=truth, reads_cone=True, example=example,
+                doc="preference-directed regret under the cone C = {x : W x >= 0} (PDMOB)")

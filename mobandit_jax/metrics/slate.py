@@ -27,10 +27,17 @@ import jax.numpy as jnp
 
 from ..kernels import greedy_hv_subset, hypervolume
 from ..engine import float_dtype
-from ..registry import register_metrics
-from ..types import MetricSet
+from ..problems.stochastic import make_stochastic
+from ..registry import ONLINE, register_family
+from ..types import Context, Final, Metric, MetricSet
 
 ALPHA = 1.0 - 1.0 / math.e
+METRICS = (
+    Metric("hv_last100", "last100", "hypervolume HV(S_t) of the played slate, averaged over the last 100 rounds"),
+    Metric("alpha_regret", "sum", "alpha-regret alpha V* - HV(S_t) (Eq. 2), summed"),
+    Metric("alpha_regret_pos", "sum", "its positive part max(0, alpha V* - HV(S_t)), summed"),
+    Metric("vstar", "mean", "the benchmark V* (exact at d = 2, greedy HV(G*) at d >= 3)"),
+)
 MAX_ENUMERATION_SUBSETS = 2_000_000
 
 
@@ -81,9 +88,15 @@ def benchmark_value(means, k: int, ref):
 _benchmark_once = jax.jit(benchmark_value, static_argnums=1)  # a plan's benchmark: one program, not an op at a time
 
 
-@register_metrics("slate")
 def build(ctx):
-    """``(MetricSet, mparams)`` of the slate family: HV(S_t), alpha-regrets and the benchmark."""
+    """``(MetricSet, mparams)`` of the slate family: HV(S_t), alpha-regrets and the benchmark.
+
+    Args:
+      ctx: a :class:`~mobandit_jax.types.Context` whose instance has a slate size ``k >= 1``.
+
+    Returns:
+      ``(MetricSet, {"means", "ref", "vstar"})``.
+    """
     k = int(ctx.slate_size)
     if k < 1:
         raise ValueError(f"slate metrics need a slate size k >= 1 (ctx.slate_size), got {k!r}")
@@ -104,12 +117,38 @@ def build(ctx):
     def step(mp, action, obs):
         hv = hypervolume(mp["means"][action], mp["ref"])
         gap = ALPHA * mp["vstar"] - hv
-        return hv, gap, jnp.maximum(gap, 0.0), mp["vstar"]
+        return {"hv_last100": hv, "alpha_regret": gap, "alpha_regret_pos": jnp.maximum(gap, 0.0), "vstar": mp["vstar"]}
 
-    metrics = MetricSet(
-        names=("hv_last100", "alpha_regret", "alpha_regret_pos", "vstar"),
-        reduce=("last100", "sum", "sum", "mean"),
-        step=step,
-        prepare=prepare,
-    )
-    return metrics, mparams
+    return MetricSet(METRICS, step, prepare), mparams
+
+
+def truth(mp: dict, slate_size: int) -> dict:
+    """What the metrics score against (``truth.json``), from the prepared metric params: ``V*`` (or ``HV(G*)``),
+    ``alpha V*``, the reference point and, at d >= 3, the greedy slate ``G*``."""
+    out = {"vstar": mp["vstar"], "alpha_vstar": ALPHA * mp["vstar"], "ref": mp["ref"]}
+    if mp["means"].shape[-1] > 2:  # benchmark_value: the greedy G* at d >= 3
+        out["slate"] = greedy_subset(mp["means"], slate_size, mp["ref"])
+    return out
+
+
+def truth_json(plain: dict) -> dict:
+    """The truth as ``truth.json`` writes it: ``slate`` null at d = 2, and which ``benchmark`` gave ``V*``."""
+    plain.setdefault("slate", None)
+    plain["benchmark"] = "exhaustive" if plain["slate"] is None else "greedy"
+    return plain
+
+
+def final_slate(final: Final, ctx: Context):
+    """The set a slate run recommends: its final slate, as a ``(K,)`` mask."""
+    return jnp.zeros(ctx.num_arms, bool).at[final.action].set(True)
+
+
+def example(seed: int) -> Context:
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, slates of 2."""
+    means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
+    inst = make_stochastic(means, noise="gaussian", sigma=0.1)._replace(ref=np.zeros(2), slate_size=2)
+    return Context.of(inst, 20 + 10 * seed)
+
+
+register_family("slate", kind=ONLINE, metrics=build, truth=truth, truth_json=truth_json, recommended=final_slate,
+                example=example, doc="top-k slates scored by hypervolume, alpha-regret (Gutowski et al. 2023)")

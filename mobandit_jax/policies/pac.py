@@ -100,6 +100,32 @@ class NaiveParams(NamedTuple):
     budget: jnp.ndarray
 
 
+class PavebaCarry(NamedTuple):
+    """The loop carry of PaVeBa: the round, pulls (K,) and reward sums (K, d) per arm, each arm's radius (K,),
+    the undecided ``S``, Pareto ``P`` and useful ``U`` sets (K,) bool, the cost spent, and whether the budget
+    halted the run."""
+
+    t: Any
+    counts: Any
+    sums: Any
+    r: Any
+    S: Any
+    P: Any
+    U: Any
+    spent: Any
+    halted: Any
+
+
+class NaiveCarry(NamedTuple):
+    """The loop carry of Naive Elimination: pulls per arm so far, reward sums (K, d), the cost spent, and
+    whether the budget halted the run."""
+
+    r: Any
+    sums: Any
+    spent: Any
+    halted: Any
+
+
 def paveba_radius(n, num_arms: int, dim: int, sigma, delta, conf_contraction=1.0, xp=jnp):
     """PaVeBa's ``r(n) = sqrt(8 sigma^2 log(pi^2 (d + 1) K n^2 / (6 delta)) / n) / conf_contraction``, in ``xp``."""
     n = xp.maximum(xp.asarray(n), 1).astype(xp.asarray(sigma).dtype if xp is jnp else float)
@@ -161,39 +187,39 @@ def paveba(num_arms: int, dim: int, sample) -> Identifier:
         dtype = p.sigma.dtype
         slack = p.epsilon * p.geo.alpha
         none = jnp.zeros(K, bool)
-        init = (jnp.zeros((), jnp.int32), jnp.zeros(K, jnp.int32), jnp.zeros((K, d), dtype), jnp.zeros(K, dtype),
-                jnp.ones(K, bool), none, none, jnp.zeros((), dtype), jnp.zeros((), bool))
+        init = PavebaCarry(t=jnp.zeros((), jnp.int32), counts=jnp.zeros(K, jnp.int32), sums=jnp.zeros((K, d), dtype),
+                           r=jnp.zeros(K, dtype), S=jnp.ones(K, bool), P=none, U=none, spent=jnp.zeros((), dtype),
+                           halted=jnp.zeros((), bool))
 
-        def cond(s):
-            t, _, _, _, S, _, _, _, halted = s
-            return jnp.any(S) & (t < p.cap) & ~halted
+        def cond(s: PavebaCarry):
+            return jnp.any(s.S) & (s.t < p.cap) & ~s.halted
 
-        def body(s):
-            t, counts, sums, r, S, P, U, spent, _ = s
-            A = S | U
-            y, c = _draw_among(sample, key_env, env_params, counts, t, A)
+        def body(s: PavebaCarry):
+            A = s.S | s.U
+            y, c = _draw_among(sample, key_env, env_params, s.counts, s.t, A)
             cost = jnp.sum(jnp.where(A, c.astype(dtype), 0.0))
-            ok = spent + cost <= p.budget
-            counts = counts + A.astype(jnp.int32)
-            sums = sums + jnp.where(A[:, None], y.astype(dtype), 0.0)
+            ok = s.spent + cost <= p.budget
+            counts = s.counts + A.astype(jnp.int32)
+            sums = s.sums + jnp.where(A[:, None], y.astype(dtype), 0.0)
             mu = sums / jnp.maximum(counts, 1)[:, None].astype(dtype)
-            n = jnp.where(p.round_radius, t + 1, counts)  # "round": every arm of A gets the round's radius
-            r = jnp.where(A, paveba_radius(n, K, d, p.sigma, p.delta, p.conf_contraction), r)
-            discard = S & jnp.any(ball_dominated(mu, r, p.geo) & A[:, None], axis=0)
-            S1 = S & ~discard
+            n = jnp.where(p.round_radius, s.t + 1, counts)  # "round": every arm of A gets the round's radius
+            r = jnp.where(A, paveba_radius(n, K, d, p.sigma, p.delta, p.conf_contraction), s.r)
+            discard = s.S & jnp.any(ball_dominated(mu, r, p.geo) & A[:, None], axis=0)
+            S1 = s.S & ~discard
             # j reaches i: some point of j's ball beats some point of i's by the slack
-            new_p = S1 & ~ball_reaches_any(mu, r, slack, p.geo, rows=S1 | U, cols=S1, axis=0)
-            P1, S2 = P | new_p, S1 & ~new_p
+            new_p = S1 & ~ball_reaches_any(mu, r, slack, p.geo, rows=S1 | s.U, cols=S1, axis=0)
+            P1, S2 = s.P | new_p, S1 & ~new_p
             U1 = P1 & ball_reaches_any(mu, r, slack, p.geo, rows=P1, cols=S2, axis=1)
-            new = (t + 1, counts, sums, r, S2, P1, U1, spent + cost, jnp.zeros((), bool))
-            old = s[:-1] + (jnp.ones((), bool),)
+            new = PavebaCarry(t=s.t + 1, counts=counts, sums=sums, r=r, S=S2, P=P1, U=U1, spent=s.spent + cost,
+                              halted=jnp.zeros((), bool))
+            old = s._replace(halted=jnp.ones((), bool))
             return jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)
 
-        t, counts, sums, _, S, P, _, spent, _ = jax.lax.while_loop(cond, body, init)
-        stopped = ~jnp.any(S)
-        mu = sums / jnp.maximum(counts, 1)[:, None].astype(dtype)
-        guess = empirical_cone_optimal(mu, p.geo.W.astype(dtype), S | P)
-        return PacResult(P | (S & guess), spent, counts, stopped, p.epsilon)
+        end = jax.lax.while_loop(cond, body, init)
+        stopped = ~jnp.any(end.S)
+        mu = end.sums / jnp.maximum(end.counts, 1)[:, None].astype(dtype)
+        guess = empirical_cone_optimal(mu, p.geo.W.astype(dtype), end.S | end.P)
+        return PacResult(end.P | (end.S & guess), end.spent, end.counts, stopped, p.epsilon)
 
     return Identifier(identify)
 
@@ -206,23 +232,23 @@ def naive_elimination(num_arms: int, dim: int, sample) -> Identifier:
         """Pull every arm ``L`` times on the common stream ``key_env``; return the empirical C-Pareto set."""
         dtype = p.epsilon.dtype
         rounds = jnp.minimum(p.L, p.cap)
-        init = (jnp.zeros((), jnp.int32), jnp.zeros((K, d), dtype), jnp.zeros((), dtype), jnp.zeros((), bool))
+        init = NaiveCarry(r=jnp.zeros((), jnp.int32), sums=jnp.zeros((K, d), dtype), spent=jnp.zeros((), dtype),
+                          halted=jnp.zeros((), bool))
 
-        def cond(s):
-            return (s[0] < rounds) & ~s[3]
+        def cond(s: NaiveCarry):
+            return (s.r < rounds) & ~s.halted
 
-        def body(s):
-            r, sums, spent, _ = s
-            y, c = _draw(sample, key_env, env_params, jnp.full(K, r, jnp.int32), r)
+        def body(s: NaiveCarry):
+            y, c = _draw(sample, key_env, env_params, jnp.full(K, s.r, jnp.int32), s.r)
             cost = jnp.sum(c.astype(dtype))
-            ok = spent + cost <= p.budget
-            return (jnp.where(ok, r + 1, r), jnp.where(ok, sums + y.astype(dtype), sums),
-                    jnp.where(ok, spent + cost, spent), ~ok)
+            ok = s.spent + cost <= p.budget
+            return NaiveCarry(r=jnp.where(ok, s.r + 1, s.r), sums=jnp.where(ok, s.sums + y.astype(dtype), s.sums),
+                              spent=jnp.where(ok, s.spent + cost, s.spent), halted=~ok)
 
-        r, sums, spent, _ = jax.lax.while_loop(cond, body, init)
-        mu = sums / jnp.maximum(r, 1).astype(dtype)
+        end = jax.lax.while_loop(cond, body, init)
+        mu = end.sums / jnp.maximum(end.r, 1).astype(dtype)
         rec = empirical_cone_optimal(mu, p.W.astype(dtype), jnp.ones(K, bool))
-        return PacResult(rec, spent, jnp.full(K, r, jnp.int32), r == p.L, p.epsilon)
+        return PacResult(rec, end.spent, jnp.full(K, end.r, jnp.int32), end.r == p.L, p.epsilon)
 
     return Identifier(identify)
 
@@ -266,7 +292,7 @@ def _common(ctx, policy: str, epsilon, delta, need_epsilon: bool):
     return pac_cone(ctx), eps, dlt, jnp.asarray(int(ctx.horizon), jnp.int32), jnp.asarray(budget, float)
 
 
-def _configure_paveba(ctx, epsilon=0.1, delta=0.05, conf_contraction=1.0, radius="pulls"):
+def _configure_paveba(ctx, epsilon, delta, conf_contraction, radius):
     W, eps, dlt, cap, budget = _common(ctx, "paveba", epsilon, delta, need_epsilon=False)
     sigma = _sigma(ctx, "paveba")
     cc = float(conf_contraction)
@@ -280,7 +306,7 @@ def _configure_paveba(ctx, epsilon=0.1, delta=0.05, conf_contraction=1.0, radius
     return dict(num_arms=ctx.num_arms, dim=ctx.dim, sample=ctx.env.sample), params
 
 
-def _configure_naive(ctx, epsilon=0.1, delta=0.05, L=0):
+def _configure_naive(ctx, epsilon, delta, L):
     if isinstance(L, bool) or int(L) != L or L < 0:
         raise ValueError(f"policy 'naive_elimination': L = {L!r} must be a whole number >= 0 (0: the paper's L)")
     W, eps, dlt, cap, budget = _common(ctx, "naive_elimination", epsilon, delta, need_epsilon=int(L) == 0)

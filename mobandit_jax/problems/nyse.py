@@ -435,4 +435,4 @@ def build(section: dict, config: dict) -> EnvInstance:
         "objectives": list(OBJECTIVES),
         "train_days": table.train_days,
     }
-    return EnvInstance(env, params, R.mean(0), None, ("nyse_replay", start, window), info)
+    return EnvInstance(env=env, params=params, means=R.mean(0), static_key=("nyse_replay", start, window), info=info)

@@ -119,6 +119,26 @@ def replay_env(num_arms: int, dim: int) -> Env:
     return Env(sample=sample, num_arms=num_arms, dim=dim, prefix_table=prefix_table)
 
 
+def constant_instance(means, costs, rows: int = 3, **fields) -> EnvInstance:
+    """A replay whose every pull of arm ``i`` returns its mean reward and cost (a small example instance).
+
+    Args:
+      means: the ``(K, d)`` rewards.
+      costs: the ``(K,)`` costs per pull.
+      rows: instances per arm in the table.
+      **fields: further :class:`EnvInstance` fields (``budget``, ...).
+
+    Returns:
+      The :class:`EnvInstance`, with ``mean_costs``, ``alloc_costs``, ``min_costs`` and ``cost_floor`` set from
+      ``costs``.
+    """
+    means, costs = np.asarray(means, float), np.asarray(costs, float)
+    table = np.concatenate([np.repeat(means[:, None, :], rows, 1), np.repeat(costs[:, None, None], rows, 1)], -1)
+    return EnvInstance(env=replay_env(*means.shape), params=ReplayParams(jnp.asarray(table, jnp.float32)),
+                       means=means, mean_costs=costs, alloc_costs=costs, min_costs=costs,
+                       cost_floor=float(costs.min()), static_key=("replay",), **fields)
+
+
 def padded(groups, width: int) -> tuple:
     """Stack per-arm ``(n_i, width)`` blocks into ``(K, max n_i, width)`` (zero padding) and ``(K,)`` counts."""
     counts = np.array([len(g) for g in groups])
@@ -187,12 +207,14 @@ def build_instance(path, arm, instance, objectives, cost=None, normalize=False, 
                           None if (counts == counts[0]).all() else jnp.asarray(counts, jnp.int32))
     static = ("replay", K, d, table.shape[1], params.counts is None)
     if cost is None:
-        return EnvInstance(replay_env(K, d), params, means, None, static, info, ref=np.zeros(d))
+        return EnvInstance(env=replay_env(K, d), params=params, means=means, static_key=static, info=info,
+                           ref=np.zeros(d))
     lam = float(min(g[:, -1].min() for g in groups))
     validate_costs(np.concatenate([g[:, -1] for g in groups]), lam)
     mean_costs = np.array([g[:, -1].mean() for g in groups])
-    return EnvInstance(replay_env(K, d), params, means, mean_costs, static, info, cost_floor=lam,
-                       alloc_costs=mean_costs, min_costs=np.array([g[:, -1].min() for g in groups]), ref=np.zeros(d))
+    return EnvInstance(env=replay_env(K, d), params=params, means=means, mean_costs=mean_costs, static_key=static,
+                       info=info, cost_floor=lam, alloc_costs=mean_costs,
+                       min_costs=np.array([g[:, -1].min() for g in groups]), ref=np.zeros(d))
 
 
 KEYS = ("path", "arm", "instance", "objectives", "cost", "normalize", "minimize")

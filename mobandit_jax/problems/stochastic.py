@@ -181,7 +181,7 @@ def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigm
     env = Env(sample=stochastic_sampler(noise, small, clip), num_arms=m.shape[0], dim=m.shape[1])
     params = StochasticParams(jnp.asarray(m, dtype), jnp.asarray(concentration, dtype), jnp.asarray(sigma, dtype))
     key = ("stochastic", noise, small) + (() if clip else ("unclipped",)) + m.shape
-    return EnvInstance(env, params, feedback_means(m, noise, sigma, clip), None, key, {},
+    return EnvInstance(env=env, params=params, means=feedback_means(m, noise, sigma, clip), static_key=key,
                        noise_sigma=float(sigma) if noise == "gaussian" else None, bounded=clip)
 
 

@@ -70,9 +70,9 @@ def _cmd_list(args):
     print("environments:")
     for name, e in sorted(registry.ENVS.items()):
         print(f"  {name:28s} {e.doc}")
-    print("metric families:")
-    for family in sorted(registry.METRICS):
-        print(f"  {family}")
+    print("policy families:")
+    for name, e in sorted(registry.FAMILIES.items()):
+        print(f"  {name:28s} [{e.kind}] {e.doc}")
     return 0
 
 

@@ -4,7 +4,7 @@
 written atomically to ``chunks/`` (:mod:`mobandit_jax.runner.run_folder`); an interrupted run loses at
 most the chunk in flight and resumes from the chunks on disk. With ``out_dir=None`` the chunks stay in
 memory and nothing is written. Either way the merged chunks become a
-:class:`mobandit_jax.analysis.files.Results`.
+:class:`mobandit_jax.analysis.results.Results`.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 ``build(spec)`` expands the grid, builds every environment, policy and metric set through the
 registries (:mod:`mobandit_jax.registry`), and groups the (grid point, policy option) pairs that share
 one compiled function (same policy code, same static shapes). ``Plan.truth`` holds each setting's ground
-truth (``truth.json``), computed on first use (:class:`mobandit_jax.analysis.results.TruthTable`).
+truth (``truth.json``), computed on first use (:class:`mobandit_jax.analysis.truth.TruthTable`).
 :func:`checked_build` reports a bad value met while building as a one-line
 :class:`~mobandit_jax.types.ConfigError` naming its spec key.
 """
@@ -22,11 +22,11 @@ from .programs import signature
 from . import run_folder as files
 from . import spec as cfg
 from .. import engine, metrics, policies, problems  # noqa: F401  (importing fills the registries)
-from ..analysis.results import TruthTable
+from ..analysis.truth import TruthTable
 from ..kernels import validate_cone
 from ..problems.budget import with_budget
 from ..problems.cone import apply_cone
-from ..registry import POLICIES, RegistryError, make_env, make_metrics, make_policy
+from ..registry import POLICIES, RegistryError, family_of, make_env, make_metrics, make_policy
 from ..types import Context
 
 DEFAULT_CHECKPOINTS = 100
@@ -85,10 +85,10 @@ def cone_of(resolved: dict, inst):
 
 def family_view(resolved: dict, inst, horizon: int, family: str) -> tuple:
     """``(instance, Context)`` that ``family``'s policies and metrics see: ``inst`` and the cone for a family that
-    reads it (:data:`CONE_FAMILIES`), else the projection of ``inst`` under the cone
+    reads it (its registered ``reads_cone``), else the projection of ``inst`` under the cone
     (:func:`mobandit_jax.problems.cone.apply_cone`) and no cone."""
     W = cone_of(resolved, inst)
-    if family in CONE_FAMILIES:
+    if family_of(family).reads_cone:
         return inst, Context.of(inst, horizon, W)
     seen = inst if W is None else apply_cone(inst, W)
     return seen, Context.of(seen, horizon)
@@ -97,10 +97,6 @@ def family_view(resolved: dict, inst, horizon: int, family: str) -> tuple:
 def make_context(resolved: dict, inst, horizon: int, family: str = "preference") -> Context:
     """The :class:`Context` of ``family``'s builders, from a resolved spec and its environment."""
     return family_view(resolved, inst, horizon, family)[1]
-
-
-CONE_FAMILIES = ("preference", "pac")  # the families whose policies and metrics read [preference] W themselves;
-# every other family solves the projected problem
 
 
 def build(spec: dict) -> Plan:
@@ -122,7 +118,7 @@ def build(spec: dict) -> Plan:
     family_metrics: dict = {}  # (grid point, family) -> (MetricSet, mparams), built once for all its policies
 
     def view(i: int, family: str):
-        reads = family in CONE_FAMILIES
+        reads = family_of(family).reads_cone
         if (i, reads) not in seen:
             seen[i, reads] = family_view(built[i][1], built[i][2], horizon, family)
         return seen[i, reads]
@@ -168,7 +164,7 @@ def _truth_parts(i: int, family_metrics: dict, seen: dict) -> list:
     parts: dict = {}
     for (j, family), built in family_metrics.items():
         if j == i:
-            reads = family in CONE_FAMILIES
+            reads = family_of(family).reads_cone
             parts.setdefault(reads, (seen[i, reads][0], {}))[1][family] = built
     return list(parts.values())
 

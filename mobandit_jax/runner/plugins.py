@@ -73,9 +73,9 @@ def digest(spec: dict) -> str | None:
 
 def _registries():
     from .. import metrics, policies, problems  # noqa: F401  (importing fills the registries with the built-ins)
-    from ..registry import ENVS, METRICS, POLICIES
+    from ..registry import ENVS, FAMILIES, POLICIES
 
-    return POLICIES, ENVS, METRICS
+    return POLICIES, ENVS, FAMILIES
 
 
 def _plugin_modules() -> set:

@@ -1,22 +1,13 @@
-"""Result files: atomic writes, chunk merging, per-seed final values and ``summary.json`` records.
+"""The runner's side of a run folder: its lock, its seed chunks and its identity (the fingerprint).
 
-A run directory holds ``run.json`` (the marker of a run folder: a JSON object with ``"tool":
-"mobandit_jax"``, the fingerprint, precision and spec; runs of earlier versions carry only the
-fingerprint), ``chunks/chunk_NNNNN.npz`` (one per seed chunk, written atomically, each with an
-``identity`` entry: fingerprint, seed index range, precision, chunk size), and after merging
-``curves.npz`` (key ``"{label}|{grid}|{metric}"`` ->
-``(seeds, checkpoints)`` cumulative sums, plus ``checkpoints``), ``finals.npz`` (same keys ->
-``(seeds,)`` final values), ``grid.json`` (the setting and params of each grid index per label),
-``summary.json`` (``{"records": [{"policy", "params", "setting", "metric", "mean", "std", "n"}]}``),
-``metrics.json`` (each label's metric names and reducers), ``truth.json`` (per setting: the arm means,
-mean costs and the optimal set each metric family scores against), ``report.md`` and PNG figures (written by
-:meth:`mobandit_jax.analysis.results.Results.save`).
-No pickles anywhere. Files are written with the mode the umask
-allows (0644 under umask 022). A folder that is neither empty nor a run folder is never written to;
-``chunks/`` must be a folder of the run, not a link elsewhere. While a run writes, its folder is locked
-(``.lock``, an advisory ``flock`` held by the writing process): a second run on the same folder is refused.
-A run's fingerprint covers its spec, its plugins' source and the content of every data file the spec
-names, so a spec or data file edited between an interrupted run and its resume is another experiment.
+The run folder's files and how they are read are :mod:`mobandit_jax.analysis.files`; this module adds
+what writing one needs: ``chunks/chunk_NNNNN.npz`` (one per seed chunk, written atomically, each with an
+``identity`` entry: fingerprint, seed index range, precision, chunk size), merged into the result files by
+:meth:`mobandit_jax.analysis.results.Results.merge`. A folder that is neither empty nor a run folder is never
+written to; ``chunks/`` must be a folder of the run, not a link elsewhere. While a run writes, its folder is
+locked (``.lock``, an advisory ``flock`` held by the writing process): a second run on the same folder is
+refused. A run's fingerprint covers its spec, its plugins' source and the content of every data file the
+spec names, so a spec or data file edited between an interrupted run and its resume is another experiment.
 """
 from __future__ import annotations
 
@@ -25,43 +16,22 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from ..analysis.files import (  # noqa: F401  (the file format, re-exported for the runner's modules)
+    LOCK,
+    MARKER,
+    TOOL,
+    RunFolderError,
+    atomic_write,
+    run_marker,
+    write_json,
+    write_npz,
+)
 
-MARKER = "run.json"
-LOCK = ".lock"
-TOOL = "mobandit_jax"
 _LOCKS: dict = {}  # run folder -> file descriptor of the lock this process holds
-
-
-class RunFolderError(RuntimeError):
-    """An output folder this tool must not write to, or a chunk that belongs to another run."""
-
-
-def run_marker(out) -> dict | None:
-    """The ``run.json`` of run folder ``out``; None if ``out`` is missing or empty.
-
-    Refuses (:class:`RunFolderError`) a path that is a file and a non-empty folder without the marker.
-    """
-    out = Path(out)
-    if out.is_symlink() and not out.exists():
-        raise RunFolderError(f"--out {out} is a link to nothing ({os.readlink(out)}); give a new or empty folder "
-                             "or a run folder")
-    if out.exists() and not out.is_dir():
-        raise RunFolderError(f"--out {out} is a file, not a folder; give a new or empty folder or a run folder")
-    if not out.exists() or not any(p.name != LOCK for p in out.iterdir()):
-        return None
-    try:
-        meta = json.loads((out / MARKER).read_text())
-    except (OSError, ValueError):
-        meta = None
-    if not isinstance(meta, dict) or not (meta.get("tool") == TOOL or "fingerprint" in meta):
-        raise RunFolderError(f"{out} is not empty and is not a run folder (no {MARKER} marker of {TOOL}); "
-                             "nothing was written: choose a new or empty --out folder")
-    return meta
 
 
 def remove_partial_writes(out: Path):
@@ -115,48 +85,6 @@ def unlock(out):
         os.close(fd)
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: Path, write):
-    """Write ``path`` atomically: ``write(file)`` fills a temporary file beside it, then a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-            os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp's 0600 -> what a plain open() would give
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def write_npz(path, arrays: dict):
-    """Write ``arrays`` to ``path`` atomically (temporary file, then rename)."""
-    atomic_write(path, lambda f: np.savez(f, **arrays))
-
-
-def write_json(path, obj):
-    """Write JSON to ``path`` atomically."""
-    atomic_write(path, lambda f: f.write(json.dumps(obj, indent=1, sort_keys=False, default=_jsonable).encode()))
-
-
-def _jsonable(x):
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    return str(x)
-
-
 def chunk_path(out, c: int) -> Path:
     """Path of chunk ``c`` of run folder ``out``."""
     return Path(out) / "chunks" / f"chunk_{c:05d}.npz"
@@ -173,91 +101,6 @@ def read_chunk_identity(path) -> dict | None:
         with np.load(path, allow_pickle=False) as z:
             return json.loads(str(z["identity"]))
     except Exception:  # missing, truncated or foreign: recomputed, never merged
-        return None
-
-
-RECORD_TYPES = {"policy": str, "params": dict, "setting": dict, "metric": str, "mean": (int, float),
-                "std": (int, float)}  # the fields of a summary.json record and their types
-
-
-def record(policy: str, params: dict, setting: dict, metric: str, values) -> dict:
-    """A ``summary.json`` record of per-seed ``values``: their mean, standard deviation (ddof 1; 0 for one seed), n."""
-    values = np.asarray(values)
-    return {"policy": policy, "params": params, "setting": setting, "metric": metric, "mean": float(np.mean(values)),
-            "std": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, "n": int(len(values))}
-
-
-def record_problem(r) -> str | None:
-    """What is wrong with one summary record (None if it is a record of ``mobandit run``)."""
-    if not isinstance(r, dict):
-        return f"is {r!r}, not a table"
-    for key, kind in RECORD_TYPES.items():
-        if key not in r:
-            return f"has no {key!r}"
-        if not isinstance(r[key], kind) or isinstance(r[key], bool):
-            return f"has {key} = {r[key]!r}; expected a {getattr(kind, '__name__', 'number')}"
-    return None
-
-
-def column(label: str, params: dict) -> str:
-    """A policy column name: its label, plus its options other than ``name`` when it has any."""
-    extra = {k: v for k, v in params.items() if k != "name"}
-    return label + (f" {extra}" if extra else "")
-
-
-def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str) -> np.ndarray:
-    """Per-seed summary value from cumulative curves ``(S, C)`` and rounds played ``(S, C)``."""
-    last, played = cum[:, -1], rounds[:, -1].astype(np.float64)
-    if reducer == "sum":
-        return last
-    if reducer == "mean":
-        return last / np.maximum(played, 1)
-    if reducer.startswith("last"):
-        from ..analysis.trailing import trailing_mean
-
-        return trailing_mean(cum, rounds, int(reducer[4:]))[:, -1]
-    raise ValueError(f"unknown reducer {reducer!r}; allowed: sum, mean, lastN")
-
-
-class RunDir:
-    """A finished run directory read back: grid, records, timing and spec; arrays on first use."""
-
-    def __init__(self, path, required=("grid.json", "summary.json")):
-        self.path = Path(path)
-        for name in required:
-            if not (self.path / name).is_file():
-                raise FileNotFoundError(f"run directory {self.path} has no {name}; run `mobandit run` first")
-        self.grid = self._json("grid.json", {})
-        self.records = self._json("summary.json", {"records": []})["records"]
-        self.timing = self._json("timing.json", {})
-        self.spec = self._json("run.json", {}).get("spec", {})
-        self._arrays = {}
-
-    def _json(self, name: str, default):
-        path = self.path / name
-        return json.loads(path.read_text()) if path.is_file() else default
-
-    def _npz(self, name: str) -> dict:
-        if name not in self._arrays:
-            with np.load(self.path / name) as z:
-                self._arrays[name] = {k: z[k] for k in z.files}
-        return self._arrays[name]
-
-    @property
-    def curves(self) -> dict:
-        """``curves.npz``: cumulative curves per ``label|grid|metric`` and ``checkpoints``."""
-        return self._npz("curves.npz")
-
-    @property
-    def finals(self) -> dict:
-        """``finals.npz``: per-seed final values per ``label|grid|metric``."""
-        return self._npz("finals.npz")
-
-    def index(self, label: str, **setting):
-        """Grid index of ``label`` whose setting matches every given item (compared as text), or None."""
-        for g, point in enumerate(self.grid.get(label, [])):
-            if all(str(point["setting"].get(k)) == str(v) for k, v in setting.items()):
-                return g
         return None
 
 
