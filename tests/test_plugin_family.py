@@ -15,6 +15,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from _in_process import run_registered_in_process
+
 PLUGIN = '''
 """The max-min family: the goal is the arm whose worst objective is best; round-robin, then greedy."""
 from typing import NamedTuple
@@ -134,17 +136,7 @@ def runs(tmp_path_factory):
         path.unlink()
     code, err = _cli(*args)
     assert code == 0, err
-    script = textwrap.dedent(f"""
-        import sys, tomllib
-        sys.path.insert(0, {str(base / "user")!r})
-        import maxmin_family  # registers the family and its policy in this process
-        import mobandit_jax as mb
-        spec = tomllib.loads(open({str(spec)!r}).read())
-        del spec["experiment"]["plugins"]
-        mb.run(spec, out={str(base / "in_process")!r})
-    """)
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=600)
+    run_registered_in_process(base / "user", "maxmin_family", spec, base / "in_process")
     return base, first
 
 

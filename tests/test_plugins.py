@@ -15,6 +15,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from _in_process import run_registered_in_process
+
 from mobandit_jax.runner import run_folder
 from mobandit_jax.runner.cli import main
 
@@ -128,19 +130,7 @@ def plugin_runs(tmp_path_factory):
     spec = _write(base / "user")
     code, err = _cli("run", spec, "--out", base / "workers", "--quiet", "--workers", "on", "--devices", "2")
     assert code == 0, err
-    # the same module imported by a script of the user's own, registered in this other process
-    script = textwrap.dedent(f"""
-        import sys
-        sys.path.insert(0, {str(base / "user")!r})
-        import my_plugin  # registers eps_greedy and bernoulli_table
-        import mobandit_jax as mb
-        import tomllib
-        spec = tomllib.loads(open({str(spec)!r}).read())
-        del spec["experiment"]["plugins"]
-        mb.run(spec, out={str(base / "in_process")!r})
-    """)
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=600)
+    run_registered_in_process(base / "user", "my_plugin", spec, base / "in_process")
     return base, spec
 
 
