@@ -67,7 +67,8 @@ def test_under_a_terminal_the_bar_of_a_one_chunk_run_over_worker_processes_moves
     ours, theirs = pty.openpty()  # mobandit's stdout and stderr are the terminal
     proc = subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out",
                              str(tmp_path / "run"), "--workers", "on", "--devices", "2", "--no-cache"],
-                            stdout=theirs, stderr=theirs, stdin=subprocess.DEVNULL)
+                            stdout=theirs, stderr=theirs, stdin=subprocess.DEVNULL,
+                            env={k: v for k, v in os.environ.items() if k != "XLA_FLAGS"})
     os.close(theirs)
     shown = b""
     while True:

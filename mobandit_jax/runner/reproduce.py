@@ -41,6 +41,7 @@ import math
 import multiprocessing
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -373,7 +374,8 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
             slots = context.Queue()
             for cores in shares:
                 slots.put(cores)
-        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_job, initargs=(slots,)) as pool:
+        with _manager_thread_errors_dropped(), ProcessPoolExecutor(
+                jobs, mp_context=context, initializer=_start_job, initargs=(slots,)) as pool:
             try:
                 with workers.sigint_ignored():  # inherited: a Ctrl-C reaches the jobs too, this process stops them
                     futures = {pool.submit(run_one, specs[name], runs / name, quick, x64, figures): name
@@ -386,9 +388,12 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
                                            ) from None
                     done(futures[future], seconds)
             except BaseException:  # an interrupt or a failed spec: the jobs in flight are stopped, not waited for
+                manager = getattr(pool, "_executor_manager_thread", None)
                 for job in multiprocessing.active_children():
                     job.terminate()
                 pool.shutdown(wait=False, cancel_futures=True)
+                if manager is not None:  # it tears the pool down: done before its errors are shown again
+                    manager.join(10)
                 raise
     else:
         for name in names:
@@ -405,6 +410,24 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
     log(f"engine time {timing['total']:.1f} s summed over specs; wall {timing['wall_with_reports']:.1f} s with "
         f"{jobs} job(s) and the reports (each built once its specs finished); timings in {runs / TIMING}")
     return timing
+
+
+@contextlib.contextmanager
+def _manager_thread_errors_dropped():
+    """While a job pool is in use, an ``OSError`` of the pool's own manager thread is not printed: when a job
+    process dies, that thread and the pool's shutdown both close the pool's pipes (Python 3.11 raises
+    ``EBADF`` there), and the error the run reports is the broken pool's, in one line."""
+    shown = threading.excepthook
+
+    def hook(args):
+        if not (issubclass(args.exc_type, OSError) and type(args.thread).__name__ == "_ExecutorManagerThread"):
+            shown(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        threading.excepthook = shown
 
 
 def _record_key(record: dict) -> tuple:
