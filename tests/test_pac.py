@@ -418,7 +418,8 @@ def _spec(preference=None):
 
 def test_run_spec_matches_direct_identify():
     res = mb.run(_spec())
-    assert res.metrics() == ["samples", "misidentification", "eps_f1", "returned", "stopped"]
+    assert res.metrics() == ["samples", "misidentification", "eps_f1", "returned", "stopped", "tau_over_lower_bound",
+                             "cost"]
     inst, ctx = _context(MEANS, sigma=0.3, horizon=60)
     policy, params, _ = make_policy("naive_elimination", ctx, L=7)
     out = _identify(policy, params, inst, _keys(6))

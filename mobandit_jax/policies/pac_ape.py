@@ -8,7 +8,8 @@ After one pull of every arm, with empirical means ``mu``, the pair radius ``beta
 - ``h_i = min_{j != i} [M(i, j) + epsilon - beta_ij]`` (no arm can dominate ``i``), ``g_i = max_{j != i}
   [m(i, j) - beta_ij]`` (some arm surely dominates ``i``), ``OPT = {i : h_i > 0}``, ``S`` the empirical
   Pareto set;
-- ``b_t = argmax_{i not in OPT} min_{j != i} [M(i, j) + beta_ji]``, ``c_t = argmin_{j != b_t} [M(b_t, j) - beta_{b_t j}]``
+- ``b_t = argmax_{i not in OPT} min_{j != i} [M(i, j) + beta_ji]``,
+  ``c_t = argmin_{j != b_t} [M(b_t, j) - beta_{b_t j}]``
   (first index on ties);
 - pull both (``pull = "both"``, linear_psi's) or the less pulled of the two (``pull = "less_pulled"``, the
   paper's and psips'; ``c_t`` on a tie);

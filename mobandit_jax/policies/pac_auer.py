@@ -73,7 +73,7 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
 
 def auer(num_arms: int, dim: int, sample) -> object:
     """The pac-family Identifier of :func:`auer_method` (``dim``: objectives after the cone)."""
-    return stepwise_identifier(auer_method(num_arms, dim), num_arms, dim, sample, width=8)
+    return stepwise_identifier(auer_method(num_arms, dim), num_arms, dim, sample, width=num_arms)
 
 
 def _configure(ctx, epsilon=0.0, delta=0.05, radius="authors"):

@@ -25,7 +25,6 @@ with ``C^g(delta) = log(1/delta)/2 + max(log(log(1/delta)/2), 0)`` (:func:`pair_
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -33,7 +32,8 @@ import jax
 import jax.numpy as jnp
 
 from ..types import Identifier
-from .pac import PacResult, _common, _draw_among, _sigma
+from ..kernels.lanes import packed_indices
+from .pac import PacResult, _common, _draw, _pulls, _sigma
 
 RADII = ("authors", "union")
 
@@ -120,14 +120,40 @@ def projected_sigma(sigma: float, W) -> float:
     return float(sigma * np.max(np.linalg.norm(np.asarray(W, float), axis=1)))
 
 
+def _draw_at_most(sample, key_env, env_params, counts, t, pull, width: int):
+    """Every arm's next pull where ``pull`` (``(K,)`` bool, at most ``width`` True) says, zeros elsewhere: the first
+    ``width`` arms of ``pull`` are drawn (:func:`~.pac._draw` draws every arm when ``width`` is ``K``)."""
+    K = counts.shape[0]
+    if width >= K:
+        y, c = _draw(sample, key_env, env_params, counts, t)
+        return jnp.where(pull[:, None], y, 0), jnp.where(pull, c, 0)
+    arms = packed_indices(pull, width)[:width]
+    at = jnp.minimum(arms, K - 1)
+    y, c = _pulls(sample, key_env, env_params, at, counts[at], t)
+    return (jnp.zeros((K,) + y.shape[1:], y.dtype).at[arms].set(y, mode="drop"),
+            jnp.zeros((K,) + c.shape[1:], c.dtype).at[arms].set(c, mode="drop"))
+
+
 def stepwise_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample, width: int) -> Identifier:
-    """Run ``method`` as an Identifier (module docstring); ``width``: arms drawn per block of a round."""
+    """Run ``method`` as an Identifier (module docstring): one pull of every arm, then rounds of at most ``width``
+    pulls (the methods here pull every arm first; APE two arms a round after it, Track-and-Stop one)."""
     K = num_arms
 
     def identify(key_env, key_pol, env_params, p: StepwiseParams) -> PacResult:
         dtype = p.W.dtype
-        init = (jnp.zeros((), jnp.int32), jnp.zeros(K, jnp.int32), method.init(p.method), jnp.zeros((), dtype),
-                jnp.zeros((), bool))
+
+        def play(t, counts, state, spent, pull, draw):
+            y, c = draw(sample, key_env, env_params, counts, t, pull)
+            cost = jnp.sum(jnp.where(pull, c.astype(dtype), 0.0))
+            ok = spent + cost <= p.budget
+            new = (t + 1, counts + pull.astype(jnp.int32),
+                   method.update(state, pull, y.astype(dtype) @ p.W.T, p.method), spent + cost, ~ok)
+            return jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, (t, counts, state, spent, ~ok))
+
+        every = lambda sample, key_env, env_params, counts, t, pull: _draw(sample, key_env, env_params, counts, t)
+        first = play(jnp.zeros((), jnp.int32), jnp.zeros(K, jnp.int32), method.init(p.method), jnp.zeros((), dtype),
+                     jnp.ones(K, bool), every)
+        few = lambda *a: _draw_at_most(*a, width)
 
         def cond(s):
             t, _, state, _, halted = s
@@ -135,15 +161,9 @@ def stepwise_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample,
 
         def body(s):
             t, counts, state, spent, _ = s
-            pull = method.select(jax.random.fold_in(key_pol, t), state, p.method)
-            y, c = _draw_among(sample, key_env, env_params, counts, t, pull, width)
-            cost = jnp.sum(jnp.where(pull, c.astype(dtype), 0.0))
-            ok = spent + cost <= p.budget
-            new = (t + 1, counts + pull.astype(jnp.int32),
-                   method.update(state, pull, y.astype(dtype) @ p.W.T, p.method), spent + cost, ~ok)
-            return jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, s[:-1] + (~ok,))
+            return play(t, counts, state, spent, method.select(jax.random.fold_in(key_pol, t), state, p.method), few)
 
-        _, counts, state, spent, _ = jax.lax.while_loop(cond, body, init)
+        _, counts, state, spent, _ = jax.lax.while_loop(cond, body, first)
         return PacResult(method.recommend(state, p.method), spent, counts, method.stopped(state, p.method),
                          p.epsilon, p.delta)
 
@@ -151,7 +171,7 @@ def stepwise_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample,
 
 
 def configure_stepwise(ctx, policy: str, epsilon, delta, radius=None):
-    """``(W, sigma of the projections, epsilon, delta, cap, budget)`` of a step-wise method, checked, one-line errors."""
+    """``(W, sigma of the projections, epsilon, delta, cap, budget)`` of a step-wise method; one-line errors."""
     W, eps, dlt, cap, budget = _common(ctx, policy, epsilon, delta, need_epsilon=False)
     if radius is not None and radius not in RADII:
         raise ValueError(f"policy {policy!r}: radius = {radius!r} must be 'authors' (linear_psi's beta_ij) or "
@@ -163,8 +183,3 @@ def wrap(ctx, W, eps, dlt, cap, budget, method_params):
     """The :class:`StepwiseParams` of a configured method."""
     return StepwiseParams(method_params, jnp.asarray(W, float), cap, budget, jnp.asarray(eps, float),
                           jnp.asarray(dlt, float))
-
-
-def log_term(delta: float) -> float:
-    """``log(1/delta)``."""
-    return math.log(1.0 / delta)
