@@ -25,15 +25,22 @@ def _setup(means, method, sigma=0.5, horizon=100_000, **options):
     return inst, policy, params
 
 
-def _run(inst, policy, params, n):
+def _keys(n):
     keys = engine.seed_keys(0, np.arange(n))
-    env, pol = jax.vmap(lambda k: jax.random.fold_in(k, 0))(keys), jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys)
+    return jax.vmap(lambda k: jax.random.fold_in(k, 0))(keys), jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys)
+
+
+def _run(inst, policy, params, n):
+    env, pol = _keys(n)
     return jax.jit(jax.vmap(policy.identify, in_axes=(0, 0, None, None)))(env, pol, inst.params, params), env
 
 
-def _stream(inst, key_env):
-    """``pull(i, j)``: arm ``i``'s ``j``-th reward on the stream (the calls the methods make)."""
-    return lambda i, j: np.asarray(inst.env.sample(key_env, i, j, 0, inst.params)[0], float)
+def _stream(inst, key_env, n: int):
+    """``pull(i, j)``: arm ``i``'s ``j``-th reward on the stream (the calls the methods make), for ``j < n``."""
+    one = lambda i, j: inst.env.sample(key_env, i, j, 0, inst.params)[0]
+    K = inst.env.num_arms
+    table = np.asarray(jax.vmap(lambda i: jax.vmap(lambda j: one(i, j))(jnp.arange(n)))(jnp.arange(K)), float)
+    return lambda i, j: table[i, j]
 
 
 def _radius(n, delta, sigma):
@@ -91,15 +98,53 @@ def ape_numpy(pull, K, delta, sigma):
             n[k] += 1
 
 
+@pytest.fixture(scope="module")
+def compiled():
+    """``method -> (inst, policy, params, fn)`` on MEANS with Gaussian noise 0.5: one compiled program per method,
+    which every test here reuses with other params (the round cap, delta and APE's k are params)."""
+    cache = {}
+
+    def get(method):
+        if method not in cache:
+            inst, policy, params = _setup(MEANS, method, delta=0.1)
+            cache[method] = inst, policy, params, jax.jit(jax.vmap(policy.identify, in_axes=(0, 0, None, None)))
+        return cache[method]
+
+    return get
+
+
 @pytest.mark.parametrize("method, reference", [("auer", auer_numpy), ("ape", ape_numpy)])
-def test_auer_and_ape_match_numpy_loops(method, reference):
-    inst, policy, params = _setup(MEANS, method, delta=0.1)
-    out, keys = _run(inst, policy, params, 4)
+def test_auer_and_ape_match_numpy_loops(compiled, method, reference):
+    inst, _, params, fn = compiled(method)
+    env, pol = _keys(4)
+    out = fn(env, pol, inst.params, params)
     for s in range(4):
-        P, n = reference(_stream(inst, keys[s]), len(MEANS), 0.1, 0.5)
+        P, n = reference(_stream(inst, env[s], 2 * int(np.max(out.pulls[s])) + 10), len(MEANS), 0.1, 0.5)
         assert sorted(np.flatnonzero(np.asarray(out.recommended[s]))) == P
         np.testing.assert_array_equal(np.asarray(out.pulls[s]), n)
     assert np.all(np.asarray(out.stopped))
+
+
+def test_round_cap_reports_not_stopped_and_k_stops_early(compiled):
+    env, pol = _keys(4)
+    K = len(MEANS)
+    inst, _, params, fn = compiled("ape")
+    capped = fn(env, pol, inst.params, params._replace(cap=jnp.asarray(3, jnp.int32)))
+    assert not np.any(np.asarray(capped.stopped))
+    np.testing.assert_array_equal(np.asarray(capped.pulls).sum(1), K + 2 * 2)  # all arms once, then 2 rounds of 2
+    whole = fn(env, pol, inst.params, params)
+    _, k2, _ = make_policy("ape", Context.of(inst, 100_000), delta=0.1, k=2)
+    early = fn(env, pol, inst.params, k2)
+    assert np.all(np.asarray(early.stopped)) and np.all(np.asarray(early.recommended).sum(1) >= 2)
+    assert np.all(np.asarray(early.pulls).sum(1) <= np.asarray(whole.pulls).sum(1))
+    assert np.asarray(early.pulls).sum() < np.asarray(whole.pulls).sum()
+    truth = lb.pareto_mask_np(MEANS)
+    assert np.all(np.asarray(early.recommended) <= truth)  # certified arms are Pareto arms on these seeds
+    inst, _, params, fn = compiled("auer")
+    capped = fn(env, pol, inst.params, params._replace(cap=jnp.asarray(3, jnp.int32)))
+    assert not np.any(np.asarray(capped.stopped))
+    pulls = np.asarray(capped.pulls)
+    assert np.all((pulls >= 1) & (pulls <= 3)) and np.all(pulls.max(1) == 3)
 
 
 def tns_numpy(pull, K, delta, sigma):
@@ -127,7 +172,7 @@ def test_track_and_stop_matches_numpy_loop():
     inst, policy, params = _setup(means, "track_and_stop", delta=0.1)
     out, keys = _run(inst, policy, params, 3)
     for s in range(3):
-        P, n = tns_numpy(_stream(inst, keys[s]), len(means), 0.1, 0.5)
+        P, n = tns_numpy(_stream(inst, keys[s], 2 * int(np.max(out.pulls[s])) + 10), len(means), 0.1, 0.5)
         assert sorted(np.flatnonzero(np.asarray(out.recommended[s]))) == P
         # float32 against float64: the same run up to the last few pulls
         assert abs(np.asarray(out.pulls[s]).sum() - n.sum()) <= 0.02 * n.sum() + 2
@@ -144,17 +189,30 @@ def test_characteristic_time_hand_computed():
     # two Pareto arms 1 apart on one objective each: remove cost w0 w1 / (w0 + w1) * 1 / 2 as well
     mu = np.array([[0.0, 1.0], [1.0, 0.0]])
     assert lb.characteristic_time(mu)[0] == pytest.approx(8.0, rel=1e-6)
+    # an arm tied on one objective with the arm that dominates it: an alternative of cost 0, T* infinite
+    assert lb.characteristic_time(np.array([[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]))[0] == np.inf
 
 
-def test_two_objective_cost_against_every_assignment():
-    rng = np.random.default_rng(3)
-    for _ in range(15):
-        K = int(rng.integers(3, 10))
-        mu, w = rng.uniform(0, 3, (K, 2)), rng.dirichlet(np.ones(K))
+@pytest.mark.parametrize("d", [2, 3])
+def test_characteristic_time_against_a_grid_over_the_simplex(d):
+    mu = np.random.default_rng(d).uniform(0, 1, (3, d))
+    a = np.linspace(0.005, 0.99, 80)
+    grid = [(x, y, 1 - x - y) for x in a for y in a if 1 - x - y > 0.001]
+    best = max(lb.alternative_cost_np(mu, np.array(w))[0] for w in grid)
+    # T* is returned at most 1 / (1 - tolerance) above the truth, which 1 / (the grid's best g) bounds from above
+    # (up to the grid's spacing)
+    assert 0.99 <= lb.characteristic_time(mu)[0] * best <= 1 / (1 - lb.TOLERANCE)
+
+
+@pytest.mark.parametrize("K", [3, 8])
+def test_two_objective_cost_against_every_assignment(K):
+    rng = np.random.default_rng(K)
+    mus, ws = rng.uniform(0, 3, (10, K, 2)), rng.dirichlet(np.ones(K), 10)
+    gj, gradj = jax.jit(jax.vmap(lb.alternative_cost_2d))(jnp.asarray(mus, jnp.float32), jnp.asarray(ws, jnp.float32))
+    for mu, w, g_got, grad_got in zip(mus, ws, np.asarray(gj), np.asarray(gradj)):
         g, grad = lb.alternative_cost_np(mu, w)
-        gj, gradj = lb.alternative_cost_2d(jnp.asarray(mu, jnp.float32), jnp.asarray(w, jnp.float32))
-        assert float(gj) == pytest.approx(g, rel=1e-4, abs=1e-6)
-        np.testing.assert_allclose(np.asarray(gradj), grad, rtol=1e-3, atol=1e-5)
+        assert g_got == pytest.approx(g, rel=1e-4, abs=1e-6)
+        np.testing.assert_allclose(grad_got, grad, rtol=1e-3, atol=1e-5)
 
 
 def _spec(policies, **env):
@@ -162,37 +220,29 @@ def _spec(policies, **env):
             "env": {"kind": "stochastic", "means": MEANS.tolist(), **env}, "policies": policies}
 
 
-def test_lower_bound_ratio_and_bounded_rewards():
-    res = mb.run(_spec([{"name": "ape", "delta": 0.1}, {"name": "paveba", "epsilon": 0.05, "delta": 0.1}],
-                       noise="bernoulli"))
-    T = lb.characteristic_time(MEANS, 0.5)[0]
-    for label in ("ape", "paveba"):
-        samples = res.finals[f"{label}|0|samples"].ravel()
-        ratio = res.finals[f"{label}|0|tau_over_lower_bound"].ravel()
-        np.testing.assert_allclose(ratio, samples / (T * math.log(10)), rtol=2e-3)
-        np.testing.assert_allclose(res.finals[f"{label}|0|cost"].ravel(), 0.0)  # this environment's pulls are free
-
-
-def test_round_cap_reports_not_stopped_and_k_stops_early():
-    spec = _spec([{"name": "auer", "delta": 0.01}, {"name": "ape", "label": "ape2", "k": 2, "delta": 0.01},
-                  {"name": "ape", "delta": 0.01}], noise="gaussian", sigma=0.5, clip=False)
-    spec["experiment"]["horizon"] = 3
+def test_lower_bound_ratio_under_a_cone_with_bounded_rewards():
+    W = np.array([[1.0, 0.2], [0.2, 1.0], [0.7, 0.7]])
+    spec = _spec([{"name": "auer", "delta": 0.1}], noise="bernoulli")
+    spec["preference"] = {"W": W.tolist()}
     res = mb.run(spec)
-    assert np.all(res.finals["auer|0|stopped"] == 0)
-    spec["experiment"]["horizon"] = 100_000
-    res = mb.run(spec)
-    assert np.all(res.finals["ape2|0|stopped"] == 1)
-    assert np.mean(res.finals["ape2|0|samples"]) < np.mean(res.finals["ape|0|samples"])
+    T = lb.characteristic_time(MEANS @ W.T, 0.5 * np.linalg.norm(W, axis=1))[0]
+    samples = res.finals["auer|0|samples"].ravel()
+    np.testing.assert_allclose(res.finals["auer|0|tau_over_lower_bound"].ravel(), samples / (T * math.log(10)),
+                               rtol=2e-3)
+    np.testing.assert_allclose(res.finals["auer|0|cost"].ravel(), 0.0)  # this environment's pulls are free
+    assert np.mean(res.finals["auer|0|misidentification"]) <= 0.25
+    assert np.all(res.finals["auer|0|stopped"] == 1)
 
 
-def test_cone_and_costs_and_errors():
-    W = [[1.0, 0.2], [0.2, 1.0], [0.7, 0.7]]
-    spec = _spec([{"name": "auer", "delta": 0.1}, {"name": "ape", "delta": 0.1}], noise="gaussian", sigma=0.3,
-                 clip=False)
-    spec["preference"] = {"W": W}
-    res = mb.run(spec)
-    assert np.mean(res.finals["ape|0|misidentification"]) <= 0.25
-    spec["policies"] = [{"name": "track_and_stop"}]
+def test_bounded_rewards_are_half_sub_gaussian_and_errors_are_one_line():
+    bern = make_stochastic(MEANS, noise="bernoulli")
+    for method in ("paveba", "auer"):
+        make_policy(method, Context.of(bern, 100), delta=0.1, epsilon=0.1)  # no noise scale needed in [0, 1]
+    # Naive Elimination's L = ceil(4 ((1 + sqrt 2) sigma / epsilon)^2 log(4 d K (K - 1) / (2 delta))) at sigma = 1/2
+    L = make_policy("naive_elimination", Context.of(bern, 100), delta=0.1, epsilon=0.1)[1].L
+    assert int(L) == math.ceil(4 * ((1 + math.sqrt(2)) * 0.5 / 0.1) ** 2 * math.log(4 * 2 * 20 / 0.2))
+    spec = _spec([{"name": "track_and_stop"}], noise="gaussian", sigma=0.3, clip=False)
+    spec["preference"] = {"W": [[1.0, 0.2], [0.2, 1.0], [0.7, 0.7]]}
     with pytest.raises(mb.ConfigError, match="track_and_stop.*2 objectives.*3"):
         mb.run(spec)
     with pytest.raises(mb.ConfigError, match="pull"):
