@@ -19,8 +19,10 @@ true cone-optimal set ``P* = cone_optimal_mask(means, W)`` of the context's true
 - ``tau_over_lower_bound``: ``samples / (T*(mu) log(1/delta))``, the sample complexity over the lower bound of
   delta-correct methods (:func:`~mobandit_jax.kernels.pareto_lower_bound.characteristic_time`: Gaussian objectives
   of the environment's noise scale, 1/2 for rewards in [0, 1]; under a cone, the projections ``W mu`` with scales
-  ``sigma ||w_n||``), at the result's ``delta`` (NaN for a result without one, or an environment without a scale);
-  ``T*`` is computed once per setting on the host and recorded in ``truth.json`` (``lower_bound``);
+  ``sigma ||w_n||``), at the result's ``delta`` (NaN for a result without one, an environment without a scale, or
+  an instance without a finite ``T*``: an arm tied with one that dominates it, or too many alternatives to
+  enumerate); ``T*`` is computed once per instance on the host (within 1%) and recorded in ``truth.json``
+  (``lower_bound``);
 - ``cost``: the cost of the pulls made (the number of pulls where pulls cost 1).
 
 All reduce by ``"mean"`` over seeds (the engine records one checkpoint for an Identifier).
@@ -93,9 +95,11 @@ def build(ctx):
         delta = getattr(obs, "delta", None)
         delta = jnp.full((), jnp.nan, dtype) if delta is None else jnp.asarray(delta, dtype)
         samples = jnp.sum(obs.pulls).astype(dtype)
+        bound = jnp.asarray(mp.lower_bound, dtype)
         return (samples, jnp.any(rec != mp.optimal).astype(dtype),
                 eps_f1_score(rec, mp, epsilon), jnp.sum(rec).astype(dtype),
                 jnp.asarray(obs.stopped, bool).astype(dtype),
-                samples / (jnp.asarray(mp.lower_bound, dtype) * jnp.log(1 / delta)), jnp.asarray(obs.spent, dtype))
+                jnp.where(jnp.isfinite(bound), samples / (bound * jnp.log(1 / delta)), jnp.nan),
+                jnp.asarray(obs.spent, dtype))
 
     return MetricSet(NAMES, REDUCE, step), truth
