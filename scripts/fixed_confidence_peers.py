@@ -1,6 +1,6 @@
 """Run the authors' fixed-confidence Pareto set identification code beside the pac family, on the same instances.
 
-    python scripts/fixed_confidence_peers.py --linear-psi PATH [--crepon PATH] [--seeds 200] [--out FILE]
+    python scripts/fixed_confidence_peers.py --linear-psi PATH [--crepon PATH] [--seeds 200] [--x64] [--out FILE]
 
 ``--linear-psi``: a checkout of ``cyrille-kone/linear_psi``; its C++ (``cpp/src``) is compiled here with
 ``g++ -O3`` together with a small driver that calls ``psi_auer::loop`` and ``psi_ape::loop`` seed by seed.
@@ -105,7 +105,7 @@ def run_ours(method: str, means, gauss: bool, sigma: float, delta: float, seeds:
     from mobandit_jax.types import Context
 
     inst = make_stochastic(np.asarray(means, float), noise="gaussian" if gauss else "bernoulli", sigma=sigma,
-                           clip=not gauss, dtype=jnp.float64)
+                           clip=not gauss, dtype=jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
     policy, params, _ = make_policy(method, Context.of(inst, cap), delta=delta)
     keys = engine.seed_keys(0, np.arange(seeds))
     streams = jax.vmap(lambda k: (jax.random.fold_in(k, 0), jax.random.fold_in(k, 1)))(keys)
@@ -147,10 +147,11 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="run the instances whose name contains this")
     ap.add_argument("--cap", type=int, default=2_000_000, help="our round cap")
     ap.add_argument("--out", help="write the rows as JSON here")
+    ap.add_argument("--x64", action="store_true", help="ours in float64 (default: the engine's float32)")
     a = ap.parse_args(argv)
     import jax
 
-    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_x64", a.x64)
     rows = []
     with tempfile.TemporaryDirectory() as work:
         exe = build_linear_psi(a.linear_psi, work)
