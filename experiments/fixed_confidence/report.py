@@ -26,7 +26,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mobandit_jax.runner.run_folder import RunDir
+import mobandit_jax as mb
 
 RUNS = {"random_gaussian": "random_gaussian", "cov_boost": "cov_boost", "cone_costs": "cone_costs"}
 ERROR_SE = 3  # an error rate passes at delta + ERROR_SE standard errors of a rate delta
@@ -41,8 +41,12 @@ def _cell(r) -> str:
     return f"{r['mean']:.4g} ± {se:.2g}"
 
 
-class Run(RunDir):
-    """A run directory read by policy, delta, metric and scenario."""
+class Run:
+    """One ``mobandit run`` folder (:class:`mobandit_jax.Results`) read by policy, delta, metric and scenario."""
+
+    def __init__(self, path):
+        self.results = mb.Results.load(path)
+        self.records = self.results.records
 
     def scenarios(self) -> list:
         return list(dict.fromkeys(r["setting"].get("scenario") for r in self.records))
@@ -54,11 +58,8 @@ class Run(RunDir):
         return sorted({r["params"]["delta"] for r in self.records if "delta" in r["params"]}, reverse=True)
 
     def get(self, policy, metric, delta, scenario):
-        for r in self.records:
-            if (r["policy"] == policy and r["metric"] == metric and r["params"].get("delta") == delta
-                    and r["setting"].get("scenario") == scenario):
-                return r
-        return None
+        where = {"delta": delta} if scenario is None else {"delta": delta, "scenario": scenario}
+        return self.results.record(policy, metric, **where)
 
 
 def _figure(panels: list, out: Path) -> str:
