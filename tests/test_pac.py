@@ -351,7 +351,8 @@ def _score(means, W, rec, epsilon, pulls=None, stopped=True):
 def test_metrics_hand_computed():
     # VOPy's own test case: arm 3 = (4, 5) dominates all; returned {1, 3}: TP 1 (arm 3), FP 1 -> 2/3
     out, mset = _score([[1, 2], [2, 3], [3, 4], [4, 5]], None, [1, 3], 0.1, pulls=[3, 4, 5, 6])
-    assert mset.reduce == ("mean",) * 5
+    assert mset.reduce == ("mean",) * 7
+    assert math.isnan(out.pop("tau_over_lower_bound")) and out.pop("cost") == 0.0  # a result without delta: NaN
     assert out == {"samples": 18.0, "misidentification": 1.0, "eps_f1": pytest.approx(2 / 3), "returned": 2.0,
                    "stopped": 1.0}
     means = [[0, 1], [1, 0], [0.5, 0.5], [0.2, 0.2]]  # P* = {0, 1, 2}; Delta_3 = 0.3
@@ -415,7 +416,8 @@ def _spec(preference=None):
 
 def test_run_spec_matches_direct_identify():
     res = mb.run(_spec())
-    assert res.metrics() == ["samples", "misidentification", "eps_f1", "returned", "stopped"]
+    assert res.metrics() == ["samples", "misidentification", "eps_f1", "returned", "stopped", "tau_over_lower_bound",
+                             "cost"]
     inst, ctx = _context(MEANS, sigma=0.3, horizon=60)
     policy, params, _ = make_policy("naive_elimination", ctx, L=7)
     out = _identify(policy, params, inst, _keys(6))

@@ -15,7 +15,15 @@ true cone-optimal set ``P* = cone_optimal_mask(means, W)`` of the context's true
   setting, so a grid over epsilon shares one compiled program). A result without an ``epsilon`` is
   scored at 0;
 - ``returned``: ``|P_hat|``;
-- ``stopped``: 1 if the stopping rule fired before the round cap (and the budget).
+- ``stopped``: 1 if the stopping rule fired before the round cap (and the budget);
+- ``tau_over_lower_bound``: ``samples / (T*(mu) log(1/delta))``, the sample complexity over the lower bound of
+  delta-correct methods (:func:`~mobandit_jax.kernels.pareto_lower_bound.characteristic_time`: Gaussian objectives
+  of the environment's noise scale, 1/2 for rewards in [0, 1]; under a cone, the projections ``W mu`` with scales
+  ``sigma ||w_n||``), at the result's ``delta`` (NaN for a result without one, an environment without a scale, or
+  an instance without a finite ``T*``: an arm tied with one that dominates it, or too many alternatives to
+  enumerate); ``T*`` is computed once per instance on the host (within 1%) and recorded in ``truth.json``
+  (``lower_bound``);
+- ``cost``: the cost of the pulls made (the number of pulls where pulls cost 1).
 
 All reduce by ``"mean"`` over seeds (the engine records one checkpoint for an Identifier).
 """
@@ -29,7 +37,8 @@ import jax.numpy as jnp
 from ..engine import float_dtype
 from ..kernels.cone_regions import cone_gaps_np, cover_distances_np
 from ..kernels.dominance import cone_optimal_mask
-from ..policies.pac import pac_cone
+from ..kernels.pareto_lower_bound import characteristic_time
+from ..policies.pac import noise_scale, pac_cone
 from ..problems.stochastic import make_stochastic
 from ..registry import IDENTIFIER, register_family
 from ..types import Context, Metric, MetricSet
@@ -40,6 +49,8 @@ METRICS = (
     Metric("eps_f1", "mean", "epsilon-F1 score of the returned set (VOPy's)"),
     Metric("returned", "mean", "size of the returned set"),
     Metric("stopped", "mean", "1 if the stopping rule fired before the round cap and the budget"),
+    Metric("tau_over_lower_bound", "mean", "samples / (T*(mu) log(1/delta)): samples over the lower bound"),
+    Metric("cost", "mean", "the cost of the pulls made (the number of pulls where pulls cost 1)"),
 )
 
 
@@ -50,15 +61,18 @@ class PacTruth(NamedTuple):
     optimal: jnp.ndarray
     gaps: jnp.ndarray
     cover: jnp.ndarray
+    lower_bound: jnp.ndarray = jnp.nan  # () T*(mu) of the projected means (NaN: no noise scale)
 
 
-def pac_truth(means, W) -> PacTruth:
-    """The :class:`PacTruth` of true means ``(K, d)`` under the solid cone ``W`` (computed in float64)."""
+def pac_truth(means, W, sigma=None) -> PacTruth:
+    """The :class:`PacTruth` of true means ``(K, d)`` under the solid cone ``W`` (computed in float64), with the
+    characteristic time of Gaussian noise of scale ``sigma`` (None: NaN)."""
     means = np.asarray(means, float)
     W = np.asarray(W, float)
     dtype = float_dtype()
+    T = np.nan if sigma is None else characteristic_time(means @ W.T, sigma * np.linalg.norm(W, axis=1))[0]
     return PacTruth(jnp.asarray(np.asarray(cone_optimal_mask(means, W))), jnp.asarray(cone_gaps_np(means, W), dtype),
-                    jnp.asarray(cover_distances_np(means, W), dtype))
+                    jnp.asarray(cover_distances_np(means, W), dtype), jnp.asarray(T, dtype))
 
 
 def eps_f1_score(recommended, truth: PacTruth, epsilon):
@@ -84,17 +98,23 @@ def build(ctx):
     Returns:
       ``(MetricSet, PacTruth)``.
     """
-    truth = pac_truth(ctx.means, pac_cone(ctx))
+    truth = pac_truth(ctx.means, pac_cone(ctx), noise_scale(ctx))
 
     def step(mp, recommended, obs):
         dtype = float_dtype()
         rec = jnp.asarray(recommended, bool)
         epsilon = getattr(obs, "epsilon", None)
         epsilon = jnp.zeros((), dtype) if epsilon is None else jnp.asarray(epsilon, dtype)
-        return {"samples": jnp.sum(obs.pulls).astype(dtype),
+        delta = getattr(obs, "delta", None)
+        delta = jnp.full((), jnp.nan, dtype) if delta is None else jnp.asarray(delta, dtype)
+        samples = jnp.sum(obs.pulls).astype(dtype)
+        bound = jnp.asarray(mp.lower_bound, dtype)
+        return {"samples": samples,
                 "misidentification": jnp.any(rec != mp.optimal).astype(dtype),
                 "eps_f1": eps_f1_score(rec, mp, epsilon), "returned": jnp.sum(rec).astype(dtype),
-                "stopped": jnp.asarray(obs.stopped, bool).astype(dtype)}
+                "stopped": jnp.asarray(obs.stopped, bool).astype(dtype),
+                "tau_over_lower_bound": jnp.where(jnp.isfinite(bound), samples / (bound * jnp.log(1 / delta)), jnp.nan),
+                "cost": jnp.asarray(obs.spent, dtype)}
 
     return MetricSet(METRICS, step), truth
 

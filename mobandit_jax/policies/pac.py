@@ -41,7 +41,8 @@ with ``beta = max_n ||w_n|| / alpha_n`` the ordering complexity (VOPy's ``ConeTh
 cones). VOPy's code puts its noise *variance* where this formula has ``sigma``; give ``L`` to compare.
 
 Rewards: arm ``i``'s ``j``-th pull is ``sample(key_env, i, j, t, env_params)`` (common random numbers),
-any real values; ``sigma`` is the environment's noise scale (``Context.noise_sigma``). A finite budget
+any real values; ``sigma`` is the environment's noise scale (``Context.noise_sigma``), or 1/2 for rewards in
+[0, 1] without one (Bernoulli, Beta: bounded rewards are 1/2-sub-Gaussian). A finite budget
 stops a run before the round whose pulls would exceed it (``spent`` reports the cost).
 
 Each ``identify`` returns a :class:`PacResult`: the fields of an ``IdentifyResult`` plus the
@@ -64,6 +65,7 @@ from ..types import Identifier
 
 C_NAIVE = 1.0 + math.sqrt(2.0)  # the constant c of Naive Elimination's L (any c > 0 works; VOPy's choice)
 DRAW_WIDTH = 8  # arms per block of PaVeBa's sampling
+BOUNDED_SIGMA = 0.5  # rewards in [0, 1] (Bernoulli, Beta) are 1/2-sub-Gaussian
 
 
 class PacResult(NamedTuple):
@@ -74,6 +76,7 @@ class PacResult(NamedTuple):
     pulls: Any  # (K,) int32 pulls per arm
     stopped: Any  # () bool: the stopping rule fired before the round cap and the budget
     epsilon: Any  # () the method's accuracy epsilon
+    delta: Any = None  # () the method's confidence delta (None: the method has none; the lower-bound ratio is NaN)
 
 
 class PavebaParams(NamedTuple):
@@ -219,7 +222,7 @@ def paveba(num_arms: int, dim: int, sample) -> Identifier:
         stopped = ~jnp.any(end.S)
         mu = end.sums / jnp.maximum(end.counts, 1)[:, None].astype(dtype)
         guess = empirical_cone_optimal(mu, p.geo.W.astype(dtype), end.S | end.P)
-        return PacResult(end.P | (end.S & guess), end.spent, end.counts, stopped, p.epsilon)
+        return PacResult(end.P | (end.S & guess), end.spent, end.counts, stopped, p.epsilon, p.delta)
 
     return Identifier(identify)
 
@@ -265,11 +268,19 @@ def pac_cone(ctx) -> np.ndarray:
     return validate_pac_cone(W)
 
 
+def noise_scale(ctx):
+    """The environment's noise scale; rewards in [0, 1] without one are 1/2-sub-Gaussian (Hoeffding's lemma), so
+    1/2; None for unbounded rewards without one."""
+    if ctx.noise_sigma is not None:
+        return float(ctx.noise_sigma)
+    return BOUNDED_SIGMA if ctx.bounded else None
+
+
 def _sigma(ctx, policy: str) -> float:
-    if ctx.noise_sigma is None:
+    if noise_scale(ctx) is None:
         raise ValueError(f"policy {policy!r} needs the reward noise scale sigma, but this environment does not give "
                          "one; use noise = 'gaussian' with sigma = ... (and clip = false for any real means)")
-    sigma = float(ctx.noise_sigma)
+    sigma = noise_scale(ctx)
     if not (math.isfinite(sigma) and sigma >= 0):
         raise ValueError(f"policy {policy!r}: noise sigma = {sigma} must be a finite number >= 0")
     return sigma

@@ -1,0 +1,141 @@
+"""APE, Adaptive Pareto Exploration (Kone, Kaufmann & Richert, "Adaptive algorithms for relaxed Pareto set
+identification", NeurIPS 2023), as the authors implement it (``cyrille-kone/linear_psi``, ``psi_ape::loop``;
+``cyrille-kone/psips``, ``ape::loop``).
+
+After one pull of every arm, with empirical means ``mu``, the pair radius ``beta_ij``
+(:func:`~.pac_stepwise.pair_radius`), ``M(i, j) = max_n (mu_in - mu_jn)`` and ``m(i, j) = min_n (mu_jn - mu_in)``:
+
+- ``h_i = min_{j != i} [M(i, j) + epsilon - beta_ij]`` (no arm can dominate ``i``), ``g_i = max_{j != i}
+  [m(i, j) - beta_ij]`` (some arm surely dominates ``i``), ``OPT = {i : h_i > 0}``, ``S`` the empirical
+  Pareto set;
+- ``b_t = argmax_{i not in OPT} min_{j != i} [M(i, j) + beta_ji]``,
+  ``c_t = argmin_{j != b_t} [M(b_t, j) - beta_{b_t j}]``
+  (first index on ties);
+- pull both (``pull = "both"``, linear_psi's) or the less pulled of the two (``pull = "less_pulled"``, the
+  paper's and psips'; ``c_t`` on a tie);
+- stop when ``Z1 = min_{i in S} h_i >= 0`` and ``Z2 = min_{i not in S} max(h_i, g_i) >= 0``, and return ``S``;
+  APE-k (``k > 0``): stop also once ``|OPT| >= k`` and return ``OPT`` (``k`` certified Pareto arms or more).
+
+``epsilon`` is the relaxation of epsilon-APE (0: exact identification). At the round cap ``S`` is returned.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from ..registry import register_policy
+from .pac_stepwise import Counts, StepwiseMethod, cg, configure_stepwise, empirical_pareto, margins, pair_radius, \
+    radius_delta, stepwise_identifier, wrap
+
+PULLS = ("both", "less_pulled")
+
+
+class ApeParams(NamedTuple):
+    """``epsilon``, ``c = C^g(delta)``, projected ``sigma``, ``k`` (int32, 0: the whole set), ``both`` (bool)."""
+
+    epsilon: jnp.ndarray
+    c: jnp.ndarray
+    sigma: jnp.ndarray
+    k: jnp.ndarray
+    both: jnp.ndarray
+
+
+class ApeIndices(NamedTuple):
+    """The round's statistics: ``h``, ``g``, ``S``, ``OPT`` (each ``(K,)``), ``M`` and ``beta`` (``(K, K)``)."""
+
+    h: jnp.ndarray
+    g: jnp.ndarray
+    S: jnp.ndarray
+    opt: jnp.ndarray
+    M: jnp.ndarray
+    beta: jnp.ndarray
+
+
+def ape_indices(counts: Counts, p: ApeParams) -> ApeIndices:
+    """:class:`ApeIndices` of the current counts (module docstring)."""
+    K = counts.n.shape[0]
+    off = ~jnp.eye(K, dtype=bool)
+    mu = counts.means
+    big, small = margins(mu)
+    beta = pair_radius(counts.n, p.c, p.sigma)
+    h = jnp.min(jnp.where(off, big + p.epsilon - beta, jnp.inf), axis=1)
+    g = jnp.max(jnp.where(off, small - beta, -jnp.inf), axis=1)
+    return ApeIndices(h, g, empirical_pareto(mu), h > 0, big, beta)
+
+
+class ApeState(NamedTuple):
+    """The counts, the next round's pulls ``(K,)`` and whether the rule fired, each decided once per round."""
+
+    counts: Counts
+    pull: jnp.ndarray
+    done: jnp.ndarray
+    recommended: jnp.ndarray
+
+
+def ape_method(num_arms: int, dim: int) -> StepwiseMethod:
+    """APE (module docstring) for ``num_arms`` arms of ``dim`` (projected) objectives.
+
+    ``update`` computes the round's indices once and keeps what ``select``, ``stopped`` and ``recommend`` read."""
+    K = num_arms
+    off = ~jnp.eye(K, dtype=bool)
+    arms = jnp.arange(K)
+
+    def decide(counts: Counts, p: ApeParams) -> ApeState:
+        x = ape_indices(counts, p)
+        score = jnp.min(jnp.where(off, x.M + x.beta.T, jnp.inf), axis=1)
+        b = jnp.argmax(jnp.where(x.opt, -jnp.inf, score))
+        c = jnp.argmin(jnp.where(off[b], x.M[b] - x.beta[b], jnp.inf))
+        one = jnp.where(counts.n[b] < counts.n[c], b, c)
+        pair = jnp.where(p.both, (arms == b) | (arms == c), arms == one)
+        first = counts.n == 0
+        z1 = jnp.min(jnp.where(x.S, x.h, jnp.inf))
+        z2 = jnp.min(jnp.where(x.S, jnp.inf, jnp.maximum(x.h, x.g)))
+        whole = (z1 >= 0) & (z2 >= 0)
+        by_k = ~whole & (p.k > 0) & (jnp.sum(x.opt) >= p.k)
+        return ApeState(counts, jnp.where(jnp.any(first), first, pair), ~jnp.any(first) & (whole | by_k),
+                        jnp.where(by_k, x.opt, x.S))
+
+    def init(p: ApeParams) -> ApeState:
+        counts = Counts.zeros(K, dim, p.sigma.dtype)
+        none = jnp.zeros(K, bool)
+        return ApeState(counts, ~none, jnp.zeros((), bool), none)
+
+    def select(key, s: ApeState, p: ApeParams):
+        return s.pull
+
+    def update(s: ApeState, pulled, rewards, p: ApeParams) -> ApeState:
+        return decide(s.counts.add(pulled, rewards), p)
+
+    def recommend(s: ApeState, p: ApeParams):
+        return s.recommended
+
+    def stopped(s: ApeState, p: ApeParams):
+        return s.done
+
+    return StepwiseMethod(init, select, update, recommend, stopped)
+
+
+def ape(num_arms: int, dim: int, sample, both: bool = True) -> object:
+    """The pac-family Identifier of :func:`ape_method` (``both``: two arms drawn per round, else one)."""
+    return stepwise_identifier(ape_method(num_arms, dim), num_arms, dim, sample, width=2 if both else 1)
+
+
+def _configure(ctx, epsilon=0.0, delta=0.05, k=0, pull="both", radius="authors"):
+    W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "ape", epsilon, delta, radius)
+    if isinstance(k, bool) or int(k) != k or not 0 <= k <= ctx.num_arms:
+        raise ValueError(f"policy 'ape': k = {k!r} must be a whole number from 0 (the whole Pareto set) to "
+                         f"K = {ctx.num_arms}")
+    if pull not in PULLS:
+        raise ValueError(f"policy 'ape': pull = {pull!r} must be 'both' (b_t and c_t, linear_psi's) or "
+                         "'less_pulled' (the paper's)")
+    c = cg(jnp.asarray(radius_delta(radius, dlt, ctx.num_arms, len(W)), float))
+    params = ApeParams(jnp.asarray(eps, float), c, jnp.asarray(sigma, float), jnp.asarray(int(k), jnp.int32),
+                       jnp.asarray(pull == "both"))
+    return (dict(num_arms=ctx.num_arms, dim=len(W), sample=ctx.env.sample, both=pull == "both"),
+            wrap(ctx, W, eps, dlt, cap, budget, params))
+
+
+register_policy("ape", "pac", ape, _configure,
+                "APE (Kone, Kaufmann & Richert, NeurIPS 2023): LUCB-like pair (b_t, c_t), stop on Z1, Z2 >= 0; "
+                "epsilon-APE and APE-k", epsilon=0.0, delta=0.05, k=0, pull="both", radius="authors")

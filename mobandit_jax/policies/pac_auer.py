@@ -1,0 +1,88 @@
+"""Auer, Chiang, Ortner & Drugan, "Pareto front identification from stochastic bandit feedback" (AISTATS 2016),
+Algorithm 1, as the authors' group implements it (``cyrille-kone/linear_psi``, ``psi_auer::loop``).
+
+Active arms ``A`` (initially all), accepted arms ``P``. Each round:
+
+1. pull every arm of ``A`` once;
+2. discard ``i`` from ``A`` if some ``j`` in ``A`` dominates it beyond the widths: ``m(i, j) > beta_ij``,
+   ``m(i, j) = min_n (mu_jn - mu_in)``;
+3. ``P1 = {i in A : M(i, j) + epsilon > beta_ij for every j != i in A}``, ``M(i, j) = max_n (mu_in - mu_jn)``
+   (no arm of ``A`` can dominate ``i`` by more than ``epsilon``);
+4. ``P2 = {i in P1 : M(j, i) > beta_ij for every j in A \\ P1}`` (``i`` can no longer dominate an undecided arm):
+   accept ``P2`` and remove it from ``A``.
+
+Stop when ``A`` is empty and return ``P``; at the round cap, ``P`` plus the active arms that are
+empirically Pareto-optimal. ``beta_ij`` is :func:`~.pac_stepwise.pair_radius` (``epsilon = 0``: the authors'
+code exactly, but for one order effect: their step 2 erases arms from ``A`` while it scans ``A``, so an arm
+erased early no longer discards later ones; here every test of a step reads the ``A`` the step began with).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from ..registry import register_policy
+from .pac_stepwise import Counts, StepwiseMethod, cg, configure_stepwise, empirical_pareto, margins, pair_radius, \
+    radius_delta, stepwise_identifier, wrap
+
+
+class AuerParams(NamedTuple):
+    """Accuracy ``epsilon``, ``c = C^g(delta)`` of the radius, the projected noise scale ``sigma``."""
+
+    epsilon: jnp.ndarray
+    c: jnp.ndarray
+    sigma: jnp.ndarray
+
+
+class AuerState(NamedTuple):
+    counts: Counts
+    active: jnp.ndarray  # (K,) bool: A
+    accepted: jnp.ndarray  # (K,) bool: P
+
+
+def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
+    """Algorithm 1 (module docstring) for ``num_arms`` arms of ``dim`` (projected) objectives."""
+    K = num_arms
+    off = ~jnp.eye(K, dtype=bool)
+
+    def init(p: AuerParams) -> AuerState:
+        return AuerState(Counts.zeros(K, dim, p.sigma.dtype), jnp.ones(K, bool), jnp.zeros(K, bool))
+
+    def select(key, s: AuerState, p: AuerParams):
+        return s.active
+
+    def update(s: AuerState, pulled, rewards, p: AuerParams) -> AuerState:
+        counts = s.counts.add(pulled, rewards)
+        big, small = margins(counts.means)
+        beta = pair_radius(counts.n, p.c, p.sigma)
+        A = s.active & ~jnp.any((small > beta) & s.active[None, :], axis=1)
+        P1 = A & jnp.all((big + p.epsilon > beta) | ~off | ~A[None, :], axis=1)
+        P2 = P1 & jnp.all((big.T > beta) | ~(A & ~P1)[None, :], axis=1)
+        return AuerState(counts, A & ~P2, s.accepted | P2)
+
+    def recommend(s: AuerState, p: AuerParams):
+        return s.accepted | (s.active & empirical_pareto(jnp.where((s.active | s.accepted)[:, None], s.counts.means,
+                                                                  -jnp.inf)))
+
+    def stopped(s: AuerState, p: AuerParams):
+        return ~jnp.any(s.active)
+
+    return StepwiseMethod(init, select, update, recommend, stopped)
+
+
+def auer(num_arms: int, dim: int, sample) -> object:
+    """The pac-family Identifier of :func:`auer_method` (``dim``: objectives after the cone)."""
+    return stepwise_identifier(auer_method(num_arms, dim), num_arms, dim, sample, width=num_arms)
+
+
+def _configure(ctx, epsilon=0.0, delta=0.05, radius="authors"):
+    W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "auer", epsilon, delta, radius)
+    c = cg(jnp.asarray(radius_delta(radius, dlt, ctx.num_arms, len(W)), float))
+    params = AuerParams(jnp.asarray(eps, float), c, jnp.asarray(sigma, float))
+    return dict(num_arms=ctx.num_arms, dim=len(W), sample=ctx.env.sample), wrap(ctx, W, eps, dlt, cap, budget, params)
+
+
+register_policy("auer", "pac", auer, _configure,
+                "Auer et al. (AISTATS 2016) Algorithm 1: sample every active arm, discard the dominated, accept the "
+                "certified Pareto arms", epsilon=0.0, delta=0.05, radius="authors")

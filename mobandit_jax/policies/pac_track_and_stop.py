@@ -1,0 +1,113 @@
+"""Track-and-Stop for Pareto set identification (Crepon, Garivier & Koolen, "Sequential learning of the Pareto
+front for multi-objective bandits", AISTATS 2024), as the authors implement it
+(``elise-crepon/sequential-pareto-learning-experiments``, ``track_and_stop.py`` with ``hedge.py``).
+
+Gaussian objectives of known scale ``sigma`` (rewards are divided by it, so the objectives have unit
+variance). After one pull of every arm, with ``t`` pulls so far, empirical means ``mu`` and counts ``N``:
+
+1. stop when ``Z_t = t g(mu, N / t) - log(log(1 + t)) >= log(1/delta)`` (their GLR statistic; ``g`` is the cost of
+   the closest alternative, :func:`~mobandit_jax.kernels.pareto_lower_bound.alternative_cost_2d`) and return the
+   empirical Pareto set of ``mu``;
+2. one Hedge step on the lower bound's weights: ``w <- w exp(eta grad) / sum``, ``grad`` the gradient of
+   ``g(mu, w)``, ``eta = sqrt(log K) / (sqrt(1 + t) R)`` with ``R`` the largest ``|grad|`` seen so far;
+3. C-tracking (``tracking = "C"``, default): ``W_t <- W_t + w``; D-tracking (``"D"``): ``W_t = t w``;
+4. forced exploration: pull the least pulled arm (first on ties) if some ``N_k <= sqrt(t) - K/2``, else
+   ``argmax (W_t - N)``.
+
+Their cost of an alternative is exact for any number of objectives; the one compiled here is the two-objective
+form, so the method runs on problems with 2 objectives (2 cone rows under a cone) and says so otherwise.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from ..kernels.pareto_lower_bound import alternative_cost_2d, pareto_mask
+from ..registry import register_policy
+from .pac_stepwise import Counts, StepwiseMethod, configure_stepwise, stepwise_identifier, wrap
+
+TRACKINGS = ("C", "D")
+
+
+class TnsParams(NamedTuple):
+    """``log(1/delta)``, the projected ``sigma``, C-tracking (bool)."""
+
+    log_delta: jnp.ndarray
+    sigma: jnp.ndarray
+    c_tracking: jnp.ndarray
+
+
+class TnsState(NamedTuple):
+    counts: Counts  # of the rewards divided by sigma
+    w: jnp.ndarray  # (K,) Hedge weights
+    tracked: jnp.ndarray  # (K,) W_t
+    reg: jnp.ndarray  # () the largest |grad| seen
+    pull: jnp.ndarray  # (K,) bool: the next round's arm
+    done: jnp.ndarray  # () bool
+
+
+def track_and_stop_method(num_arms: int, dim: int) -> StepwiseMethod:
+    """Track-and-Stop (module docstring) for ``num_arms`` arms of 2 objectives."""
+    K = num_arms
+    arms = jnp.arange(K)
+
+    def init(p: TnsParams) -> TnsState:
+        dtype = p.sigma.dtype
+        return TnsState(Counts.zeros(K, dim, dtype), jnp.full(K, 1.0 / K, dtype), jnp.zeros(K, dtype),
+                        jnp.zeros((), dtype), jnp.ones(K, bool), jnp.zeros((), bool))
+
+    def select(key, s: TnsState, p: TnsParams):
+        return s.pull
+
+    def update(s: TnsState, pulled, rewards, p: TnsParams) -> TnsState:
+        counts = s.counts.add(pulled, rewards / p.sigma)
+        n = counts.n.astype(p.sigma.dtype)
+        t = jnp.sum(n)
+        mu = counts.means
+        ready = jnp.all(counts.n > 0)
+        z = t * alternative_cost_2d(mu, n / t)[0] - jnp.log(jnp.log1p(t))
+        _, grad = alternative_cost_2d(mu, s.w)
+        reg = jnp.maximum(s.reg, jnp.max(jnp.abs(grad)))
+        eta = jnp.sqrt(jnp.log(K)) / jnp.sqrt(1.0 + t) / jnp.maximum(reg, jnp.finfo(reg.dtype).tiny)
+        w = s.w * jnp.exp(eta * grad)
+        w = w / jnp.sum(w)
+        tracked = jnp.where(p.c_tracking, s.tracked + w, t * w)
+        forced = jnp.any(n <= jnp.sqrt(t) - K / 2)
+        arm = jnp.where(forced, jnp.argmin(n), jnp.argmax(tracked - n))
+        new = TnsState(counts, w, tracked, reg, arms == arm, ready & (z >= p.log_delta))
+        return TnsState(counts, *(jnp.where(ready, a, b) for a, b in zip(new[1:], s[1:])))._replace(
+            pull=jnp.where(ready, arms == arm, counts.n == 0))
+
+    def recommend(s: TnsState, p: TnsParams):
+        return pareto_mask(s.counts.means)
+
+    def stopped(s: TnsState, p: TnsParams):
+        return s.done
+
+    return StepwiseMethod(init, select, update, recommend, stopped)
+
+
+def track_and_stop(num_arms: int, dim: int, sample) -> object:
+    """The pac-family Identifier of :func:`track_and_stop_method` (one arm per round)."""
+    return stepwise_identifier(track_and_stop_method(num_arms, dim), num_arms, dim, sample, width=1)
+
+
+def _configure(ctx, delta=0.05, tracking="C"):
+    W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "track_and_stop", 0.0, delta)
+    if len(W) != 2:
+        raise ValueError(f"policy 'track_and_stop' runs on 2 objectives (its compiled cost of an alternative is the "
+                         f"two-objective one); this problem has {len(W)} ({'cone rows' if ctx.W is not None else 'd'})")
+    if tracking not in TRACKINGS:
+        raise ValueError(f"policy 'track_and_stop': tracking = {tracking!r} must be 'C' (cumulative weights) or 'D'")
+    if sigma <= 0:
+        raise ValueError("policy 'track_and_stop' needs a noise scale sigma > 0")
+    params = TnsParams(jnp.log(1.0 / jnp.asarray(dlt, float)), jnp.asarray(sigma, float),
+                       jnp.asarray(tracking == "C"))
+    return dict(num_arms=ctx.num_arms, dim=2, sample=ctx.env.sample), wrap(ctx, W, eps, dlt, cap, budget, params)
+
+
+register_policy("track_and_stop", "pac", track_and_stop, _configure,
+                "Track-and-Stop for Pareto set identification (Crepon, Garivier & Koolen, AISTATS 2024): Hedge on "
+                "the lower bound's weights, C-tracking with forced exploration, GLR stopping; 2 objectives",
+                delta=0.05, tracking="C")

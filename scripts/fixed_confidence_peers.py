@@ -1,0 +1,184 @@
+"""Run the authors' fixed-confidence Pareto set identification code beside the pac family, on the same instances.
+
+    python scripts/fixed_confidence_peers.py --linear-psi PATH [--crepon PATH] [--seeds 200] [--x64] [--out FILE]
+
+``--linear-psi``: a checkout of ``cyrille-kone/linear_psi``; its C++ (``cpp/src``) is compiled here with
+``g++ -O3`` together with a small driver that calls ``psi_auer::loop`` and ``psi_ape::loop`` seed by seed.
+``--crepon``: a checkout of ``elise-crepon/sequential-pareto-learning-experiments``; its Python
+``track_and_stop`` runs seed by seed (numpy). Nothing of either is copied into this repository.
+
+For each instance (Bernoulli and Gaussian, K from 5 to 20, d = 2 and 3) and each delta it prints, per method,
+the mean sample complexity with its standard error and the error rate of both implementations, whether they
+agree (means within 5% or 3 standard errors of the difference, whichever is larger; error rates within
+3 standard errors), and the seconds per seed on one core.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+DRIVER = r"""
+#include <cstdio>
+#include <chrono>
+#include "utils.hpp"
+#include "bandits.hpp"
+#include "policies.hpp"
+int main() {
+    size_t K, D, n; int gauss; double sigma, delta; char method[16];
+    if (scanf("%15s %zu %zu %d %lf %lf %zu", method, &K, &D, &gauss, &sigma, &delta, &n) != 7) return 2;
+    std::vector<std::vector<double>> mu(K, std::vector<double>(D));
+    for (auto& row : mu) for (auto& x : row) if (scanf("%lf", &x) != 1) return 2;
+    bandit* b = gauss ? (bandit*) new gaussian(mu, std::vector<double>(D, sigma)) : (bandit*) new bernoulli(mu);
+    psi_auer auer(*b); psi_ape ape(*b);
+    auto start = std::chrono::steady_clock::now();
+    for (size_t s = 0; s < n; ++s) {
+        auto r = std::string(method) == "auer" ? auer.loop(s, delta) : ape.loop(s, delta);
+        printf("%d %zu\n", (int) r.first, r.second);
+    }
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    printf("seconds %.6f\n", secs);
+}
+"""
+
+
+def build_linear_psi(path: str, workdir: str) -> str:
+    """Compile linear_psi's C++ with the driver; the binary's path."""
+    src = os.path.join(path, "cpp", "src")
+    if not os.path.isdir(src):
+        sys.exit(f"--linear-psi {path}: no cpp/src here; give a checkout of cyrille-kone/linear_psi")
+    driver = os.path.join(workdir, "driver.cxx")
+    with open(driver, "w") as f:
+        f.write(DRIVER)
+    exe = os.path.join(workdir, "linear_psi_driver")
+    subprocess.run(["g++", "-O3", "-std=c++17", "-I", src, driver] +
+                   [os.path.join(src, f) for f in ("utils.cxx", "bandits.cxx", "policies.cxx")] + ["-o", exe],
+                   check=True)
+    return exe
+
+
+def run_linear_psi(exe: str, method: str, means, gauss: bool, sigma: float, delta: float, seeds: int):
+    """``(found (n,), samples (n,), seconds)`` of linear_psi's ``method`` on seeds 0..n-1."""
+    K, D = np.shape(means)
+    text = f"{method} {K} {D} {int(gauss)} {sigma} {delta} {seeds}\n" + \
+        " ".join(repr(float(x)) for x in np.ravel(means)) + "\n"
+    out = subprocess.run([exe], input=text, capture_output=True, text=True, check=True).stdout.split("\n")
+    rows = np.array([[int(v) for v in line.split()] for line in out[:seeds]])
+    return rows[:, 0].astype(bool), rows[:, 1], float(out[seeds].split()[1])
+
+
+def run_crepon(path: str, means, sigma: float, delta: float, seeds: int):
+    """``(found, samples, seconds)`` of Crepon et al.'s ``track_and_stop`` (C-tracking) on unit-variance means."""
+    sys.path.insert(0, path)
+    import track_and_stop as tns  # noqa: E402  (the peer checkout, given on the command line)
+
+    mu = np.asarray(means, float) / sigma
+    found, samples = [], []
+    start = time.perf_counter()
+    for s in range(seeds):
+        np.random.seed(s)
+        _, ok, t = tns.track_and_stop(mu, math.log(1 / delta), tracking="C", T=1, silent=True)
+        found.append(bool(ok))
+        samples.append(int(t))
+    return np.array(found), np.array(samples), time.perf_counter() - start
+
+
+def run_ours(method: str, means, gauss: bool, sigma: float, delta: float, seeds: int, cap: int):
+    """``(found, samples, seconds)`` of the pac family's ``method`` over ``seeds`` seeds in one batch (timed after
+    compiling); the seeds are the engine's (``seed_keys(0, range(seeds))``)."""
+    import jax
+    import jax.numpy as jnp
+
+    import mobandit_jax.metrics  # noqa: F401  (fills the registries)
+    import mobandit_jax.policies  # noqa: F401
+    from mobandit_jax import engine
+    from mobandit_jax.kernels.dominance import cone_optimal_mask
+    from mobandit_jax.problems.stochastic import make_stochastic
+    from mobandit_jax.registry import make_policy
+    from mobandit_jax.types import Context
+
+    inst = make_stochastic(np.asarray(means, float), noise="gaussian" if gauss else "bernoulli", sigma=sigma,
+                           clip=not gauss, dtype=jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
+    policy, params, _ = make_policy(method, Context.of(inst, cap), delta=delta)
+    keys = engine.seed_keys(0, np.arange(seeds))
+    streams = jax.vmap(lambda k: (jax.random.fold_in(k, 0), jax.random.fold_in(k, 1)))(keys)
+    run = jax.jit(jax.vmap(policy.identify, in_axes=(0, 0, None, None)))
+    jax.block_until_ready(run(*streams, inst.params, params))
+    start = time.perf_counter()
+    out = jax.block_until_ready(run(*streams, inst.params, params))
+    secs = time.perf_counter() - start
+    truth = np.asarray(cone_optimal_mask(np.asarray(means, float), np.eye(np.shape(means)[1])))
+    found = np.all(np.asarray(out.recommended) == truth, axis=1) & np.asarray(out.stopped)
+    return found, np.asarray(out.pulls).sum(1), secs
+
+
+def agree(a, b) -> tuple:
+    """``(means agree, error rates agree)`` of two ``(found, samples)`` results (module docstring)."""
+    (fa, sa), (fb, sb) = a, b
+    se = math.sqrt(np.var(sa, ddof=1) / len(sa) + np.var(sb, ddof=1) / len(sb))
+    tol = max(0.05 * abs(np.mean(sb)), 3 * se)
+    pa, pb = 1 - np.mean(fa), 1 - np.mean(fb)
+    se_p = math.sqrt(max(pa * (1 - pa), 1 / len(fa)) / len(fa) + max(pb * (1 - pb), 1 / len(fb)) / len(fb))
+    return bool(abs(np.mean(sa) - np.mean(sb)) <= tol), bool(abs(pa - pb) <= 3 * se_p)
+
+
+def instances(rng) -> list:
+    """``(name, means, gaussian, sigma)``: Bernoulli and Gaussian instances, K from 5 to 20, d = 2 and 3."""
+    out = []
+    for K, d in ((5, 2), (10, 2), (20, 2), (5, 3), (10, 3), (20, 3)):
+        out.append((f"bernoulli K={K} d={d}", rng.uniform(0.1, 0.9, (K, d)), False, 0.5))
+        out.append((f"gaussian K={K} d={d}", rng.uniform(0.0, 1.0, (K, d)), True, 0.5))
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--linear-psi", required=True, help="checkout of cyrille-kone/linear_psi")
+    ap.add_argument("--crepon", help="checkout of elise-crepon/sequential-pareto-learning-experiments")
+    ap.add_argument("--seeds", type=int, default=200)
+    ap.add_argument("--deltas", default="0.1,0.01")
+    ap.add_argument("--only", default="", help="run the instances whose name contains this")
+    ap.add_argument("--cap", type=int, default=2_000_000, help="our round cap")
+    ap.add_argument("--out", help="write the rows as JSON here")
+    ap.add_argument("--x64", action="store_true", help="ours in float64 (default: the engine's float32)")
+    a = ap.parse_args(argv)
+    import jax
+
+    jax.config.update("jax_enable_x64", a.x64)
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        exe = build_linear_psi(a.linear_psi, work)
+        for name, means, gauss, sigma in instances(np.random.default_rng(2024)):
+            if a.only not in name:
+                continue
+            for delta in (float(x) for x in a.deltas.split(",")):
+                peers = [("auer", lambda: run_linear_psi(exe, "auer", means, gauss, sigma, delta, a.seeds)),
+                         ("ape", lambda: run_linear_psi(exe, "ape", means, gauss, sigma, delta, a.seeds))]
+                if a.crepon and gauss and means.shape[1] == 2:
+                    peers.append(("track_and_stop", lambda: run_crepon(a.crepon, means, sigma, delta, a.seeds)))
+                for method, peer in peers:
+                    pf, ps, psec = peer()
+                    of, os_, osec = run_ours(method, means, gauss, sigma, delta, a.seeds, a.cap)
+                    same_mean, same_err = agree((of, os_), (pf, ps))
+                    row = dict(instance=name, delta=delta, method=method, seeds=a.seeds,
+                               ours_mean=float(np.mean(os_)), ours_se=float(np.std(os_, ddof=1) / math.sqrt(a.seeds)),
+                               peer_mean=float(np.mean(ps)), peer_se=float(np.std(ps, ddof=1) / math.sqrt(a.seeds)),
+                               ours_error=float(1 - np.mean(of)), peer_error=float(1 - np.mean(pf)),
+                               means_agree=same_mean, errors_agree=same_err,
+                               ours_s_per_seed=osec / a.seeds, peer_s_per_seed=psec / a.seeds)
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

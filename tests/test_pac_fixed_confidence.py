@@ -1,0 +1,249 @@
+"""Auer et al., APE and Track-and-Stop of the pac family against plain numpy loops on the same reward stream, the
+characteristic time against hand computations, and the lower-bound metric, caps, cones and costs through a spec."""
+import math
+
+import numpy as np
+import pytest
+import jax
+import jax.numpy as jnp
+
+import mobandit_jax as mb
+from mobandit_jax import engine
+from mobandit_jax.kernels import pareto_lower_bound as lb
+import mobandit_jax.metrics  # noqa: F401  (importing fills the metrics registry)
+import mobandit_jax.policies  # noqa: F401
+from mobandit_jax.problems.stochastic import make_stochastic
+from mobandit_jax.registry import make_policy
+from mobandit_jax.types import Context
+
+MEANS = np.array([[0.1, 0.9], [0.9, 0.1], [0.6, 0.6], [0.3, 0.3], [0.5, 0.45]])
+
+
+def _setup(means, method, sigma=0.5, horizon=100_000, **options):
+    inst = make_stochastic(means, noise="gaussian", sigma=sigma, clip=False)
+    policy, params, _ = make_policy(method, Context.of(inst, horizon), **options)
+    return inst, policy, params
+
+
+def _keys(n):
+    keys = engine.seed_keys(0, np.arange(n))
+    return jax.vmap(lambda k: jax.random.fold_in(k, 0))(keys), jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys)
+
+
+def _run(inst, policy, params, n):
+    env, pol = _keys(n)
+    return jax.jit(jax.vmap(policy.identify, in_axes=(0, 0, None, None)))(env, pol, inst.params, params), env
+
+
+def _stream(inst, key_env, n: int):
+    """``pull(i, j)``: arm ``i``'s ``j``-th reward on the stream (the calls the methods make), for ``j < n``."""
+    one = lambda i, j: inst.env.sample(key_env, i, j, 0, inst.params)[0]
+    K = inst.env.num_arms
+    table = np.asarray(jax.vmap(lambda i: jax.vmap(lambda j: one(i, j))(jnp.arange(n)))(jnp.arange(K)), float)
+    return lambda i, j: table[i, j]
+
+
+def _radius(n, delta, sigma):
+    c = math.log(1 / delta) / 2 + max(math.log(math.log(1 / delta) / 2), 0.0)
+    ll = np.log1p(np.log(n))
+    return sigma * np.sqrt(2 * (2 * c + ll[:, None] + ll[None, :]) * (1 / n[:, None] + 1 / n[None, :]))
+
+
+def _M(mu):
+    return np.max(mu[:, None, :] - mu[None, :, :], -1)
+
+
+def auer_numpy(pull, K, delta, sigma):
+    """Algorithm 1 of Auer et al. as linear_psi runs it (every test of a step on the step's first A)."""
+    n, sums = np.zeros(K), np.zeros((K, 2))
+    A, P = list(range(K)), []
+    while A:
+        for a in A:
+            sums[a] += pull(a, int(n[a]))
+            n[a] += 1
+        mu = sums / np.maximum(n, 1)[:, None]
+        beta = _radius(np.maximum(n, 1), delta, sigma)
+        M = _M(mu)
+        A = [i for i in A if not any(-M[i, j] > beta[i, j] for j in A)]  # m(i, j) = min_n (mu_jn - mu_in) = -M(i, j)
+        P1 = [i for i in A if all(M[i, j] > beta[i, j] for j in A if j != i)]
+        P2 = [i for i in P1 if all(M[j, i] > beta[i, j] for j in A if j not in P1)]
+        A = [i for i in A if i not in P2]
+        P += P2
+    return sorted(P), n
+
+
+def ape_numpy(pull, K, delta, sigma):
+    """APE as linear_psi runs it (both b_t and c_t pulled)."""
+    n, sums = np.ones(K), np.array([pull(i, 0) for i in range(K)])
+    while True:
+        mu = sums / n[:, None]
+        beta = _radius(n, delta, sigma)
+        M = _M(mu)
+        mm = np.min(mu[None, :, :] - mu[:, None, :], -1)  # [i, j] = min_n (mu_jn - mu_in)
+        off = ~np.eye(K, dtype=bool)
+        h = np.where(off, M - beta, np.inf).min(1)
+        g = np.where(off, mm - beta, -np.inf).max(1)
+        dom = np.array([[j != i and np.all(mu[j] >= mu[i]) and np.any(mu[j] > mu[i]) for j in range(K)]
+                        for i in range(K)])
+        S = ~dom.any(1)
+        z1 = np.min(np.where(S, h, np.inf))
+        z2 = np.min(np.where(S, np.inf, np.maximum(h, g)))
+        if z1 >= 0 and z2 >= 0:
+            return sorted(np.flatnonzero(S)), n
+        score = np.where(h > 0, -np.inf, np.where(off, M + beta.T, np.inf).min(1))
+        b = int(np.argmax(score))
+        c = int(np.argmin(np.where(off[b], M[b] - beta[b], np.inf)))
+        for k in (b, c):
+            sums[k] += pull(k, int(n[k]))
+            n[k] += 1
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    """``method -> (inst, policy, params, fn)`` on MEANS with Gaussian noise 0.5: one compiled program per method,
+    which every test here reuses with other params (the round cap, delta and APE's k are params)."""
+    cache = {}
+
+    def get(method):
+        if method not in cache:
+            inst, policy, params = _setup(MEANS, method, delta=0.1)
+            cache[method] = inst, policy, params, jax.jit(jax.vmap(policy.identify, in_axes=(0, 0, None, None)))
+        return cache[method]
+
+    return get
+
+
+@pytest.mark.parametrize("method, reference", [("auer", auer_numpy), ("ape", ape_numpy)])
+def test_auer_and_ape_match_numpy_loops(compiled, method, reference):
+    inst, _, params, fn = compiled(method)
+    env, pol = _keys(4)
+    out = fn(env, pol, inst.params, params)
+    for s in range(4):
+        P, n = reference(_stream(inst, env[s], 2 * int(np.max(out.pulls[s])) + 10), len(MEANS), 0.1, 0.5)
+        assert sorted(np.flatnonzero(np.asarray(out.recommended[s]))) == P
+        np.testing.assert_array_equal(np.asarray(out.pulls[s]), n)
+    assert np.all(np.asarray(out.stopped))
+
+
+def test_round_cap_reports_not_stopped_and_k_stops_early(compiled):
+    env, pol = _keys(4)
+    K = len(MEANS)
+    inst, _, params, fn = compiled("ape")
+    capped = fn(env, pol, inst.params, params._replace(cap=jnp.asarray(3, jnp.int32)))
+    assert not np.any(np.asarray(capped.stopped))
+    np.testing.assert_array_equal(np.asarray(capped.pulls).sum(1), K + 2 * 2)  # all arms once, then 2 rounds of 2
+    whole = fn(env, pol, inst.params, params)
+    _, k2, _ = make_policy("ape", Context.of(inst, 100_000), delta=0.1, k=2)
+    early = fn(env, pol, inst.params, k2)
+    assert np.all(np.asarray(early.stopped)) and np.all(np.asarray(early.recommended).sum(1) >= 2)
+    assert np.all(np.asarray(early.pulls).sum(1) <= np.asarray(whole.pulls).sum(1))
+    assert np.asarray(early.pulls).sum() < np.asarray(whole.pulls).sum()
+    truth = lb.pareto_mask_np(MEANS)
+    assert np.all(np.asarray(early.recommended) <= truth)  # certified arms are Pareto arms on these seeds
+    inst, _, params, fn = compiled("auer")
+    capped = fn(env, pol, inst.params, params._replace(cap=jnp.asarray(3, jnp.int32)))
+    assert not np.any(np.asarray(capped.stopped))
+    pulls = np.asarray(capped.pulls)
+    assert np.all((pulls >= 1) & (pulls <= 3)) and np.all(pulls.max(1) == 3)
+
+
+def tns_numpy(pull, K, delta, sigma):
+    """Crepon et al.'s track_and_stop (C-tracking) with the general-dimension cost of the kernel, in float64."""
+    n, sums = np.ones(K), np.array([pull(i, 0) for i in range(K)]) / sigma
+    w, tracked, reg = np.full(K, 1 / K), np.zeros(K), 0.0
+    while True:
+        t = n.sum()
+        mu = sums / n[:, None]
+        if t > K and t * lb.alternative_cost_np(mu, n / t)[0] - math.log(math.log1p(t)) >= math.log(1 / delta):
+            return sorted(np.flatnonzero(lb.pareto_mask_np(mu))), n
+        _, grad = lb.alternative_cost_np(mu, w)
+        reg = max(reg, np.abs(grad).max())
+        w = w * np.exp(math.sqrt(math.log(K)) / math.sqrt(1 + t) / reg * grad)
+        w /= w.sum()
+        tracked += w
+        k = int(np.argmin(n)) if np.any(n <= math.sqrt(t) - K / 2) else int(np.argmax(tracked - n))
+        sums[k] += pull(k, int(n[k])) / sigma
+        n[k] += 1
+
+
+@pytest.mark.slow
+def test_track_and_stop_matches_numpy_loop():
+    means = MEANS * 2
+    inst, policy, params = _setup(means, "track_and_stop", delta=0.1)
+    out, keys = _run(inst, policy, params, 3)
+    for s in range(3):
+        P, n = tns_numpy(_stream(inst, keys[s], 2 * int(np.max(out.pulls[s])) + 10), len(means), 0.1, 0.5)
+        assert sorted(np.flatnonzero(np.asarray(out.recommended[s]))) == P
+        # float32 against float64: the same run up to the last few pulls
+        assert abs(np.asarray(out.pulls[s]).sum() - n.sum()) <= 0.02 * n.sum() + 2
+
+
+def test_characteristic_time_hand_computed():
+    # arm 0 under arm 1 by 1 on both objectives: g(w) = w0 w1 / (w0 + w1) / 2, largest at w = (1/2, 1/2): 1/8
+    mu = np.array([[0.0, 0.0], [1.0, 1.0]])
+    g, grad = lb.alternative_cost_np(mu, np.array([0.5, 0.5]))
+    assert g == pytest.approx(1 / 8)
+    np.testing.assert_allclose(grad, [1 / 8, 1 / 8])
+    assert lb.characteristic_time(mu)[0] == pytest.approx(8.0, rel=1e-6)
+    assert lb.characteristic_time(mu, 0.5)[0] == pytest.approx(2.0, rel=1e-6)
+    # two Pareto arms 1 apart on one objective each: remove cost w0 w1 / (w0 + w1) * 1 / 2 as well
+    mu = np.array([[0.0, 1.0], [1.0, 0.0]])
+    assert lb.characteristic_time(mu)[0] == pytest.approx(8.0, rel=1e-6)
+    # an arm tied on one objective with the arm that dominates it: an alternative of cost 0, T* infinite
+    assert lb.characteristic_time(np.array([[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]))[0] == np.inf
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_characteristic_time_against_a_grid_over_the_simplex(d):
+    mu = np.random.default_rng(d).uniform(0, 1, (3, d))
+    a = np.linspace(0.005, 0.99, 80)
+    grid = [(x, y, 1 - x - y) for x in a for y in a if 1 - x - y > 0.001]
+    best = max(lb.alternative_cost_np(mu, np.array(w))[0] for w in grid)
+    # T* is returned at most 1 / (1 - tolerance) above the truth, which 1 / (the grid's best g) bounds from above
+    # (up to the grid's spacing)
+    assert 0.99 <= lb.characteristic_time(mu)[0] * best <= 1 / (1 - lb.TOLERANCE)
+
+
+@pytest.mark.parametrize("K", [3, 8])
+def test_two_objective_cost_against_every_assignment(K):
+    rng = np.random.default_rng(K)
+    mus, ws = rng.uniform(0, 3, (10, K, 2)), rng.dirichlet(np.ones(K), 10)
+    gj, gradj = jax.jit(jax.vmap(lb.alternative_cost_2d))(jnp.asarray(mus, jnp.float32), jnp.asarray(ws, jnp.float32))
+    for mu, w, g_got, grad_got in zip(mus, ws, np.asarray(gj), np.asarray(gradj)):
+        g, grad = lb.alternative_cost_np(mu, w)
+        assert g_got == pytest.approx(g, rel=1e-4, abs=1e-6)
+        np.testing.assert_allclose(grad_got, grad, rtol=1e-3, atol=1e-5)
+
+
+def _spec(policies, **env):
+    return {"experiment": {"name": "fc", "horizon": 20000, "seeds": 8},
+            "env": {"kind": "stochastic", "means": MEANS.tolist(), **env}, "policies": policies}
+
+
+def test_lower_bound_ratio_under_a_cone_with_bounded_rewards():
+    W = np.array([[1.0, 0.2], [0.2, 1.0], [0.7, 0.7]])
+    spec = _spec([{"name": "auer", "delta": 0.1}], noise="bernoulli")
+    spec["preference"] = {"W": W.tolist()}
+    res = mb.run(spec)
+    T = lb.characteristic_time(MEANS @ W.T, 0.5 * np.linalg.norm(W, axis=1))[0]
+    samples = res.finals["auer|0|samples"].ravel()
+    np.testing.assert_allclose(res.finals["auer|0|tau_over_lower_bound"].ravel(), samples / (T * math.log(10)),
+                               rtol=2e-3)
+    np.testing.assert_allclose(res.finals["auer|0|cost"].ravel(), 0.0)  # this environment's pulls are free
+    assert np.mean(res.finals["auer|0|misidentification"]) <= 0.25
+    assert np.all(res.finals["auer|0|stopped"] == 1)
+
+
+def test_bounded_rewards_are_half_sub_gaussian_and_errors_are_one_line():
+    bern = make_stochastic(MEANS, noise="bernoulli")
+    for method in ("paveba", "auer"):
+        make_policy(method, Context.of(bern, 100), delta=0.1, epsilon=0.1)  # no noise scale needed in [0, 1]
+    # Naive Elimination's L = ceil(4 ((1 + sqrt 2) sigma / epsilon)^2 log(4 d K (K - 1) / (2 delta))) at sigma = 1/2
+    L = make_policy("naive_elimination", Context.of(bern, 100), delta=0.1, epsilon=0.1)[1].L
+    assert int(L) == math.ceil(4 * ((1 + math.sqrt(2)) * 0.5 / 0.1) ** 2 * math.log(4 * 2 * 20 / 0.2))
+    spec = _spec([{"name": "track_and_stop"}], noise="gaussian", sigma=0.3, clip=False)
+    spec["preference"] = {"W": [[1.0, 0.2], [0.2, 1.0], [0.7, 0.7]]}
+    with pytest.raises(mb.ConfigError, match="track_and_stop.*2 objectives.*3"):
+        mb.run(spec)
+    with pytest.raises(mb.ConfigError, match="pull"):
+        mb.run(_spec([{"name": "ape", "pull": "one"}], noise="bernoulli"))
