@@ -15,7 +15,8 @@ NUM_MODELS = 12
 COLUMNS = {"knowledge": "leaderboard_mmlu_pro", "reasoning": "leaderboard_bbh", "instructions": "leaderboard_ifeval"}
 
 
-def main(path=Path(__file__).with_name("llm_models.csv")):
+def main(path=None):
+    path = path or Path(__file__).with_name("llm_models.csv")
     names, scores, sizes = load_scores()
     rows = [["model", *COLUMNS, "params_b"]]
     for i in select_models(names, scores, NUM_MODELS):

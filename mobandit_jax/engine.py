@@ -48,9 +48,9 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .types import Identifier, Observation, RunParams  # noqa: F401  (RunParams re-exported)
 
@@ -230,7 +230,7 @@ def _make_identify_run(env, policy, metrics):
         result = policy.identify(key_env, key_pol, env_params, params.policy)
         values = metrics.values(mparams, result.recommended, result)
         dtype = float_dtype()
-        out = {name: jnp.reshape(jnp.asarray(v, dtype), (1,)) for name, v in zip(metrics.names, values)}
+        out = {name: jnp.reshape(jnp.asarray(v, dtype), (1,)) for name, v in zip(metrics.names, values, strict=False)}
         out["rounds"] = jnp.ones((1,), jnp.int32)
         out["spent"] = jnp.zeros((1,), dtype)
         return out
@@ -283,9 +283,9 @@ def stack_grid(points):
     """:func:`stack_params` for :func:`batch`, but a leaf equal at every point is stacked once (leading axis 1),
     so that :func:`batch` does not map it; if every leaf is, all are stacked (the leading axis counts the points)."""
     treedef = jax.tree_util.tree_structure(points[0])
-    columns = list(zip(*(treedef.flatten_up_to(p) for p in points)))
+    columns = list(zip(*(treedef.flatten_up_to(p) for p in points), strict=False))
     same = [all(np.array_equal(np.asarray(col[0]), np.asarray(x)) for x in col[1:]) for col in columns]
     if all(same):
         return stack_params(points)
-    stacked = [_stacked(col[:1] if s else col) for col, s in zip(columns, same)]
+    stacked = [_stacked(col[:1] if s else col) for col, s in zip(columns, same, strict=False)]
     return jax.tree_util.tree_unflatten(treedef, stacked)

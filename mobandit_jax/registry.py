@@ -28,7 +28,8 @@ A name registered twice is refused (:class:`RegistryError`), built-ins included.
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional
+from collections.abc import Callable
+from typing import NamedTuple
 
 from .types import Context, EnvInstance, Final, Identifier, Policy
 
@@ -86,7 +87,7 @@ class FamilyEntry(NamedTuple):
     truth_json: Callable
     reads_cone: bool
     recommended: Callable
-    example: Optional[Callable]
+    example: Callable | None
     budget: str
     doc: str
     module: str

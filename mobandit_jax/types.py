@@ -18,11 +18,12 @@ metadata for reports only (labels, sources, names): plain data, read by no polic
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, Optional, Protocol
+from typing import Any, NamedTuple, Protocol
 
-import numpy as np
 import jax
+import numpy as np
 
 from .errors import ConfigError
 
@@ -168,8 +169,8 @@ class Env(NamedTuple):
     sample: SampleFn
     num_arms: int
     dim: int
-    reset: Optional[ResetFn] = None
-    prefix_table: Optional[PrefixTableFn] = None
+    reset: ResetFn | None = None
+    prefix_table: PrefixTableFn | None = None
 
 
 class EnvInstance(NamedTuple):
@@ -182,18 +183,18 @@ class EnvInstance(NamedTuple):
     env: Env
     params: Any
     means: np.ndarray  # (K, d) true mean rewards
-    mean_costs: Optional[np.ndarray] = None  # (K,) true mean costs, if pulls cost
+    mean_costs: np.ndarray | None = None  # (K,) true mean costs, if pulls cost
     static_key: tuple = ()
     info: dict = {}
-    budget: Optional[float] = None  # B: the run stops once the next pull's cost would exceed it
-    cost_floor: Optional[float] = None  # lambda: the smallest cost a pull can be charged
-    alloc_costs: Optional[np.ndarray] = None  # (K,) fixed per-arm costs c_i that allocations plan with
-    min_costs: Optional[np.ndarray] = None  # (K,) the smallest cost each arm can be charged
-    budget_ratio: Optional[float] = None  # rho = B / (K c_bar)
-    ref: Optional[np.ndarray] = None  # (d,) hypervolume reference point
+    budget: float | None = None  # B: the run stops once the next pull's cost would exceed it
+    cost_floor: float | None = None  # lambda: the smallest cost a pull can be charged
+    alloc_costs: np.ndarray | None = None  # (K,) fixed per-arm costs c_i that allocations plan with
+    min_costs: np.ndarray | None = None  # (K,) the smallest cost each arm can be charged
+    budget_ratio: float | None = None  # rho = B / (K c_bar)
+    ref: np.ndarray | None = None  # (d,) hypervolume reference point
     slate_size: int = 0  # k, for top-k slate problems
     horizon: int = 0  # rounds the instance needs at least (0: the spec decides)
-    noise_sigma: Optional[float] = None  # reward noise standard deviation, if known
+    noise_sigma: float | None = None  # reward noise standard deviation, if known
     bounded: bool = True  # every reward lies in [0, 1]^d (False: e.g. unclipped Gaussian noise)
 
 
@@ -205,10 +206,10 @@ class Context:
 
     instance: EnvInstance
     horizon: int
-    W: Optional[np.ndarray] = None  # (M, d) preference cone
+    W: np.ndarray | None = None  # (M, d) preference cone
 
     @classmethod
-    def of(cls, inst: EnvInstance, horizon: int, W=None) -> "Context":
+    def of(cls, inst: EnvInstance, horizon: int, W=None) -> Context:
         """The context of an instance run for ``horizon`` rounds with preference cone ``W``.
 
         Args:
@@ -222,7 +223,7 @@ class Context:
         return cls(inst, horizon, W)
 
     @classmethod
-    def make(cls, num_arms: int, dim: int, horizon: int, means, W=None, **fields) -> "Context":
+    def make(cls, num_arms: int, dim: int, horizon: int, means, W=None, **fields) -> Context:
         """A context of true ``means`` and no sampler (a test of a builder that reads only the instance's fields).
 
         Args:
@@ -256,7 +257,7 @@ class Context:
         return np.asarray(self.instance.means)
 
     @property
-    def env(self) -> Optional[Env]:
+    def env(self) -> Env | None:
         """The pure environment, or None where it has no sampler (:meth:`make`)."""
         return self.instance.env if self.instance.env.sample is not None else None
 
@@ -279,7 +280,7 @@ class Context:
 
 
 class MetricStepFn(Protocol):
-    def __call__(self, mparams: Params, action: Array, obs: Optional[Observation]) -> dict:
+    def __call__(self, mparams: Params, action: Array, obs: Observation | None) -> dict:
         """This round's value of every metric, by name (``obs`` is the IdentifyResult for an Identifier).
 
         Args:
@@ -313,7 +314,7 @@ class MetricSet(NamedTuple):
 
     metrics: tuple  # Metric per metric, in the order the results list them
     step: MetricStepFn
-    prepare: Optional[Callable[[Params, Params], Params]] = None
+    prepare: Callable[[Params, Params], Params] | None = None
 
     @property
     def names(self) -> tuple:

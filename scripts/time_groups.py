@@ -11,10 +11,9 @@ import time
 
 import jax
 
-from mobandit_jax.runner import spec as cfg, sharding
 from mobandit_jax import engine
-from mobandit_jax.runner import execution
-from mobandit_jax.runner import plans
+from mobandit_jax.runner import execution, plans, sharding
+from mobandit_jax.runner import spec as cfg
 
 
 def main(argv) -> int:

@@ -4,9 +4,8 @@ from __future__ import annotations
 import csv
 import json
 
-from mobandit_jax.runner import cli, spec as config
-from mobandit_jax.runner import execution
-from mobandit_jax.runner import plans
+from mobandit_jax.runner import cli, execution, plans
+from mobandit_jax.runner import spec as config
 
 
 def write_csv(path, header, rows):

@@ -4,15 +4,12 @@ import os
 
 import numpy as np
 import pytest
+from _tiny_spec import tiny_spec
 
 import mobandit_jax as mb
-from mobandit_jax.runner import cli
+from mobandit_jax.runner import cli, execution, plans
 from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner.spec import ConfigError
-from mobandit_jax.runner import execution
-from mobandit_jax.runner import plans
-
-from _tiny_spec import tiny_spec
 
 
 def _files(root):

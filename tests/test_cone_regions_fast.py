@@ -7,10 +7,10 @@ sums by shape), so the plain test is itself exact only up to :func:`cr.min_norm_
 surely reached when the upper bound is within ``(r_i + r_j)^2``, surely not when the lower bound exceeds it.
 The reduced test must give the plain answer wherever that answer is sure, and lie between the sure and the
 possible answers elsewhere; the plain answer itself must lie between them (the bounds hold)."""
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 from mobandit_jax.kernels import cone_regions as cr
 

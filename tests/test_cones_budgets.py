@@ -4,9 +4,9 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import mobandit_jax as mb

@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
+from mobandit_jax.runner import plans
 from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner.cli import main
-from mobandit_jax.runner import plans
 
 
 def _build(spec):

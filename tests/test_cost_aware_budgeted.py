@@ -4,18 +4,16 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
-from mobandit_jax import engine
+from mobandit_jax import engine, registry, types
+from mobandit_jax.bench.reference.cohv_ucb_numpy import run_cohv_ucb
 from mobandit_jax.policies import budgeted as B
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.types import Context
-from mobandit_jax.bench.reference.cohv_ucb_numpy import run_cohv_ucb
-from mobandit_jax import registry
-from mobandit_jax import types
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
 NAMES = {"cohv_ucb": "cohv", "hv_ucb": "hv", "acc_cost_ucb": "acc_cost", "budgeted/uniform": "uniform"}

@@ -5,16 +5,16 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
+from mobandit_jax import metrics, registry  # noqa: F401  (importing metrics fills its registry)
+from mobandit_jax.kernels.prefix import dense
 from mobandit_jax.policies import identification as I
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.types import Context, Env, IdentifyResult
-from mobandit_jax.kernels.prefix import dense
-from mobandit_jax import metrics, registry  # noqa: F401  (importing metrics fills its registry)
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
 
@@ -120,7 +120,7 @@ def algorithm2_numpy(vals, costs, budget, target):
     for r in range(1, K):
         C_r = sum(costs[i] for i in range(K) if active[i])
         goal = max(target(r, sum(active), C_r), N)
-        while N < goal:  # complete sweeps while the budget allows
+        while goal > N:  # complete sweeps while the budget allows
             sweep = sum(vals[i, N, 2] for i in range(K) if active[i])
             if spent + sweep > budget + 1e-6:
                 goal = N
@@ -135,7 +135,7 @@ def algorithm2_numpy(vals, costs, budget, target):
         e = min(pref) if pref else min(tied)
         accepted[e] = not dom[e]
         active[e] = False
-    return np.array([a or b for a, b in zip(accepted, active)]), spent
+    return np.array([a or b for a, b in zip(accepted, active, strict=False)]), spent
 
 
 @pytest.mark.parametrize("name", ["copsi", "psi_sr"])
@@ -304,20 +304,21 @@ def test_longer_tables_give_the_same_run(name):
     for seed in range(3):
         k = jax.random.PRNGKey(seed)
         a, b = (run(k, k, inst.params, p) for run in runs)
-        for x, y in zip(a, b):
+        for x, y in zip(a, b, strict=False):
             np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
 def test_psi_sr_unit_pulls_are_rho_k_in_every_setting_of_the_identification_spec():
     """T = floor(B / c_bar) with B = rho K c_bar is rho K exactly (float32 in the program gave rho K - 1 in 23 of
     the 32 settings); the successive-rejects targets, the pull bound and PSI-SR's pulls follow from it."""
-    from mobandit_jax.runner import plans, spec as cfg
+    from mobandit_jax.runner import plans
+    from mobandit_jax.runner import spec as cfg
 
     plan = plans.build(cfg.load(Path(__file__).parents[1] / "configs" / "cost_aware" / "identification.toml"))
     K, lb = 14, 0.5 + sum(1 / i for i in range(2, 15))
     seen = set()
     for g in [g for g in plan.groups if g.label == "PSI-SR"]:
-        for gi, params in zip(g.members, g.params):
+        for gi, params in zip(g.members, g.params, strict=False):
             rho = plan.grid["PSI-SR"][gi]["setting"]["rho"]
             p = params.policy
             assert isinstance(rho, int) and int(p.unit_pulls) == rho * K, (gi, rho)

@@ -5,14 +5,14 @@ import importlib.util
 import math
 from pathlib import Path
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
+from mobandit_jax.kernels.prefix import dense
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.registry import make_env
-from mobandit_jax.kernels.prefix import dense
 
 DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
 GENERATOR = Path(__file__).resolve().parents[1] / "experiments" / "cost_aware" / "simulated_logs.py"

@@ -21,14 +21,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _user_data import cli_error
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mobandit_jax.errors import ConfigError
 from mobandit_jax.problems import llm_configs, replay, table
-from mobandit_jax.runner import cli, plans, spec as config
-
-from _user_data import cli_error
+from mobandit_jax.runner import cli, plans
+from mobandit_jax.runner import spec as config
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "llm_models.csv"
 LOGS = Path(__file__).parent / "data" / "llm_configs_small.csv"
@@ -334,7 +334,7 @@ def test_replay_accepts_bom_crlf_and_placeholders_with_a_blank_instance(tmp_path
         return inst.means, inst.mean_costs
     plain = means("plain.csv", R)
     for variant in (codecs.BOM_UTF8 + R.replace("\n", "\r\n").encode(), R + "x,,,,\n", bz2.compress(R.encode())):
-        for a, b in zip(means("variant.csv", variant), plain):
+        for a, b in zip(means("variant.csv", variant), plain, strict=False):
             np.testing.assert_array_equal(a, b)
 
 

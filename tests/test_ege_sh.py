@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 import mobandit_jax as mb
 from mobandit_jax import registry
@@ -124,7 +124,7 @@ def ege_sh_numpy(S, T, budget):
             e = min(pref) if pref else min(tied)
             accepted[e] = not dom[e]
             active[e] = False
-    return np.array([a or b for a, b in zip(accepted, active)]), spent, N
+    return np.array([a or b for a, b in zip(accepted, active, strict=False)]), spent, N
 
 
 @pytest.mark.parametrize("costs", ["deterministic", "random"])

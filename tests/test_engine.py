@@ -2,18 +2,15 @@
 import json
 from pathlib import Path
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from mobandit_jax.runner import spec as cfg
 from mobandit_jax.engine import RunParams, make_run, seed_keys
-from mobandit_jax.types import Metric, MetricSet
-from mobandit_jax.types import Policy
-from mobandit_jax.types import Env
 from mobandit_jax.problems.stochastic import make_stochastic
-from mobandit_jax.runner import execution
-from mobandit_jax.runner import plans
+from mobandit_jax.runner import execution, plans
+from mobandit_jax.runner import spec as cfg
+from mobandit_jax.types import Env, Metric, MetricSet, Policy
 
 
 def _run(spec, out, **exp):
@@ -168,6 +165,6 @@ def test_leaves_equal_at_every_point_are_stacked_once():
     twice = stack_grid([params[0], params[0]])
     assert {x.shape[0] for x in jax.tree_util.tree_leaves(twice)} == {2}
     out = run(twice, keys)
-    for name, value in out.items():
+    for value in out.values():
         assert value.shape[0] == 2
         np.testing.assert_array_equal(value[0], value[1])

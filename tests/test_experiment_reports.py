@@ -5,10 +5,9 @@ import json
 from pathlib import Path
 
 import pytest
+from _report_text import image_lines, without_images
 
 from mobandit_jax.runner.reproduce import load_report, report_builders
-
-from _report_text import image_lines, without_images
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 BUILDERS = report_builders(EXPERIMENTS)
@@ -80,7 +79,7 @@ def test_import_scan_sees_module_and_function_level_imports():
 def test_cost_aware_paper_values_are_read_from_its_table_file():
     rep = load_report("cost_aware", EXPERIMENTS)
     tables = json.loads((EXPERIMENTS / "cost_aware" / "paper_tables.json").read_text())
-    assert rep.PAPER == tables["quoted"]
+    assert tables["quoted"] == rep.PAPER
     assert rep._paper(rep.PAPER["stoch"], "gsm8k", "Uniform") == "0.026 / 0.028"
     assert rep._paper(rep.PAPER["ident_large"], "piqa", "CoPSI") == "0.148"
     assert rep._paper(rep.PAPER["ident_small"], "piqa", "CoPSI") == "—"

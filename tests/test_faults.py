@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from _tiny_spec import tiny_spec
+
 from mobandit_jax.runner import run_folder
 from mobandit_jax.runner.cli import main
 
@@ -157,7 +157,7 @@ def test_a_killed_worker_stops_the_run_with_one_line_and_the_run_resumes(tmp_pat
     assert subprocess.run(_cmd(spec, ref, "--workers", "off"), env=_env(), timeout=600).returncode == 0
     out = tmp_path / "run"
     killed = 0
-    for attempt in range(3):  # the abort at exit it guards against came one time in a few
+    for _attempt in range(3):  # the abort at exit it guards against came one time in a few
         before = len(list(out.glob("chunks/chunk_*.npz")))
         proc = subprocess.Popen(_cmd(spec, out, "--workers", "on"), env=_env(), stderr=subprocess.PIPE, text=True)
         end = time.time() + 300

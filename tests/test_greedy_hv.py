@@ -3,10 +3,10 @@
 greedy on exact hypervolumes, the float32 arithmetic the kernel documents, and the eager pruning."""
 import itertools
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 from mobandit_jax.kernels import greedy_hv_subset
 from mobandit_jax.kernels.greedy_hv import greedy_hv_slate
@@ -115,7 +115,7 @@ def float32_greedy(points, ref, k, tol, eligible):
                 if m == 1:
                     gains[i] = f32(np.float64(vol[i]) - np.float64(prods[0][0]) * np.float64(prods[0][1]))
                 else:
-                    terms = [f32(p * last) * f32(s) for (p, last), s in zip(prods, signs)]
+                    terms = [f32(p * last) * f32(s) for (p, last), s in zip(prods, signs, strict=False)]
                     gains[i] = f32(vol[i] - _float32_sum(terms))
             if tol is not None:
                 gains = np.where(gains > tol, gains, f32(0)).astype(f32)

@@ -10,8 +10,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from _tiny_spec import tiny_spec
+
 from mobandit_jax.runner import run_folder as results
 from mobandit_jax.runner.cli import main
 
@@ -66,7 +66,7 @@ def test_sigkill_at_random_moments_then_resume_gives_the_same_summary(setup, tmp
     out = tmp_path / "run"
     rng = random.Random(14)
     killed = 0
-    for attempt in range(3):
+    for _attempt in range(3):
         proc = _start(spec, out, env)
         _wait_for_chunks(proc, out, min(CHUNKS - 1, len(_chunks(out)) + 1))
         time.sleep(rng.uniform(0.0, 0.3))  # mid-chunk, mid-write or mid-merge
@@ -150,7 +150,7 @@ def test_a_signal_five_seconds_into_a_long_compile_ends_the_run_within_two_secon
              "run SIGTERM": (cli + [str(tmp_path / "term")], signal.SIGTERM),
              "mb.run SIGINT": (api + [str(tmp_path / "api")], signal.SIGINT)}
     with ThreadPoolExecutor(len(cases)) as pool:  # side by side: the test waits for the three at once
-        ended = dict(zip(cases, pool.map(lambda c: _signal_into_compile(*c, env), cases.values())))
+        ended = dict(zip(cases, pool.map(lambda c: _signal_into_compile(*c, env), cases.values()), strict=False))
     for name in ("run SIGINT", "run SIGTERM"):
         status, seconds, err = ended[name]
         assert status == 128 + cases[name][1] and seconds <= 2.0, (name, status, seconds, err)

@@ -1,7 +1,7 @@
 """Random choices against exact frequencies: uniform within a mask, argmax with random ties."""
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from mobandit_jax.kernels import argmax_random_tie, uniform_from_mask
 

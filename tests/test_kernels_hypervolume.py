@@ -1,10 +1,10 @@
 """Hypervolume kernels against moocore and brute-force inclusion-exclusion."""
 import itertools
 
-import numpy as np
-import pytest
 import jax
 import moocore
+import numpy as np
+import pytest
 
 from mobandit_jax.kernels import box_volume, hv_contributions, hypervolume
 

@@ -1,7 +1,7 @@
 """KL-UCB indices against a float64 root finder (scipy brentq) and hand-computed edge cases."""
+import jax
 import numpy as np
 import pytest
-import jax
 from scipy.optimize import brentq
 
 from mobandit_jax.kernels import kl_bernoulli, klucb_lower, klucb_upper, klucb_upper_refine
@@ -38,8 +38,8 @@ def grid():
     level[:100] = 1e-6  # the small levels where float32 loses digits
     level[100:200] = 10.0
     level[-1] = 1.79e-6  # p << level: log1p of a ratio near -1 would round to -inf
-    up = np.array([ref_upper(a, b) for a, b in zip(p, level)])
-    lo = np.array([ref_lower(a, b) for a, b in zip(p, level)])
+    up = np.array([ref_upper(a, b) for a, b in zip(p, level, strict=False)])
+    lo = np.array([ref_lower(a, b) for a, b in zip(p, level, strict=False)])
     return p, level, up, lo
 
 
@@ -94,7 +94,7 @@ def test_refine_moves_a_root_from_log_t_to_log_t_plus_1_within_round_off(grid, t
     n = np.random.default_rng(t).integers(1, t, p.size).astype(np.float32)
     n[::3] = 1  # the largest levels: one pull so far
     previous_level, level = np.log(np.float32(t)) / n, np.log(np.float32(t + 1)) / n
-    ref = np.array([ref_upper(float(a), float(b)) for a, b in zip(p, level)])
+    ref = np.array([ref_upper(float(a), float(b)) for a, b in zip(p, level, strict=False)])
     refined = np.asarray(klucb_upper_refine(p, level, klucb_upper(p, previous_level), previous_level), np.float64)
     fresh = np.asarray(klucb_upper(p, level), np.float64)
     assert np.abs(refined - ref).max() < 1.5e-7 and np.abs(fresh - ref).max() < 1.5e-7

@@ -1,6 +1,6 @@
 """kernels.lanes.packed_indices against a plain numpy listing of a mask's True entries."""
-import numpy as np
 import jax
+import numpy as np
 import pytest
 
 from mobandit_jax.kernels.lanes import packed_indices

@@ -1,7 +1,7 @@
 """Sorting by (layer, value, index) on integer keys against numpy's stable lexsort."""
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from mobandit_jax.kernels import order
@@ -26,7 +26,7 @@ def _rows(seed, d, n, levels, dtype=np.float32):
 def test_order_matches_stable_lexsort(seed, n, levels):
     layer, x = _rows(seed, 3, n, levels)
     got = jax.jit(order.sort_by_layer_value)(jnp.asarray(layer), jnp.asarray(x))
-    for g, want in zip(got, _lexsorted(layer, x)):
+    for g, want in zip(got, _lexsorted(layer, x), strict=False):
         np.testing.assert_array_equal(np.asarray(g), want)
 
 
@@ -73,7 +73,7 @@ def test_key_ranks_and_their_refresh_follow_value_then_index():
         x = new
         np.testing.assert_array_equal(np.asarray(ranks), _positions(x))
         got = order.sort_by_layer_value(jnp.asarray(layer), jnp.asarray(x), ranks)
-        for g, want in zip(got, _lexsorted(layer, x)):
+        for g, want in zip(got, _lexsorted(layer, x), strict=False):
             np.testing.assert_array_equal(np.asarray(g), want)
 
 
@@ -84,5 +84,5 @@ def test_layer_counts_count_lower_and_equal_layers(num_layers):
     np.testing.assert_array_equal(np.asarray(below), (layer[None, :] < layer[:, None]).sum(1))
     np.testing.assert_array_equal(np.asarray(size), (layer[None, :] == layer[:, None]).sum(1))
     got = order.sort_by_layer_value(jnp.asarray(layer), jnp.asarray(x), below=below)  # the counts replace a ranking
-    for g, want in zip(got, _lexsorted(layer, x)):
+    for g, want in zip(got, _lexsorted(layer, x), strict=False):
         np.testing.assert_array_equal(np.asarray(g), want)

@@ -1,10 +1,10 @@
 """Prefix sums read one count at a time: the tiled summation order, against a numpy loop and XLA's cumsum."""
 from __future__ import annotations
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 from mobandit_jax.kernels.prefix import dense, prefix_at, prefix_sums, tiled_length
 

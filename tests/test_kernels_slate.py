@@ -6,10 +6,10 @@ import itertools
 import math
 from pathlib import Path
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 from mobandit_jax.kernels import layers, pruning, scalarization, slates
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _tiny_spec import tiny_spec
+
+from mobandit_jax.runner import devices, execution, plans
+from mobandit_jax.runner import run_folder as results
 from mobandit_jax.runner import spec as cfg
-from mobandit_jax.runner import devices, workers as local_workers, run_folder as results
-from mobandit_jax.runner import execution
-from mobandit_jax.runner import plans
+from mobandit_jax.runner import workers as local_workers
 
 MORE_POLICIES = """
 [[policies]]
@@ -113,9 +113,9 @@ def _no_own_parts(width, parts):
 
 
 def test_an_error_in_a_worker_process_stops_the_run_in_one_line():
-    with local_workers.Workers(_failing_task, 2, 1) as workers:
-        with pytest.raises(RuntimeError, match=r"^worker process 1: ValueError: no data for worker 1$"):
-            list(workers.run_chunks(1, 4, [0, 1, 2, 3], _no_own_parts))
+    with local_workers.Workers(_failing_task, 2, 1) as workers, \
+            pytest.raises(RuntimeError, match=r"^worker process 1: ValueError: no data for worker 1$"):
+        list(workers.run_chunks(1, 4, [0, 1, 2, 3], _no_own_parts))
 
 
 def _late_task(index, width, parts):

@@ -6,9 +6,9 @@ import sys
 import textwrap
 
 import pytest
+from _tiny_spec import tiny_spec
 
 import mobandit_jax as mb
-from _tiny_spec import tiny_spec
 from mobandit_jax.errors import ConfigError
 from mobandit_jax.runner import run_folder
 from mobandit_jax.runner.cli import main

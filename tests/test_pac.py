@@ -3,16 +3,16 @@ PaVeBa against plain numpy loops on the same reward stream, and the pac metrics 
 import itertools
 import math
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 from scipy.optimize import minimize
 
 import mobandit_jax as mb
+import mobandit_jax.metrics  # noqa: F401  (importing fills the metrics registry)
 from mobandit_jax import engine
 from mobandit_jax.kernels import cone_regions as cr
-import mobandit_jax.metrics  # noqa: F401  (importing fills the metrics registry)
 from mobandit_jax.policies import pac
 from mobandit_jax.problems.stochastic import make_stochastic
 from mobandit_jax.registry import make_metrics, make_policy
@@ -345,7 +345,7 @@ def _score(means, W, rec, epsilon, pulls=None, stopped=True):
     result = pac.PacResult(jnp.asarray(mask), jnp.zeros(()), jnp.asarray(np.ones(K, int) if pulls is None else pulls,
                                                                           jnp.int32),
                            jnp.asarray(stopped), jnp.asarray(epsilon, jnp.float32))
-    return dict(zip(mset.names, (float(v) for v in mset.values(mp, jnp.asarray(mask), result)))), mset
+    return dict(zip(mset.names, (float(v) for v in mset.values(mp, jnp.asarray(mask), result)), strict=False)), mset
 
 
 def test_metrics_hand_computed():

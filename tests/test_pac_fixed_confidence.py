@@ -2,16 +2,16 @@
 characteristic time against hand computations, and the lower-bound metric, caps, cones and costs through a spec."""
 import math
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 import mobandit_jax as mb
-from mobandit_jax import engine
-from mobandit_jax.kernels import pareto_lower_bound as lb
 import mobandit_jax.metrics  # noqa: F401  (importing fills the metrics registry)
 import mobandit_jax.policies  # noqa: F401
+from mobandit_jax import engine
+from mobandit_jax.kernels import pareto_lower_bound as lb
 from mobandit_jax.problems.stochastic import make_stochastic
 from mobandit_jax.registry import make_policy
 from mobandit_jax.types import Context
@@ -209,7 +209,7 @@ def test_two_objective_cost_against_every_assignment(K):
     rng = np.random.default_rng(K)
     mus, ws = rng.uniform(0, 3, (10, K, 2)), rng.dirichlet(np.ones(K), 10)
     gj, gradj = jax.jit(jax.vmap(lb.alternative_cost_2d))(jnp.asarray(mus, jnp.float32), jnp.asarray(ws, jnp.float32))
-    for mu, w, g_got, grad_got in zip(mus, ws, np.asarray(gj), np.asarray(gradj)):
+    for mu, w, g_got, grad_got in zip(mus, ws, np.asarray(gj), np.asarray(gradj), strict=False):
         g, grad = lb.alternative_cost_np(mu, w)
         assert g_got == pytest.approx(g, rel=1e-4, abs=1e-6)
         np.testing.assert_allclose(grad_got, grad, rtol=1e-3, atol=1e-5)

@@ -8,10 +8,10 @@ import jax
 import numpy as np
 import pytest
 
+from mobandit_jax import registry
 from mobandit_jax.kernels import cone_optimal_mask
 from mobandit_jax.problems import llm_leaderboard as llm
 from mobandit_jax.runner.reproduce import load_report
-from mobandit_jax import registry
 
 # The seed paper lies in the shared/ folder beside the repository checkout.
 SEED_FILE = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_31c878f209362a70.txt"
@@ -20,8 +20,9 @@ rep = load_report("pdmob", Path(__file__).resolve().parents[1] / "experiments")
 
 
 def _raw_rows():
-    v2 = list(csv.DictReader(open(llm.DATA_DIR / llm.V2_FILE)))
-    size = {r["Model"]: float(r["Model Size (B)"]) for r in csv.DictReader(open(llm.DATA_DIR / llm.V1_FILE))}
+    with open(llm.DATA_DIR / llm.V2_FILE) as v2_file, open(llm.DATA_DIR / llm.V1_FILE) as v1_file:
+        v2 = list(csv.DictReader(v2_file))
+        size = {r["Model"]: float(r["Model Size (B)"]) for r in csv.DictReader(v1_file)}
     return v2, size
 
 

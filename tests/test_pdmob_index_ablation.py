@@ -1,16 +1,16 @@
 """PDMOB W = I ablation: the ``index`` options of PrefUCB and ParetoUCB against numpy references."""
 import math
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
+from mobandit_jax import registry
 from mobandit_jax.kernels import klucb_upper, normalized_projections
 from mobandit_jax.kernels.counts import CountState
 from mobandit_jax.policies.preference import PrefUCBState
 from mobandit_jax.types import Context
-from mobandit_jax import registry
 
 # 4 arms, 2 objectives, W = I: arm 0 (0.9, 0.1) and arm 1 (0.1, 0.9) are far apart, arm 2 is a
 # well-sampled middling arm, arm 3 is pulled less (a wider radius)
@@ -62,13 +62,13 @@ def _picks(name, index):
 def test_prefucb_with_pareto_ucb1_radius_plays_the_best_min_plus_radius():
     U = MEANS.min(1) + _radius(MEANS, COUNTS, T + 1, 2)
     assert _picks("prefucb", "pareto_ucb1") == {int(np.argmax(U))}
-    U_kl = [_klucb(m, math.log(T + 1) / n) for m, n in zip(MEANS.min(1), COUNTS)]
+    U_kl = [_klucb(m, math.log(T + 1) / n) for m, n in zip(MEANS.min(1), COUNTS, strict=False)]
     assert _picks("prefucb", "klucb") == {int(np.argmax(U_kl))}
     assert np.argmax(U) != np.argmax(U_kl)  # the case separates the two indices
 
 
 def test_pareto_ucb_with_klucb_bounds_plays_uniformly_on_the_klucb_front():
-    U = np.array([[_klucb(m, math.log(T + 1) / n) for m in row] for row, n in zip(MEANS, COUNTS)])
+    U = np.array([[_klucb(m, math.log(T + 1) / n) for m in row] for row, n in zip(MEANS, COUNTS, strict=False)])
     assert _picks("pareto_ucb", "klucb") == _front(U)
     H = MEANS + _radius(MEANS, COUNTS, T + 1, 2)[:, None]
     assert _picks("pareto_ucb", "pareto_ucb1") == _front(H)

@@ -7,9 +7,9 @@ import jax
 import numpy as np
 import pytest
 
+from mobandit_jax import registry
 from mobandit_jax.problems import nyse
 from mobandit_jax.runner.reproduce import load_report
-from mobandit_jax import registry
 
 # The seed paper lies in the shared/ folder beside the repository checkout.
 SEED_FILE = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_31c878f209362a70.txt"
@@ -117,8 +117,8 @@ def _eg_reference(x, eta):
     out = []
     for row in x:
         out.append(list(b))
-        dot = sum(bi * xi for bi, xi in zip(b, row))
-        w = [bi * np.exp(eta * xi / dot) for bi, xi in zip(b, row)]
+        dot = sum(bi * xi for bi, xi in zip(b, row, strict=False))
+        w = [bi * np.exp(eta * xi / dot) for bi, xi in zip(b, row, strict=False)]
         s = sum(w)
         b = [wi / s for wi in w]
     return np.array(out)

@@ -5,15 +5,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _report_text import image_lines, without_images
+from PIL import Image
 from scipy import stats
 
-from PIL import Image
-
-from mobandit_jax.runner import spec as cfg
 from mobandit_jax.problems import llm_leaderboard as llm
+from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner.reproduce import load_report
-
-from _report_text import image_lines, without_images
 
 ROOT = Path(__file__).resolve().parents[1]
 rep = load_report("pdmob", ROOT / "experiments")

@@ -14,7 +14,6 @@ import textwrap
 
 import numpy as np
 import pytest
-
 from _in_process import run_registered_in_process
 
 from mobandit_jax.runner import run_folder

@@ -8,14 +8,15 @@ right shapes and, where the family keeps its own spend within the budget, spend 
 ``recommended`` reads a ``(K,)`` bool mask from how the run ended.
 """
 import chex
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 import mobandit_jax.metrics  # noqa: F401  (importing fills the registries, whichever test file runs first)
 from mobandit_jax.engine import stack_params
-from mobandit_jax.registry import FAMILIES, IDENTIFIER, POLICIES, family_of, make_policy as make
+from mobandit_jax.registry import FAMILIES, IDENTIFIER, POLICIES, family_of
+from mobandit_jax.registry import make_policy as make
 from mobandit_jax.types import Final, Identifier, IdentifyResult, Observation, Policy
 
 ROUNDS = 4
@@ -78,7 +79,7 @@ def test_policy_protocol(name):
         state = update(state, jnp.asarray(action), obs, params)
         chex.assert_trees_all_equal_shapes_and_dtypes(state, state0)
         for i in range(2):
-            for arm, r in zip(np.reshape(action[i], -1), np.reshape(reward[i], (-1, D))):
+            for arm, r in zip(np.reshape(action[i], -1), np.reshape(reward[i], (-1, D)), strict=False):
                 pulls[i, arm] += 1
                 sums[i, arm] += r
     chex.clear_trace_counter()

@@ -7,11 +7,11 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import jax
 import jax.numpy as jnp
-
+import numpy as np
 from _tiny_spec import tiny_spec
+
 from mobandit_jax import engine
 from mobandit_jax.policies.budgeted import uniform
 from mobandit_jax.types import Env, Metric, MetricSet

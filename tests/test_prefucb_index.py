@@ -4,14 +4,14 @@ The policy keeps every arm's index of the next round and refines the unpulled ar
 value (PDMOB, Eq. 3 with beta_t = log t); here they are checked after every update against fresh
 float64 roots of the same ``min_k S_k(r_hat(a))`` and level ``log(t + 1) / n(a)``.
 """
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
+from test_kernels_kl import ref_upper
 
 from mobandit_jax.policies.preference import REFINE_MIN_ARMS, cone_params, prefucb
 from mobandit_jax.types import Observation
-from test_kernels_kl import ref_upper
 
 EXTREME = [[0.999, 0.998, 0.9995], [0.001, 0.002, 0.0], [1.0, 1.0, 1.0], [0.5, 0.5, 0.5]]
 
@@ -32,6 +32,6 @@ def test_stored_indices_are_the_klucb_roots_of_the_next_round(num_arms):
         if t >= num_arms - 1 and (t < 60 or t % 11 == 0):
             low, n = np.asarray(state.low), np.asarray(state.counts.counts)
             level = np.log(np.float32(t + 2)) / n  # rounds played t + 1, next round t + 2
-            ref = np.array([ref_upper(float(p), float(v)) for p, v in zip(low, level)])
+            ref = np.array([ref_upper(float(p), float(v)) for p, v in zip(low, level, strict=False)])
             worst = max(worst, float(np.abs(np.asarray(state.index, np.float64) - ref).max()))
     assert worst < 1.5e-7

@@ -1,11 +1,10 @@
 """PrefUCB (jitted engine run) against a plain numpy loop of Algorithm 1 on the same instance."""
 import numpy as np
 
-from mobandit_jax.runner import spec as cfg
-from mobandit_jax.kernels import cone_optimal_mask
 from mobandit_jax.bench.reference.prefucb_numpy import run_prefucb_numpy
-from mobandit_jax.runner import execution
-from mobandit_jax.runner import plans
+from mobandit_jax.kernels import cone_optimal_mask
+from mobandit_jax.runner import execution, plans
+from mobandit_jax.runner import spec as cfg
 
 
 def test_prefucb_matches_numpy_loop_in_mean_regret(tmp_path):

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mobandit_jax.runner import cache, execution, plans, programs, sharding, spec as cfg
 from mobandit_jax import engine
+from mobandit_jax.runner import cache, execution, plans, programs, sharding
+from mobandit_jax.runner import spec as cfg
 
 
 def _spec(small_spec):

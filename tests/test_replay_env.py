@@ -3,17 +3,16 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
-
-from mobandit_jax.runner import spec as config
-from mobandit_jax import problems, registry  # noqa: F401  (importing problems fills the registry)
-from mobandit_jax.problems.budget import with_budget
-from mobandit_jax.kernels.prefix import dense
-
+import numpy as np
+import pytest
 from _user_data import cli_error, run_spec, write_csv
+
+from mobandit_jax import problems, registry  # noqa: F401  (importing problems fills the registry)
+from mobandit_jax.kernels.prefix import dense
+from mobandit_jax.problems.budget import with_budget
+from mobandit_jax.runner import spec as config
 
 HEADER = ["config", "question", "correct", "inv_latency", "tokens"]
 # (P(correct), mean inv_latency, mean tokens, instances): arms 0-2 are the Pareto front and cheap,

@@ -10,13 +10,11 @@ import sys
 
 import numpy as np
 import pytest
-
 from _tiny_spec import tiny_spec
+
+from mobandit_jax.runner import execution, plans, run_folder
 from mobandit_jax.runner import run_folder as results
 from mobandit_jax.runner.cli import main
-from mobandit_jax.runner import execution
-from mobandit_jax.runner import plans
-from mobandit_jax.runner import run_folder
 
 
 def _run(capsys, *args):

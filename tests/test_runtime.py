@@ -45,6 +45,7 @@ def test_known_answer_vector():
 
 def test_lowering_is_registered_by_configure():
     import jax
+
     from mobandit_jax.runner import runtime
 
     runtime.configure()

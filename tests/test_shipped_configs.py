@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
+from mobandit_jax.registry import ENVS, POLICIES
 from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner.plans import resolve_policy
-from mobandit_jax.registry import ENVS, POLICIES
 from mobandit_jax.runner.reproduce import load_report
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner import plans
+from mobandit_jax.runner import spec as cfg
 
 CONFIGS = sorted(Path(__file__).resolve().parents[1].glob("configs/*.toml"))
 # Specs whose plan builds in well under a second; the others are checked up to grid expansion.
@@ -89,7 +89,7 @@ RAW = st.one_of(st.sampled_from(["5", "abc", "[1, 2]", "[[0.1, 0.2]]", "{a = 1}"
 @given(keys=st.lists(KEYS, min_size=1, max_size=2), raws=st.lists(RAW, min_size=2, max_size=2),
        sep=st.sampled_from(["=", "=", ""]))
 def test_random_set_strings_give_a_plan_or_a_config_error(keys, raws, sep):
-    overrides = [f"{k}{sep}{v}" for k, v in zip(keys, raws)]
+    overrides = [f"{k}{sep}{v}" for k, v in zip(keys, raws, strict=False)]
     _plan_or_config_error(_raw(CONFIGS[[c.stem for c in CONFIGS].index("quickstart")]), "quickstart", overrides)
 
 

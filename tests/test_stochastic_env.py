@@ -1,8 +1,8 @@
 """The stochastic environment's feedback models against scipy distributions."""
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 from scipy import stats
 
 from mobandit_jax.problems.stochastic import beta_johnk, make_stochastic

@@ -1,17 +1,16 @@
 """``[env] kind = "table"``: a user's per-arm CSV (raw scores, lower-is-better, costs) with every family."""
 from __future__ import annotations
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
-
-from mobandit_jax.runner import spec as config
-from mobandit_jax import problems, registry  # noqa: F401  (importing problems fills the registry)
-from mobandit_jax.problems.budget import with_budget
-from mobandit_jax.kernels.prefix import dense
-
+import numpy as np
+import pytest
 from _user_data import cli_error, run_spec, write_csv
+
+from mobandit_jax import problems, registry  # noqa: F401  (importing problems fills the registry)
+from mobandit_jax.kernels.prefix import dense
+from mobandit_jax.problems.budget import with_budget
+from mobandit_jax.runner import spec as config
 
 HEADER = ["model", "accuracy", "latency", "safety", "price"]
 # accuracy, safety in [0, 1]; latency in ms (lower is better), price in dollars

@@ -1,13 +1,13 @@
 """DTLZ top-k instances of Gutowski et al. ("Synthetic Environments"): geometry, counts, streams, errors."""
 import math
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
-from mobandit_jax.problems import dtlz
 from mobandit_jax import registry
+from mobandit_jax.problems import dtlz
 
 
 def _instance(front, d, n, key=0):

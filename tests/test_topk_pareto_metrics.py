@@ -2,17 +2,17 @@
 import itertools
 import math
 
+import jax
+import jax.numpy as jnp
 import moocore
 import numpy as np
 import pytest
-import jax
-import jax.numpy as jnp
 
+from mobandit_jax import registry
 from mobandit_jax.metrics import slate as ms
 from mobandit_jax.problems import dtlz
-from mobandit_jax.types import Context
 from mobandit_jax.runner import plans
-from mobandit_jax import registry
+from mobandit_jax.types import Context
 
 
 def _hv(points):
@@ -83,8 +83,8 @@ def test_metrics_need_a_slate_size():
 
 def test_engine_run_uses_each_seeds_instance_for_vstar(tmp_path):
     """Through the engine: reset draws the seed's instance, prepare computes its V* inside the run."""
-    from mobandit_jax.runner import spec as cfg
     from mobandit_jax import engine
+    from mobandit_jax.runner import spec as cfg
 
     spec = cfg.validate({
         "experiment": {"horizon": 30, "seeds": 2, "record_every": 10, "setting": {"d": 2}},

@@ -1,17 +1,15 @@
 """Seed-001 slate policies: THV-UCB against the numpy loop, shared steps against brute force, all 14 run."""
 import math
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
-from mobandit_jax import kernels
-from mobandit_jax.policies import slate
-from mobandit_jax.types import Observation
-from mobandit_jax.types import Context
+from mobandit_jax import kernels, registry
 from mobandit_jax.bench.reference.thv_ucb_numpy import hypervolume_numpy, thv_ucb_numpy
-from mobandit_jax import registry
+from mobandit_jax.policies import slate
+from mobandit_jax.types import Context, Observation
 
 
 def _ctx(means, k, horizon, sigma=0.05):

@@ -5,12 +5,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from mobandit_jax.runner import spec as cfg
-from mobandit_jax.analysis import stats
-from mobandit_jax.runner.reproduce import load_report
-
 from _report_text import image_lines, without_images
+
+from mobandit_jax.analysis import stats
+from mobandit_jax.runner import spec as cfg
+from mobandit_jax.runner.reproduce import load_report
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"

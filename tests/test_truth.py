@@ -2,10 +2,10 @@
 and ``truth.json`` / ``Results.truth`` against the functions each metric family scores with."""
 import json
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 from scipy import integrate, stats
 
 import mobandit_jax as mb
@@ -15,7 +15,8 @@ from mobandit_jax.kernels import cone_optimal_mask
 from mobandit_jax.metrics.budgeted import efficiency
 from mobandit_jax.metrics.identification import true_pareto_mask
 from mobandit_jax.problems.stochastic import clipped_gaussian_mean, feedback_means, make_stochastic
-from mobandit_jax.runner import plans, spec as cfg
+from mobandit_jax.runner import plans
+from mobandit_jax.runner import spec as cfg
 
 CASES = [(0.05, 0.5), (0.5, 0.5), (0.0, 0.1), (1.0, 0.1), (0.97, 0.05), (0.3, 2.0), (0.2, 1e-3), (0.6, 0.0)]
 
@@ -42,7 +43,8 @@ def test_clipped_gaussian_mean_figures():
     np.testing.assert_array_equal(clipped_gaussian_mean(np.array([0.0, 0.4, 1.0]), 0.0), [0.0, 0.4, 1.0])
 
 
-def _draws(inst, n, key=jax.random.PRNGKey(7)):
+def _draws(inst, n, seed=7):
+    key = jax.random.PRNGKey(seed)
     return np.asarray(jax.jit(jax.vmap(lambda j: jax.vmap(lambda a: inst.env.sample(key, a, j, 0, inst.params)[0])(
         jnp.arange(inst.env.num_arms))))(jnp.arange(n)), np.float64)
 

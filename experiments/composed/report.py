@@ -93,7 +93,7 @@ def identification_figure(run: mb.Results, out: Path, metric: str, fname: str, y
     cols = 4
     fig, axes = plt.subplots(math.ceil(len(scen) / cols), cols, figsize=(4 * cols, 3 * math.ceil(len(scen) / cols)),
                              squeeze=False, layout="constrained")
-    for ax, sc in zip(axes.flat, scen):
+    for ax, sc in zip(axes.flat, scen, strict=False):
         for p in pols:
             ax.plot(rhos, [_value(run, p, metric, scenario=sc, rho=r) for r in rhos], marker="o", label=p)
         ax.set_xscale("log")

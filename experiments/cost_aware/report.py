@@ -32,15 +32,15 @@ import json
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mobandit_jax.problems import llm_configs as L
-from mobandit_jax.analysis.trailing import trailing_mean
 import mobandit_jax as mb
+from mobandit_jax.analysis.trailing import trailing_mean
+from mobandit_jax.problems import llm_configs as L
 
 DATASETS = ("gsm8k", "piqa")
 ONLINE = ("CoHV-UCB", "HV-UCB", "Accuracy-Cost-UCB", "Uniform")
@@ -91,7 +91,7 @@ class Instance(NamedTuple):
     alloc_costs: np.ndarray  # (K,) normalised profiling costs c_i
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def instance(dataset, subset="all", rho=1.0, costs="random", c_max="instance") -> Instance:
     """The instance of ``kind = "llm_configs"`` for these options (simulated logs)."""
     inst = L.build_instance(dataset=dataset, subset=subset, rho=rho, costs=costs, c_max=c_max)
@@ -277,7 +277,7 @@ def fig_landscape(out):
     if out is None:
         return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.2))
-    for ax, ds in zip(axes, DATASETS):
+    for ax, ds in zip(axes, DATASETS, strict=False):
         inst = instance(ds)
         mu, tok = inst.means, inst.prof_tokens
         lo, hi = float(tok.min()), float(tok.max())
@@ -298,7 +298,7 @@ def fig_online_budget(run, metric, fname, title, out):
     if out is None:
         return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, ds in zip(axes, DATASETS):
+    for ax, ds in zip(axes, DATASETS, strict=False):
         rhos = _rhos(run, dataset=ds)
         xs = [np.log2(token_budget(ds, r)) for r in rhos]
         for pol in ONLINE:
@@ -318,7 +318,7 @@ def fig_ident(run, metric, fname, ylabel, out, log=True, name=CHOSEN):
         return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     sel = reading(run, name)
-    for ax, ds in zip(axes, DATASETS):
+    for ax, ds in zip(axes, DATASETS, strict=False):
         rhos = _rhos(run, dataset=ds)
         for pol in IDENT + (IDENT_EXTRA,):
             if not rhos or pol not in run.grid:
@@ -374,7 +374,7 @@ def fig_trajectories(trs, out):
             axes[row, 0].plot(grid, cum, label=pol, **STYLE[pol], **every)
             axes[row, 1].plot(grid, ma, label=pol, **STYLE[pol], **every)
         for ax, ylab in zip(axes[row], ("cumulative HV-efficiency regret",
-                                        f"moving-average per-pull regret (w={W} pulls)")):
+                                        f"moving-average per-pull regret (w={W} pulls)"), strict=False):
             _label(ax, "consumed tokens", ylab, f"{ds.upper()} (simulated), rho = 32")
     return _save(fig, out, "fig4_trajectories.png")
 
@@ -384,7 +384,7 @@ def fig_stochastic(run, out):
     if out is None:
         return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, ds in zip(axes, DATASETS):
+    for ax, ds in zip(axes, DATASETS, strict=False):
         xs = np.arange(len(IDENT))
         for k, costs in enumerate(("deterministic", "random")):
             vals = [_value(run, p, "misidentification", dataset=ds, costs=costs) for p in IDENT]
@@ -418,7 +418,7 @@ def acceptance(runs):
             rhos = _rhos(run, dataset=ds)
             e = [_value(run, "CoPSI", "misidentification", dataset=ds, rho=_rho_label(r), **sel)[0] for r in rhos]
             u = _value(run, "Uniform", "misidentification", dataset=ds, rho=_rho_label(rhos[-1]), **sel)[0]
-            falls = all(b <= a for a, b in zip(e, e[1:]))
+            falls = all(b <= a for a, b in zip(e, e[1:], strict=False))
             lines.append(f"- {ds}: CoPSI error {'falls monotonically' if falls else 'does not fall monotonically'} "
                          f"with the budget ({e[0]:.3f} -> {e[-1]:.3f}); at the largest budget it is "
                          f"{'below' if e[-1] < u else 'not below'} uniform allocation's ({u:.3f}).")

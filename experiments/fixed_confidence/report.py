@@ -64,7 +64,7 @@ class Run:
 
 def _figure(panels: list, out: Path) -> str:
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.2), squeeze=False, layout="constrained")
-    for ax, (title, run, sc) in zip(axes.flat, panels):
+    for ax, (title, run, sc) in zip(axes.flat, panels, strict=False):
         ds = run.deltas()
         x = [math.log(1 / d) for d in ds]
         bound = None
@@ -72,9 +72,9 @@ def _figure(panels: list, out: Path) -> str:
             rows = [(run.get(p, "samples", d, sc), run.get(p, "tau_over_lower_bound", d, sc)) for d in ds]
             ax.plot(x, [s["mean"] for s, _ in rows], marker="o", label=p)
             if bound is None and rows[0][1] and rows[0][1]["mean"]:
-                bound = [s["mean"] / (t["mean"] * xi) for (s, t), xi in zip(rows, x)]  # T*(mu), any row
+                bound = [s["mean"] / (t["mean"] * xi) for (s, t), xi in zip(rows, x, strict=False)]  # T*(mu), any row
         if bound:
-            ax.plot(x, [b * xi for b, xi in zip(bound, x)], "k--", label="T*(mu) log(1/delta)")
+            ax.plot(x, [b * xi for b, xi in zip(bound, x, strict=False)], "k--", label="T*(mu) log(1/delta)")
         ax.set_yscale("log")
         ax.set_xlabel("log(1/delta)")
         ax.set_ylabel("samples to the stop")

@@ -256,7 +256,7 @@ def _table2_md(rows, paper: dict | None) -> str:
     body = ""
     for r in rows:
         cells = []
-        for i, lab in enumerate(POLICIES):
+        for i, _lab in enumerate(POLICIES):
             c = f"{_ms(r['values'][i])} ({r['rank'][i]})"
             if i:
                 worse = r["values"][i].mean() > r["values"][0].mean()
@@ -310,7 +310,7 @@ def regret_figure(run: mb.Results, scenarios, path, metric: str = "regret_gap", 
     nrows = math.ceil(n / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.2 * nrows), squeeze=False)
     x = run.checkpoints
-    for ax, sc in zip(axes.flat, scenarios):
+    for ax, sc in zip(axes.flat, scenarios, strict=False):
         for lab in POLICIES:
             y = curve(run, lab, sc, metric)
             m, s = y.mean(0), y.std(0)
@@ -340,9 +340,9 @@ def trend_figure(run: mb.Results, scenarios, matrices: dict, path, names=None, w
     groups = ("preferred", "moderate", "relaxable")
     fig, axes = plt.subplots(len(scenarios), 3, figsize=(15, 3.4 * len(scenarios)), squeeze=False)
     x = run.checkpoints
-    for row, sc in zip(axes, scenarios):
+    for row, sc in zip(axes, scenarios, strict=False):
         groups_of = levels(matrices[sc])
-        for ax, g in zip(row, groups):
+        for ax, g in zip(row, groups, strict=False):
             objs = groups_of[g]
             if not objs:
                 ax.set_title(f"{sc}: no {g} objective", fontsize=FONT)
@@ -374,7 +374,7 @@ def derived_records(run: mb.Results, experiment: str) -> list:
     """Engine-format records of ``regret_gap / T`` (averaged gap-weighted regret) per policy and scenario."""
     out = []
     for lab in POLICIES:
-        for i, g in enumerate(run.grid[lab]):
+        for _i, g in enumerate(run.grid[lab]):
             sc = g["setting"].get("scenario")
             v = per_seed_final(run, lab, sc, "regret_gap", True)
             out.append({"policy": lab, "params": g["params"], "setting": {**g["setting"], "experiment": experiment},
@@ -423,8 +423,8 @@ def _llm_section(run: mb.Results, out: Path, draw: bool = True) -> str:
         vals = [per_seed_final(run, lab, sc, "regret_gap") for lab in POLICIES]
         rk = ranks([v.mean() for v in vals], 1)
         all_ranks.append(rk)
-        s += f"| {sc} | " + " | ".join(
-            (f"**{_ms(v, 1)} ({r})**" if r == 1 else f"{_ms(v, 1)} ({r})") for v, r in zip(vals, rk)) + " |\n"
+        cells = (f"**{_ms(v, 1)} ({r})**" if r == 1 else f"{_ms(v, 1)} ({r})" for v, r in zip(vals, rk, strict=True))
+        s += f"| {sc} | " + " | ".join(cells) + " |\n"
     s += "| Avg. rank | " + " | ".join(f"{a:.2f}" for a in np.mean(all_ranks, axis=0)) + " |\n"
     t1 = table1(run)
     s += "\n### Table 1 — real-world scenarios (ours, mean ± std over seeds; *paper* in italics)\n\n"
@@ -472,11 +472,11 @@ def _assets_section(run: mb.Results, out: Path, draw: bool = True) -> str:
     s += "| " + " | ".join(f"{w:.3g}" for w in wealth) + " |\n\n"
     s += "Mean normalised reward per strategy (the regret reference, average over all days):\n\n"
     s += "| strategy | " + " | ".join(nyse.OBJECTIVES) + " |\n|---|" + "---|" * 7 + "\n"
-    for name, row in zip(tab.names, tab.rewards.mean(0)):
+    for name, row in zip(tab.names, tab.rewards.mean(0), strict=False):
         s += f"| {name} | " + " | ".join(f"{v:.3f}" for v in row) + " |\n"
     means = tab.rewards.mean(0)
     s += "\nPareto C-optimal strategies per mandate: " + "; ".join(
-        f"{k}: {', '.join(n for n, o in zip(tab.names, np.asarray(cone_optimal_mask(means, W))) if o)}"
+        f"{k}: {', '.join(n for n, o in zip(tab.names, np.asarray(cone_optimal_mask(means, W)), strict=False) if o)}"
         for k, W in Ws.items()) + ".\n\n"
     s += ("Preference gaps of the strategies per mandate on these means (a strategy's gap is its per-round "
           "gap-weighted regret): a policy's averaged regret R^gap_T / T lies between 0 and the mandate's largest "
@@ -554,7 +554,7 @@ def _llm_differences(run: mb.Results) -> str:
               f"{g[3]:.1f}. The paper says PrefUCB matches ParetoUCB here; we measure {g[0]:.1f} (PrefUCB) vs "
               f"{g[2]:.1f} (ParetoUCB); section 3 isolates the cause.\n")
     s += ("- **Average rank over the settings above** (gap-weighted regret): " +
-          ", ".join(f"{lab} {a:.2f}" for lab, a in zip(POLICIES, avg)) + ".\n\n")
+          ", ".join(f"{lab} {a:.2f}" for lab, a in zip(POLICIES, avg, strict=False)) + ".\n\n")
     return s
 
 
@@ -591,8 +591,8 @@ def _assets_differences(run: mb.Results) -> str:
           f"gap over the ten strategies, the averaged regret of uniform play, is "
           f"{min(g.mean() for g in gaps.values()):.3f}-{max(g.mean() for g in gaps.values()):.3f}. The comparison "
           "is by rank.\n")
-    s += ("- **Ranks.** Average rank: " + ", ".join(f"{lab} {a:.2f}" for lab, a in zip(POLICIES, avg)) +
-          f" (paper: {', '.join(f'{lab} {a:.2f}' for lab, a in zip(POLICIES, PAPER_AVG_RANK))}). "
+    s += ("- **Ranks.** Average rank: " + ", ".join(f"{lab} {a:.2f}" for lab, a in zip(POLICIES, avg, strict=False)) +
+          f" (paper: {', '.join(f'{lab} {a:.2f}' for lab, a in zip(POLICIES, PAPER_AVG_RANK, strict=False))}). "
           f"{n_pareto} of the 10 strategies are Pareto-optimal, so GT-PF, uniform on that set, is close to "
           "uniform play" + ("; here ParetoUCB ranks below GT-PF, the reverse of the paper" if avg[2] > avg[3] else "")
           + f". Baselines significantly worse than PrefUCB (Welch, p < {P_LEVEL}): {sig} of {3 * len(rows)} "

@@ -7,11 +7,14 @@
 60 instances per row, mean HV(G*).
 """
 import math
-import numpy as np
+
 import jax
 import jax.numpy as jnp
-from mobandit_jax.problems import dtlz
+import numpy as np
+
 from mobandit_jax.metrics.slate import greedy_value
+from mobandit_jax.problems import dtlz
+
 S={3:(60,4),4:(100,5),5:(150,6)}
 paper={3:dict(clusters=0.2955,concave=0.2894,convex=0.5895,linear=0.1592),4:dict(clusters=0.0854,concave=0.1051,convex=0.3709,linear=0.0677),5:dict(clusters=0.0266,concave=0.0202,convex=0.1841,linear=0.0095)}
 def draw(key,n,d,front,variant):

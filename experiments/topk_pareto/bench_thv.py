@@ -9,12 +9,12 @@ import argparse
 import math
 import time
 
-import numpy as np
 import jax
+import numpy as np
 
 from mobandit_jax import engine, metrics, policies, problems, registry  # noqa: F401  (importing fills the registries)
-from mobandit_jax.types import Context
 from mobandit_jax.bench.reference.thv_ucb_numpy import thv_ucb_numpy
+from mobandit_jax.types import Context
 
 SETTINGS = {2: (36, 3, 0.05), 5: (150, 6, 0.02)}
 

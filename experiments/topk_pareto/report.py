@@ -360,9 +360,9 @@ def _figures(selected, out_dir):
         tag = "" if key.startswith("d") else "fixed instance, "
         ck = run.checkpoints
         fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
-        for ax, f in zip(axes, FRONTS):
+        for ax, f in zip(axes, FRONTS, strict=False):
             shown = ["THV-UCB"]
-            for fam, members in FAMILIES.items():
+            for _fam, members in FAMILIES.items():
                 avail = [(run.final(a, run.index(a, f), "hv_last100").mean(), a) for a in members
                          if run.index(a, f) is not None]
                 if avail:

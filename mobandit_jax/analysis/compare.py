@@ -114,7 +114,7 @@ def figure(runs: dict, metrics: list):
     fig = Figure(figsize=(min(MAX_WIDTH, max(6.0, 1.2 * rows)), 3.2 * len(metrics)))
     axes = fig.subplots(len(metrics), 1, squeeze=False)
     width = 0.8 / len(runs)
-    for ax, m in zip(axes[:, 0], metrics):
+    for ax, m in zip(axes[:, 0], metrics, strict=False):
         table = cells(runs, m)
         x = np.arange(len(table))
         for i, name in enumerate(runs):

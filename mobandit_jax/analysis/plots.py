@@ -54,7 +54,7 @@ def metric_figure(plan, curves: dict, m: str, against: str = "round"):
     rows = math.ceil(len(panels) / cols)
     fig = Figure(figsize=(4 * cols, 3 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False)
-    for ax, s in zip(axes.flat, panels):
+    for ax, s in zip(axes.flat, panels, strict=False):
         for label in labels:
             if m not in plan.names[label]:
                 continue

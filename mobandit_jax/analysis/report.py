@@ -39,7 +39,7 @@ def budget_tables(plan) -> str:
         for g, point in enumerate(points):
             if not paid(plan.arrays, label, g):
                 continue
-            final = lambda m: plan.arrays[f"{label}|{g}|{m}"][:, -1]
+            final = lambda m, label=label, g=g: plan.arrays[f"{label}|{g}|{m}"][:, -1]
             spent = final("spent")
             values = [("rounds played", final("rounds")), ("budget spent", spent)]
             values += [(f"{m} per unit of budget", final(m) / np.maximum(spent, 1e-300)) for m in sums]

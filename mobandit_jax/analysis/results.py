@@ -27,8 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import files
 from ..engine import checkpoint_rounds
+from . import files
 from .files import column
 from .truth import TRUTH_FILE
 
@@ -134,7 +134,7 @@ class Results:
                 f"{seeds} seed(s), horizon {self.horizon}, metrics {metrics}, {len(self.records)} records{where})")
 
     @classmethod
-    def merge(cls, plan, merged: dict, wall: float, marker: dict) -> "Results":
+    def merge(cls, plan, merged: dict, wall: float, marker: dict) -> Results:
         """Results from the seed-concatenated chunk arrays of a plan.
 
         Args:
@@ -166,7 +166,7 @@ class Results:
                    curves, finals, records, wall, marker, plan.truth)
 
     @classmethod
-    def load(cls, path) -> "Results":
+    def load(cls, path) -> Results:
         """A run folder read back; a missing or unreadable file raises one error naming the folder and file.
 
         ``grid.json`` and ``summary.json`` must be there (``FileNotFoundError``); a file that is
@@ -391,7 +391,7 @@ class Results:
         self._need_arrays()
         return plots.metric_figure(self, self.arrays, metric)
 
-    def save(self, out) -> "Results":
+    def save(self, out) -> Results:
         """Write the run folder files of ``mobandit run``.
 
         Args:

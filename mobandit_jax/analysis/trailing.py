@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 
-
 STARTS = ("interpolated", "checkpoint")  # where a window starts: at rounds - window exactly, or at a checkpoint
 
 

@@ -116,7 +116,7 @@ class TruthTable(Sequence):
             if per_seed is not None:
                 rows = entry["per_seed"] = entry["per_seed"] or [{"seed": s, "means": None, "families": {}}
                                                                  for s, _, _ in per_seed]
-                for row, (_, means, truths) in zip(rows, per_seed):
+                for row, (_, means, truths) in zip(rows, per_seed, strict=False):
                     row["cone_means" if "cone" in seen.info else "means"] = means
                     row["families"].update(truths)
         return entry
@@ -134,5 +134,5 @@ class TruthTable(Sequence):
         if not per_seed:
             return fixed, None
         means, truths = seeds
-        return fixed, [(s, _plain(means[s]), _families_json(jax.tree_util.tree_map(lambda x: x[s], truths)))
+        return fixed, [(s, _plain(means[s]), _families_json(jax.tree_util.tree_map(lambda x, s=s: x[s], truths)))
                        for s in range(len(keys))]

@@ -20,12 +20,13 @@ import platform
 import sys
 import time
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ..runner import devices, workers as local_workers, sharding
 from ..engine import RunParams, batch, make_run, seed_keys, stack_params
+from ..runner import devices, sharding
+from ..runner import workers as local_workers
 
 CUSTOMER_SERVICE_W = np.array([[1, 0, 1, 0, 0, 2, 1], [0, -1, 0, 0, 0, 1, 0]], np.float64)  # PDMOB, Table 3
 
@@ -180,8 +181,8 @@ def _prefucb_setup(section: dict | None = None):
     or on the environment of ``section``: ``(env, policy, metrics, params)``."""
     from ..metrics.preference import preference_metrics, preference_truth
     from ..policies.preference import ConeParams, prefucb
-    from ..registry import make_env as make
     from ..problems.stochastic import make_stochastic
+    from ..registry import make_env as make
 
     inst = make_stochastic(_bench_means()) if section is None else make(section)
     W = CUSTOMER_SERVICE_W

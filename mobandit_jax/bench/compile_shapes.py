@@ -42,8 +42,9 @@ def write_table(folder: str, size: int, d: int) -> str:
 
     rng = np.random.default_rng([size, d])
     path = os.path.join(folder, f"table_{size}_{d}.csv")
+    scores, costs = rng.uniform(0.1, 0.9, (size, d)), rng.uniform(0.5, 1.0, size)
     rows = [f"a{i}," + ",".join(f"{x:.4f}" for x in row) + f",{c:.4f}"
-            for i, (row, c) in enumerate(zip(rng.uniform(0.1, 0.9, (size, d)), rng.uniform(0.5, 1.0, size)))]
+            for i, (row, c) in enumerate(zip(scores, costs, strict=True))]
     with open(path, "w") as fh:
         fh.write("arm," + ",".join(f"o{j}" for j in range(d)) + ",cost\n" + "\n".join(rows) + "\n")
     return path
@@ -139,8 +140,8 @@ class Worker:
 
 def jobs(policies=None, sizes=SIZES):
     """Every ``(name, family, size, d, k)`` to compile: the registered policies (or ``policies``) by size."""
-    from ..registry import POLICIES
     from .. import policies as _registered  # noqa: F401  (registers the built-in policies)
+    from ..registry import POLICIES
 
     names = sorted(POLICIES) if policies is None else [POLICIES.resolve(p) for p in policies]
     for name in names:
@@ -205,7 +206,7 @@ def markdown(rows, sizes=SIZES) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sizes", help="comma-separated arm counts (default: %s)" % ",".join(map(str, SIZES)))
+    p.add_argument("--sizes", help="comma-separated arm counts (default: {})".format(",".join(map(str, SIZES))))
     p.add_argument("--policies", help="comma-separated policy names (default: every registered policy)")
     p.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds per shape (default %(default)s)")
     p.add_argument("--json", help="write the rows to this file")

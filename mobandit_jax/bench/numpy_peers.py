@@ -19,7 +19,6 @@ import math
 
 import numpy as np
 
-
 # --- KL-UCB ---------------------------------------------------------------------------------------
 
 def _entr(x):
@@ -79,7 +78,7 @@ def prefucb_batched(means, W, horizon: int, seeds: int, seed: int = 0, c: float 
             a = np.full(seeds, t - 1)
         else:
             U = klucb_upper_batched(min_proj, math.log(t) / counts)
-            best = U >= U.max(axis=1, keepdims=True)
+            best = U.max(axis=1, keepdims=True) <= U
             a = best.argmax(axis=1)
             tied = np.flatnonzero(best.sum(axis=1) > 1)
             if tied.size:  # uniform among the tied arms

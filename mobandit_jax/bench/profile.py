@@ -20,7 +20,6 @@ from pathlib import Path
 
 import jax
 
-
 HOST_EVENTS = ("$", "ThunkExecutor", "PjitFunction")  # CPU backend: the host's own trace events, not XLA ops
 
 
@@ -67,8 +66,8 @@ def kernel_table(fn, top: int = 25) -> dict:
 
 def main(argv=None) -> int:
     """The PrefUCB variants and kernel table of the module docstring, printed and written to ``--json``."""
-    from . import benchmark
     from ..runner import runtime
+    from . import benchmark
 
     parser = argparse.ArgumentParser(prog="python -m mobandit_jax.bench.profile", description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=131072)

@@ -101,8 +101,8 @@ def run_vopy(algorithm: str, dataset: str, cone: float, epsilon: float, delta: f
             if record and algorithm == "paveba":
                 add = alg.model.add_sample
 
-                def logged(indices, Y, add=add):
-                    for i, y in zip(indices, Y):
+                def logged(indices, Y, add=add, draws=draws):
+                    for i, y in zip(indices, Y, strict=False):
                         draws.setdefault(int(i), []).append([float(v) for v in y])
                     return add(indices, Y)
 
@@ -204,7 +204,8 @@ def replay_paveba(rows: list, radius: str = "pulls", x64: bool = True) -> dict:
     import jax
     import jax.numpy as jnp
 
-    from ..policies.pac import paveba as make_paveba, _configure_paveba
+    from ..policies.pac import _configure_paveba
+    from ..policies.pac import paveba as make_paveba
     from ..types import Context, Env, EnvInstance
 
     rows = [r for r in rows if "draws" in r]

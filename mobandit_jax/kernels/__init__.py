@@ -1,4 +1,5 @@
 """Array math with no policy knowledge: hypervolume, KL-UCB, dominance."""
+from .choice import argmax_random_tie, uniform_from_mask  # noqa: F401  (re-exported)
 from .dominance import (  # noqa: F401  (re-exported)
     cone_bounds,
     cone_dominance,
@@ -12,4 +13,3 @@ from .dominance import (  # noqa: F401  (re-exported)
 )
 from .hypervolume import box_volume, greedy_hv_subset, hv_contributions, hypervolume  # noqa: F401  (re-exported)
 from .kl import kl_bernoulli, klucb_lower, klucb_upper, klucb_upper_refine  # noqa: F401  (re-exported)
-from .choice import argmax_random_tie, uniform_from_mask  # noqa: F401  (re-exported)

@@ -44,9 +44,9 @@ from __future__ import annotations
 import itertools
 from typing import NamedTuple
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .dominance import validate_cone
 from .lanes import packed_indices

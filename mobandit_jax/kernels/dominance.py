@@ -16,9 +16,9 @@ All functions are pure and jittable; ``validate_cone`` checks concrete ``W`` bef
 """
 from __future__ import annotations
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 def validate_cone(W) -> np.ndarray:

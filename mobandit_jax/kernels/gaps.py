@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
 
 def strict_pareto_mask_np(mu) -> np.ndarray:

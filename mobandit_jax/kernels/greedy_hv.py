@@ -79,7 +79,7 @@ def subset_sum(terms, head=None):
     if len(terms) == 31:
         lanes = terms[4 * LANE_BLOCKS[0]:4 * LANE_BLOCKS[0] + 4]
         for b in LANE_BLOCKS[1:]:
-            lanes = [lane + t for lane, t in zip(lanes, terms[4 * b:4 * b + 4])]
+            lanes = [lane + t for lane, t in zip(lanes, terms[4 * b:4 * b + 4], strict=False)]
         total, rest = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]), terms[24:]
     elif head is None:
         total, rest = terms[0], terms[1:]
@@ -121,7 +121,7 @@ def greedy_hv_slate(points, ref, k: int, gain_tol=None, eligible=None):
             # the clamps, no-ops on these non-negative numbers, keep the compiler from fusing their last
             # multiply into the sum (a fused multiply-add rounds once). At m = 1 (the second pick) the reference
             # subtracts its one product from the volume directly, that multiply fused: so here too.
-            terms += [t if s > 0 else -t for s, t in zip(signs, jnp.maximum(products, 0.0))]
+            terms += [t if s > 0 else -t for s, t in zip(signs, jnp.maximum(products, 0.0), strict=False)]
             clipped = subset_sum(terms, clipped)
             rows = jnp.concatenate([rows, new_rows])
             gains = volume - (products[0] if m == 1 else clipped)

@@ -17,9 +17,9 @@ fit in fixed shapes.
 """
 from __future__ import annotations
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 MAX_POINTS_INCLUSION_EXCLUSION = 16
 

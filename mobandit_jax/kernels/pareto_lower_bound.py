@@ -32,9 +32,9 @@ from __future__ import annotations
 import functools
 import itertools
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 ASCENT_STEPS = 300  # most steps (Hedge, then cutting planes) of characteristic_time
 HEDGE_STEPS = 20  # Hedge steps of characteristic_time before its cutting planes
@@ -94,7 +94,7 @@ def alternative_cost_np(mu, w):
         if cost < best:
             best, grad = cost, np.zeros(K)
             grad[b] = np.sum((x - mu[b]) ** 2) / 2
-            for k, n in zip(above, v):
+            for k, n in zip(above, v, strict=False):
                 grad[k] = max(mu[k, n] - x[n], 0) ** 2 / 2
     return best, grad
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 def simplex_interior_lattice(d: int, at_least: int) -> np.ndarray:

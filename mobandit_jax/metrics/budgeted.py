@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
-from ..kernels import box_volume
 from ..engine import float_dtype
+from ..kernels import box_volume
 from ..problems.replay import constant_instance
 from ..registry import ONLINE, register_family
 from ..types import Context, Metric, MetricSet

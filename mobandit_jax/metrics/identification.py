@@ -15,11 +15,11 @@ All reduce by ``"mean"`` (the engine records one checkpoint for an Identifier, w
 """
 from __future__ import annotations
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
-from ..kernels.gaps import strict_pareto_mask_np
 from ..engine import float_dtype
+from ..kernels.gaps import strict_pareto_mask_np
 from ..problems.replay import constant_instance
 from ..registry import IDENTIFIER, register_family
 from ..types import Context, Metric, MetricSet

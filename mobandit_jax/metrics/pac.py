@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
 from ..engine import float_dtype
 from ..kernels.cone_regions import cone_gaps_np, cover_distances_np

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ..kernels import cone_optimal_mask, preference_gaps, validate_cone
 from ..engine import float_dtype
+from ..kernels import cone_optimal_mask, preference_gaps, validate_cone
 from ..problems.stochastic import make_stochastic
 from ..registry import ONLINE, register_family
 from ..types import Context, Metric, MetricSet

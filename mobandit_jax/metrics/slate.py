@@ -21,12 +21,12 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ..kernels import greedy_hv_subset, hypervolume
 from ..engine import float_dtype
+from ..kernels import greedy_hv_subset, hypervolume
 from ..problems.stochastic import make_stochastic
 from ..registry import ONLINE, register_family
 from ..types import Context, Final, Metric, MetricSet

@@ -29,13 +29,13 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
 from ..kernels import box_volume
 from ..problems.costs import validate_budget, validate_costs
-from ..types import Policy
 from ..registry import register_policy
+from ..types import Policy
 
 
 class BudgetState(NamedTuple):

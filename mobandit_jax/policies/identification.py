@@ -37,16 +37,16 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..errors import ConfigError
-from ..problems.costs import validate_budget, validate_costs
 from ..kernels.gaps import classification_gaps_np, empirical_gaps, pairwise_margins  # noqa: F401  (re-exported)
 from ..kernels.prefix import prefix_at
-from ..types import Identifier, IdentifyResult, PrefixSums
+from ..problems.costs import validate_budget, validate_costs
 from ..registry import register_policy
+from ..types import Identifier, IdentifyResult, PrefixSums
 
 RTOL, ATOL = 1e-10, 1e-12
 

@@ -53,12 +53,18 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ..kernels.cone_regions import ConeGeometry, ball_dominated, ball_reaches_any, cone_geometry, \
-    ordering_complexity, validate_pac_cone
+from ..kernels.cone_regions import (
+    ConeGeometry,
+    ball_dominated,
+    ball_reaches_any,
+    cone_geometry,
+    ordering_complexity,
+    validate_pac_cone,
+)
 from ..kernels.lanes import packed_indices
 from ..registry import register_policy
 from ..types import Identifier

@@ -25,8 +25,18 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from ..registry import register_policy
-from .pac_stepwise import Counts, StepwiseMethod, cg, configure_stepwise, empirical_pareto, margins, pair_radius, \
-    radius_delta, stepwise_identifier, wrap
+from .pac_stepwise import (
+    Counts,
+    StepwiseMethod,
+    cg,
+    configure_stepwise,
+    empirical_pareto,
+    margins,
+    pair_radius,
+    radius_delta,
+    stepwise_identifier,
+    wrap,
+)
 
 PULLS = ("both", "less_pulled")
 

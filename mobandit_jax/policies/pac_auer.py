@@ -23,8 +23,18 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from ..registry import register_policy
-from .pac_stepwise import Counts, StepwiseMethod, cg, configure_stepwise, empirical_pareto, margins, pair_radius, \
-    radius_delta, stepwise_identifier, wrap
+from .pac_stepwise import (
+    Counts,
+    StepwiseMethod,
+    cg,
+    configure_stepwise,
+    empirical_pareto,
+    margins,
+    pair_radius,
+    radius_delta,
+    stepwise_identifier,
+    wrap,
+)
 
 
 class AuerParams(NamedTuple):
@@ -58,7 +68,7 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
         beta = pair_radius(counts.n, p.c, p.sigma)
         A = s.active & ~jnp.any((small > beta) & s.active[None, :], axis=1)
         P1 = A & jnp.all((big + p.epsilon > beta) | ~off | ~A[None, :], axis=1)
-        P2 = P1 & jnp.all((big.T > beta) | ~(A & ~P1)[None, :], axis=1)
+        P2 = P1 & jnp.all((beta < big.T) | ~(A & ~P1)[None, :], axis=1)
         return AuerState(counts, A & ~P2, s.accepted | P2)
 
     def recommend(s: AuerState, p: AuerParams):

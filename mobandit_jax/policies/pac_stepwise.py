@@ -25,14 +25,15 @@ with ``C^g(delta) = log(1/delta)/2 + max(log(log(1/delta)/2), 0)`` (:func:`pair_
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ..types import Identifier
 from ..kernels.lanes import packed_indices
+from ..types import Identifier
 from .pac import PacResult, _common, _draw, _pulls, _sigma
 
 RADII = ("authors", "union")

@@ -76,7 +76,7 @@ def track_and_stop_method(num_arms: int, dim: int) -> StepwiseMethod:
         forced = jnp.any(n <= jnp.sqrt(t) - K / 2)
         arm = jnp.where(forced, jnp.argmin(n), jnp.argmax(tracked - n))
         new = TnsState(counts, w, tracked, reg, arms == arm, ready & (z >= p.log_delta))
-        return TnsState(counts, *(jnp.where(ready, a, b) for a, b in zip(new[1:], s[1:])))._replace(
+        return TnsState(counts, *(jnp.where(ready, a, b) for a, b in zip(new[1:], s[1:], strict=False)))._replace(
             pull=jnp.where(ready, arms == arm, counts.n == 0))
 
     def recommend(s: TnsState, p: TnsParams):

@@ -42,8 +42,8 @@ from ..kernels import (
     validate_cone,
 )
 from ..kernels.counts import CountState, empirical_means, init_counts, record
-from ..types import Policy
 from ..registry import register_policy
+from ..types import Policy
 
 
 class ConeParams(NamedTuple):

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
 from ..kernels.dominance import validate_cone
 from ..kernels.prefix import prefix_sums

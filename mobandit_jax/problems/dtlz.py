@@ -38,9 +38,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..registry import register_env
 from ..types import Env, EnvInstance
@@ -131,7 +131,7 @@ def _validate(section: dict) -> dict:
     k = section.get("k", 3)
     sigma = section.get("sigma", 0.05)
     front = section.get("front", "concave")
-    seed = section.get("instance_seed", None)
+    seed = section.get("instance_seed")
     if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 2:
         raise ValueError(f"dtlz: d must be an integer >= 2, got {d!r}")
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 10:

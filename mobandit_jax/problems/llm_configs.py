@@ -48,16 +48,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
-from . import columns
-from .costs import validate_budget, validate_costs  # noqa: F401  (re-exported)
 from ..kernels.gaps import strict_pareto_mask_np
 from ..registry import register_env
 from ..types import EnvInstance
-from .replay import ReplayParams, replay_env
-from .replay import bulk_sum, instance_index, prefix_table, pull_values, sample  # noqa: F401  (re-exported)
+from . import columns
+from .costs import validate_budget, validate_costs  # noqa: F401  (re-exported)
+from .replay import ReplayParams, bulk_sum, instance_index, prefix_table, pull_values, replay_env, sample  # noqa: F401  (re-exported)
 
 COLUMNS = ("config_id", "model", "temperature", "max_tokens", "prompt", "instance_id",
            "correct", "latency_s", "tokens")
@@ -91,7 +90,7 @@ class ConfigLogs:
         """Number of configurations K."""
         return self.correct.shape[0]
 
-    def select(self, idx) -> "ConfigLogs":
+    def select(self, idx) -> ConfigLogs:
         """The logs restricted to configurations ``idx`` (in that order)."""
         idx = np.asarray(idx, int)
         return ConfigLogs(tuple(self.configs[i] for i in idx), self.instance_ids, self.correct[idx],
@@ -158,8 +157,8 @@ def write_logs(logs: ConfigLogs, path) -> None:
     """Write logs in the long CSV format read by :func:`load_logs` (full float precision; ``.gz``: gzip, no
     timestamp)."""
     path = os.fspath(path)
-    raw = open(path, "wb") if not path.endswith(".gz") else gzip.GzipFile(path, "wb", mtime=0)
-    with raw, io.TextIOWrapper(raw, newline="") as fh:
+    with (open(path, "wb") if not path.endswith(".gz") else gzip.GzipFile(path, "wb", mtime=0)) as raw, \
+            io.TextIOWrapper(raw, newline="") as fh:
         w = csv.writer(fh)
         w.writerow(COLUMNS)
         for k, cfg in enumerate(logs.configs):

@@ -23,18 +23,17 @@ listed but not observed); an arm with only such rows has no instances and is an 
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from ..kernels.prefix import prefix_sums, tiled_length
+from ..registry import register_env
+from ..types import Env, EnvInstance, PrefixSums
 from . import columns
 from .costs import validate_costs
-from ..kernels.prefix import prefix_sums, tiled_length
-from ..types import PrefixSums
-from ..registry import register_env
-from ..types import Env, EnvInstance
 
 
 class ReplayParams(NamedTuple):
@@ -44,7 +43,7 @@ class ReplayParams(NamedTuple):
     """
 
     table: jnp.ndarray
-    counts: Optional[jnp.ndarray] = None
+    counts: jnp.ndarray | None = None
 
 
 def _mix32(x):

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..registry import register_env
 from ..types import Env, EnvInstance

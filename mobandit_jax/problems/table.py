@@ -23,15 +23,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from . import columns
-from .costs import validate_costs
 from ..kernels.prefix import prefix_sums, tiled_length
 from ..registry import register_env
 from ..types import Env, EnvInstance
+from . import columns
+from .costs import validate_costs
 from .stochastic import make_stochastic
 
 

@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import ConfigError
 from . import spec as cfg
 from .run_folder import RunFolderError, chunks_kept, run_marker
-from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from ..analysis.results import Results

@@ -17,7 +17,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_run(args):
-    from . import interrupts, spec as cfg, workers as local_workers, run_folder as results
+    from . import interrupts
+    from . import run_folder as results
+    from . import spec as cfg
+    from . import workers as local_workers
 
     out = Path(args.out) if args.out else Path("runs") / Path(args.config).stem
     max_bytes = cfg.parse_bytes(args.max_memory) if args.max_memory else None
@@ -126,7 +129,8 @@ def _setup_runtime(args):
     from . import cache, devices
 
     if args.cmd == "run":
-        from . import spec as cfg, workers as local_workers
+        from . import spec as cfg
+        from . import workers as local_workers
 
         overrides = list(args.set or []) + ([f"experiment.seeds={args.seeds}"] if args.seeds is not None else [])
         args.spec = cfg.apply_overrides(cfg.load(args.config), overrides)  # seeds from 1 to spec.MAX_COUNT

@@ -87,7 +87,7 @@ def configure(devices: int | None = None) -> int | None:
     if not _platform_is_cpu():
         return None
     cores = core_slots(1)  # [] where the OS has no affinity masks (macOS): nothing to pin
-    if _LIMIT is not None and cores and _LIMIT < len(cores[0]):
+    if _LIMIT is not None and cores and len(cores[0]) > _LIMIT:
         pin(cores[0][:_LIMIT])
     return _request_host_devices(_LIMIT or cpu_cores())
 

@@ -19,15 +19,17 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-import numpy as np
 import jax
+import numpy as np
 
-from . import run_folder as files
-from . import background, programs, runtime, sharding, workers as local_workers
-from .devices import cpu_cores
-from .plans import Group, Plan, build
 from .. import engine
 from ..analysis.results import Results
+from . import background, programs, runtime, sharding
+from . import run_folder as files
+from . import workers as local_workers
+from .devices import cpu_cores
+from .plans import Group, Plan, build
+
 
 def _note(text: str):
     """A line on stderr that leaves the progress bar intact."""
@@ -242,9 +244,9 @@ def run_seeds(plan: Plan, compiled: list, stacked: list, start: int, width: int,
     counted by :class:`Progress` ``show``)."""
     keys = engine.seed_keys(plan.base_seed, np.arange(start, start + width))
     arrays = {}
-    for g, fn, params in zip(plan.groups, compiled, stacked):
+    for g, fn, params in zip(plan.groups, compiled, stacked, strict=False):
         with show.call(g, start, n) if show is not None else contextlib.nullcontext():
-            res = background.call(lambda: jax.device_get(fn(params, keys)))  # a signal stops the wait
+            res = background.call(lambda fn=fn, params=params: jax.device_get(fn(params, keys)))  # a signal stops it
         for m, value in res.items():
             for row, gi in enumerate(g.members):
                 arrays[f"{g.label}|{gi}|{m}"] = np.asarray(value[row, :n])

@@ -14,13 +14,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
-from . import plugins, runtime
-from .programs import signature
-from . import run_folder as files
-from . import spec as cfg
 from .. import engine, metrics, policies, problems  # noqa: F401  (importing fills the registries)
 from ..analysis.truth import TruthTable
 from ..kernels import validate_cone
@@ -28,6 +24,10 @@ from ..problems.budget import with_budget
 from ..problems.cone import apply_cone
 from ..registry import POLICIES, RegistryError, family_of, make_env, make_metrics, make_policy
 from ..types import Context
+from . import plugins, runtime
+from . import run_folder as files
+from . import spec as cfg
+from .programs import signature
 
 DEFAULT_CHECKPOINTS = 100
 
@@ -132,7 +132,7 @@ def build(spec: dict) -> Plan:
         key = resolve_policy(entry)
         family = POLICIES[key].family
         grid[label] = []
-        for i, (setting, resolved, _, _) in enumerate(built):
+        for i, (setting, _, _, _) in enumerate(built):
             inst, ctx = view(i, family)
             # the policies first: one that cannot run here says why before its family's metrics are built
             made = [(options, make_policy(key, ctx, **options)) for options in cfg.policy_points(entry, setting)]
@@ -140,7 +140,7 @@ def build(spec: dict) -> Plan:
                 family_metrics[i, family] = make_metrics(family, ctx)
             mset, mparams = family_metrics[i, family]
             names.setdefault(label, tuple(mset.names))
-            reduce.setdefault(label, dict(zip(mset.names, mset.reduce)))
+            reduce.setdefault(label, dict(zip(mset.names, mset.reduce, strict=False)))
             for options, (policy, pparams, static_key) in made:
                 budget = ctx.budget if ctx.budget is not None else np.inf
                 budgeted = bool(np.isfinite(budget))

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import jax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 
 def local_mesh(devices: int | None = None) -> Mesh:

@@ -27,8 +27,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from . import plugins
 from ..errors import ConfigError  # noqa: F401  (re-exported: the spec's error)
+from . import plugins
 
 TOP_KEYS = ("experiment", "env", "preference", "budget", "scenarios", "sweep", "policies")
 EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting", "plugins")
@@ -290,7 +290,7 @@ def grid_points(spec: dict):
                 for key, value in sc.items():
                     if key not in ("name", "setting"):
                         set_dotted(resolved, key, copy.deepcopy(value))
-            for (key, _), value in zip(axes, combo):
+            for (key, _), value in zip(axes, combo, strict=False):
                 set_dotted(resolved, key, copy.deepcopy(value))
                 setting[key.split(".")[-1]] = _label(value)
             check_point(resolved)
@@ -329,7 +329,7 @@ def policy_points(entry: dict, setting: dict | None = None):
             raise ConfigError(f"policy {entry['name']!r}: sweep.{k} must be a non-empty list")
     out = []
     for combo in itertools.product(*[sweep[k] for k in keys]):
-        point = {**options, **dict(zip(keys, combo))}
+        point = {**options, **dict(zip(keys, combo, strict=False))}
         out.append({k: _by_setting(entry["name"], k, v, setting) for k, v in point.items()})
     return out
 

@@ -66,7 +66,7 @@ class NamedTask(NamedTuple):
         return getattr(importlib.import_module(self.module), self.function)(*self.args, *more)
 
 
-def start_run_workers(spec: dict, x64: bool, workers: int, chunk: int, live: bool = False) -> "Workers":
+def start_run_workers(spec: dict, x64: bool, workers: int, chunk: int, live: bool = False) -> Workers:
     """The ``workers - 1`` worker processes of a run of ``spec`` in chunks of ``chunk`` seeds, started now
     (they build and compile while this process, worker 0, builds its plan; their task is
     :func:`mobandit_jax.runner.execution.work_on_parts`); pass them to ``execution.execute``, then close them.
@@ -128,7 +128,7 @@ def stopped(number: int, exitcode) -> RuntimeError:
     reaped within :data:`JOIN_S`) before it finished."""
     if exitcode is None:
         return RuntimeError(f"worker process {number} closed its pipe and had not exited {JOIN_S:.0f} s later")
-    why = ("killed by signal {}: out of memory? try --max-memory or fewer --devices".format(-exitcode)
+    why = (f"killed by signal {-exitcode}: out of memory? try --max-memory or fewer --devices"
            if exitcode < 0 else "see its error output above")
     return RuntimeError(f"worker process {number} stopped with exit code {exitcode} ({why})")
 
@@ -229,18 +229,18 @@ def start_processes(target, args: list, first_slot: int = 0) -> list:
         slots = [None] * len(args)
     pipes = [context.Pipe() for _ in args]
     procs = [context.Process(target=target, args=(*a, theirs, cores), daemon=True)
-             for a, (_, theirs), cores in zip(args, pipes, slots)]
+             for a, (_, theirs), cores in zip(args, pipes, slots, strict=False)]
     own = devices.affinity()
     try:
         with sigint_ignored():  # inherited: a Ctrl-C while a worker starts up prints no traceback there
-            for p, cores in zip(procs, slots):
+            for p, cores in zip(procs, slots, strict=False):
                 devices.pin(cores)  # inherited too: the new interpreter starts on its own core, not on this one's
                 p.start()
     finally:
         devices.pin(own)
         for _, theirs in pipes:
             theirs.close()  # the worker's end lives in the worker: a dead worker is an end of file here
-    return [Link(p, ours) for p, (ours, _) in zip(procs, pipes)]
+    return [Link(p, ours) for p, (ours, _) in zip(procs, pipes, strict=False)]
 
 
 class Workers:
@@ -291,10 +291,8 @@ class Workers:
                     if self._progress is not None:
                         self._progress(*message[1:])
                 elif message == "next":
-                    try:
+                    with contextlib.suppress(OSError):  # it has just stopped: receive says how
                         live[key].conn.send(self._take())
-                    except OSError:  # it has just stopped: receive says how
-                        pass
                 else:
                     self._inbox.put(message)
         except BaseException as err:  # noqa: BLE001 -- the run stops on it in the main thread

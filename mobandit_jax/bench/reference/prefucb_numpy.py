@@ -58,7 +58,7 @@ def run_prefucb_numpy(means, W, horizon: int, seed: int, c: float = 1.0):
         else:
             S = projections_numpy(sums / counts[:, None], W)
             U = klucb_upper_numpy(S, np.log(t) / counts[:, None]).min(axis=1)
-            best = np.flatnonzero(U >= U.max())
+            best = np.flatnonzero(U.max() <= U)
             a = best[rng.integers(len(best))]
         y = beta_rewards(rng, means[a], c)
         counts[a] += 1

@@ -91,6 +91,27 @@ from ...kernels.scalarization import (  # noqa: F401
 from ...kernels.slates import layered_random_k, layered_top_k, sequential_pick, top_k  # noqa: F401
 from ...registry import register_policy
 from ...types import Policy  # noqa: F401
+from .baselines import (  # noqa: F401
+    CHEBYSHEV_BONUS,
+    SIGMA_PRIOR,
+    TsParams,
+    TsPlusParams,
+    chebyshev_ucb,
+    chebyshev_ucb_plus,
+    hv_scalar_ucb,
+    hv_scalar_ucb_plus,
+    pareto_ts,
+    pareto_ts_plus,
+    pareto_ucb,
+    pareto_ucb_crowd,
+    pareto_ucb_div,
+    pareto_ucb_plus,
+    random_k,
+    scalar_ucb,
+    scalar_ucb_randw,
+    ts_params,
+    ts_plus_params,
+)
 from .common import (  # noqa: F401
     ETA,
     FAMILY,
@@ -117,27 +138,6 @@ from .common import (  # noqa: F401
     update_state,
 )
 from .thv_ucb import GAIN_TOL, THV_ETA, ThvUcbParams, thv_ucb, thv_ucb_params  # noqa: F401
-from .baselines import (  # noqa: F401
-    CHEBYSHEV_BONUS,
-    SIGMA_PRIOR,
-    TsParams,
-    TsPlusParams,
-    chebyshev_ucb,
-    chebyshev_ucb_plus,
-    hv_scalar_ucb,
-    hv_scalar_ucb_plus,
-    pareto_ts,
-    pareto_ts_plus,
-    pareto_ucb,
-    pareto_ucb_crowd,
-    pareto_ucb_div,
-    pareto_ucb_plus,
-    random_k,
-    scalar_ucb,
-    scalar_ucb_randw,
-    ts_params,
-    ts_plus_params,
-)
 
 # ----------------------------------------------------------------------------- registry rows
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...kernels.counts import empirical_means
 from ...kernels.crowding import CROWD_BOUNDARY, crowding_distance

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
 from ...kernels.counts import CountState, empirical_means, init_counts, record
 from ...kernels.dominance import dominance_matrix, refresh_dominance
