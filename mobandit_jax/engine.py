@@ -37,7 +37,10 @@ metrics (given its :class:`~mobandit_jax.types.IdentifyResult` as the observatio
 single checkpoint. A fixed-confidence identifier (the ``pac`` family) runs its rounds in a
 ``lax.while_loop`` capped at the horizon: batched by ``vmap``, the loop goes on while any lane's
 stopping rule has not fired, and a lane whose rule fired keeps its state (per-lane stop in one
-compiled program; ``IdentifyResult.stopped`` says whether the rule fired before the cap).
+compiled program; ``IdentifyResult.stopped`` says whether the rule fired before the cap). An identifier with
+``identify_in_turn`` (the step-wise methods of the pac family) gets :func:`seeds_per_lane` seeds a lane in large
+batches, run one after another, so that a lane does not idle from its seed's stop to the slowest seed's: each seed's
+result is the same.
 
 ``batch(run)`` maps ``run`` over a leading grid axis of ``params`` and a seed axis of keys, and
 :func:`seed_keys` derives each seed's key by ``fold_in(PRNGKey(base), seed_index)``, so a seed's
@@ -223,20 +226,50 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
 
 
 def _make_identify_run(env, policy, metrics):
-    @full_precision_dots
-    def run(params, seed_key, report=None):
-        key_env, key_pol = _streams(seed_key)
-        env_params, mparams = prepare(env, metrics, params, seed_key)
-        result = policy.identify(key_env, key_pol, env_params, params.policy)
+    def outputs(mparams, result):
         values = metrics.values(mparams, result.recommended, result)
         dtype = float_dtype()
-        out = {name: jnp.reshape(jnp.asarray(v, dtype), (1,)) for name, v in zip(metrics.names, values, strict=False)}
+        out = {name: jnp.reshape(jnp.asarray(v, dtype), (1,)) for name, v in zip(metrics.names, values, strict=True)}
         out["rounds"] = jnp.ones((1,), jnp.int32)
         out["spent"] = jnp.zeros((1,), dtype)
         return out
 
+    @full_precision_dots
+    def run(params, seed_key, report=None):
+        key_env, key_pol = _streams(seed_key)
+        env_params, mparams = prepare(env, metrics, params, seed_key)
+        return outputs(mparams, policy.identify(key_env, key_pol, env_params, params.policy))
+
     run.checkpoints = 1
+    if policy.identify_in_turn is not None:
+        @full_precision_dots
+        def in_turn(params, seed_keys):
+            """``run`` of ``R`` seeds (``seed_keys (R,)``) one after another in one lane: the same outputs."""
+            key_env, key_pol = jax.vmap(_streams)(seed_keys)
+            env_params, mparams = jax.vmap(lambda k: prepare(env, metrics, params, k))(seed_keys)
+            results = policy.identify_in_turn(key_env, key_pol, env_params, params.policy)
+            return jax.vmap(outputs)(mparams, results)
+
+        run.in_turn = in_turn
     return run
+
+
+def seeds_per_lane(seeds: int) -> int:
+    """How many seeds :func:`batch` gives one lane of an identifier that runs seeds in turn: one up to 127 seeds,
+    then ``seeds // 64`` up to 16 (at least 64 lanes a batch, so that a lane's work, the sum of its seeds' rounds,
+    varies less from lane to lane than one seed's rounds do)."""
+    return max(1, min(16, seeds // 64))
+
+
+def lanes_in_turn(in_turn, params, keys):
+    """``in_turn`` over lanes of :func:`seeds_per_lane` seeds: ``keys (S,)`` padded with copies of the last key to
+    whole lanes, outputs ``(S, ...)`` in the seeds' order."""
+    seeds = keys.shape[0]
+    per_lane = seeds_per_lane(seeds)
+    lanes = -(-seeds // per_lane)
+    padded = jnp.concatenate([keys, jnp.broadcast_to(keys[-1:], (lanes * per_lane - seeds,) + keys.shape[1:])])
+    out = jax.vmap(in_turn, in_axes=(None, 0))(params, padded.reshape((lanes, per_lane) + keys.shape[1:]))
+    return jax.tree_util.tree_map(lambda x: x.reshape((lanes * per_lane,) + x.shape[2:])[:seeds], out)
 
 
 def seed_keys(base_seed: int, indices):
@@ -255,9 +288,14 @@ def batch(run, report=None):
     ``report``: passed to ``run`` (:func:`make_run`), it is called once per checkpoint of each call of the
     batched function.
     """
+    in_turn = getattr(run, "in_turn", None)
     if report is not None:
         run = functools.partial(run, report=report)
     over_seeds = jax.vmap(run, in_axes=(None, 0))
+    if in_turn is not None:
+        plain = over_seeds
+        over_seeds = lambda params, keys: (plain(params, keys) if seeds_per_lane(keys.shape[0]) == 1
+                                           else lanes_in_turn(in_turn, params, keys))
 
     def batched(params, keys):
         size = max(jnp.shape(x)[0] for x in jax.tree_util.tree_leaves(params))

@@ -106,9 +106,15 @@ class IdentifyFn(Protocol):
 
 
 class Identifier(NamedTuple):
-    """A fixed-budget identification algorithm run as one pure call (phases drawn in bulk)."""
+    """An identification algorithm run as one pure call per seed (phases drawn in bulk).
+
+    ``identify_in_turn`` (optional): ``(keys_env (R,), keys_pol (R,), env_params (leading R), params) ->
+    IdentifyResult (leading R)``, the same results for ``R`` seeds run one after another in one lane; the engine
+    gives several seeds to a lane with it when a batch is large (a fixed-confidence method whose seeds stop at
+    very different rounds then costs the sum of their rounds, not the batch times the slowest)."""
 
     identify: IdentifyFn
+    identify_in_turn: Callable | None = None
 
 
 # ----------------------------------------------------------------------------- environments

@@ -108,11 +108,18 @@ def run_ours(method: str, means, gauss: bool, sigma: float, delta: float, seeds:
                            clip=not gauss, dtype=jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
     policy, params, _ = make_policy(method, Context.of(inst, cap), delta=delta)
     keys = engine.seed_keys(0, np.arange(seeds))
-    streams = jax.vmap(lambda k: (jax.random.fold_in(k, 0), jax.random.fold_in(k, 1)))(keys)
-    run = jax.jit(jax.vmap(policy.identify, in_axes=(0, 0, None, None)))
-    jax.block_until_ready(run(*streams, inst.params, params))
+    streams = lambda k: (jax.random.fold_in(k, 0), jax.random.fold_in(k, 1))
+    R = engine.seeds_per_lane(seeds)
+    if policy.identify_in_turn is None or R == 1:  # one seed a lane
+        run = jax.jit(lambda keys: jax.vmap(policy.identify, in_axes=(0, 0, None, None))(
+            *jax.vmap(streams)(keys), inst.params, params))
+    else:  # as the engine runs it: R seeds a lane, one after another
+        lane_params = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (R,) + jnp.shape(x)), inst.params)
+        lane = lambda p, lane_keys: policy.identify_in_turn(*jax.vmap(streams)(lane_keys), lane_params, p)
+        run = jax.jit(lambda keys: engine.lanes_in_turn(lane, params, keys))
+    jax.block_until_ready(run(keys))
     start = time.perf_counter()
-    out = jax.block_until_ready(run(*streams, inst.params, params))
+    out = jax.block_until_ready(run(keys))
     secs = time.perf_counter() - start
     truth = np.asarray(cone_optimal_mask(np.asarray(means, float), np.eye(np.shape(means)[1])))
     found = np.all(np.asarray(out.recommended) == truth, axis=1) & np.asarray(out.stopped)

@@ -5,7 +5,9 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
+from mobandit_jax import engine
 from mobandit_jax.engine import RunParams, make_run, seed_keys
 from mobandit_jax.problems.stochastic import make_stochastic
 from mobandit_jax.runner import execution, plans
@@ -168,3 +170,17 @@ def test_leaves_equal_at_every_point_are_stacked_once():
     for value in out.values():
         assert value.shape[0] == 2
         np.testing.assert_array_equal(value[0], value[1])
+
+
+@pytest.mark.parametrize("seeds", [100, 130, 1000, 1031])
+def test_lanes_in_turn_hand_every_seed_its_own_outputs_in_order(seeds):
+    """Seeds padded to whole lanes and reshaped: a lane function that reads each of its seeds' keys gives outputs in
+    the seeds' order, and the lanes hold the documented number of seeds."""
+    keys = engine.seed_keys(3, np.arange(seeds))
+    per_lane = engine.seeds_per_lane(seeds)
+    assert per_lane == max(1, min(16, seeds // 64))
+    lane = lambda params, lane_keys: {"first": lane_keys[:, 0] + params, "size": jnp.full(lane_keys.shape[0],
+                                                                                       lane_keys.shape[0])}
+    out = engine.lanes_in_turn(lane, jnp.uint32(1), keys)
+    np.testing.assert_array_equal(np.asarray(out["first"]), np.asarray(keys)[:, 0] + 1)
+    assert np.all(np.asarray(out["size"]) == per_lane)

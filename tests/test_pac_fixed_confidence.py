@@ -147,6 +147,29 @@ def test_round_cap_reports_not_stopped_and_k_stops_early(compiled):
     assert np.all((pulls >= 1) & (pulls <= 3)) and np.all(pulls.max(1) == 3)
 
 
+@pytest.mark.parametrize("method", ["auer", "ape"])
+def test_seeds_run_in_turn_in_one_lane_give_each_seed_its_own_result(compiled, method):
+    """Seven seeds a lane, one after another (a seed's first round drawn over several iterations for APE), alone and
+    under a round cap and a budget that stop some of the seeds: every field of every seed bit for bit as alone."""
+    inst, policy, params, fn = compiled(method)
+    n, per_lane = 16, 7
+    env, pol = _keys(n)
+    lanes = -(-n // per_lane)
+    lane = lambda k: jnp.concatenate([k, jnp.repeat(k[-1:], lanes * per_lane - n, 0)]).reshape(lanes, per_lane, -1)
+    env_params = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (per_lane,) + jnp.shape(x)), inst.params)
+    in_turn = jax.jit(jax.vmap(policy.identify_in_turn, in_axes=(0, 0, None, None)))
+    cap = jnp.asarray(int(np.median(np.asarray(fn(env, pol, inst.params, params).pulls).max(1))), jnp.int32)
+    no_budget = params._replace(budget=jnp.asarray(-1.0))  # these pulls cost nothing: no first round is played
+    for p, stopped in ((params, 1), (params._replace(cap=cap), None), (no_budget, 0)):
+        alone = fn(env, pol, inst.params, p)
+        share = np.mean(np.asarray(alone.stopped))
+        assert share == stopped if stopped is not None else 0 < share < 1
+        turns = jax.tree_util.tree_map(lambda x: np.asarray(x).reshape((lanes * per_lane,) + x.shape[2:])[:n],
+                                       in_turn(lane(env), lane(pol), env_params, p))
+        for field in alone._fields:
+            np.testing.assert_array_equal(np.asarray(getattr(alone, field)), getattr(turns, field), err_msg=field)
+
+
 def tns_numpy(pull, K, delta, sigma):
     """Crepon et al.'s track_and_stop (C-tracking) with the general-dimension cost of the kernel, in float64."""
     n, sums = np.ones(K), np.array([pull(i, 0) for i in range(K)]) / sigma

@@ -135,9 +135,23 @@ def _draw_at_most(sample, key_env, env_params, counts, t, pull, width: int):
             jnp.zeros((K,) + c.shape[1:], c.dtype).at[arms].set(c, mode="drop"))
 
 
-def stepwise_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample, width: int) -> Identifier:
+def stepwise_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample, width: int,
+                        in_turn: bool = True) -> Identifier:
     """Run ``method`` as an Identifier (module docstring): one pull of every arm, then rounds of at most ``width``
-    pulls (the methods here pull every arm first; APE two arms a round after it, Track-and-Stop one)."""
+    pulls (the methods here pull every arm first; APE two arms a round after it, Track-and-Stop one).
+
+    Args:
+      method: the step-wise method.
+      num_arms: ``K``.
+      dim: the objectives the method sees (the cone's rows).
+      sample: the environment's sampler.
+      width: the most arms a round after the first pulls.
+      in_turn: whether to give it an ``identify_in_turn`` (:func:`_in_turn`), which runs seeds one after another
+        in one lane.
+
+    Returns:
+      An :class:`~mobandit_jax.types.Identifier` whose ``identify`` runs one seed.
+    """
     K = num_arms
 
     def identify(key_env, key_pol, env_params, p: StepwiseParams) -> PacResult:
@@ -168,7 +182,87 @@ def stepwise_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample,
         return PacResult(method.recommend(state, p.method), spent, counts, method.stopped(state, p.method),
                          p.epsilon, p.delta)
 
-    return Identifier(identify)
+    return Identifier(identify, _in_turn(method, K, sample, width) if in_turn else None)
+
+
+class _Lane(NamedTuple):
+    """One lane of :func:`_in_turn`: the seed it runs, that seed's round, counts, state, spending and halt, the first
+    round's draws so far (``drawn`` arms, their rewards and costs), and the finished seeds' outcomes."""
+
+    seed: jnp.ndarray
+    t: jnp.ndarray
+    counts: jnp.ndarray
+    state: Any
+    spent: jnp.ndarray
+    halted: jnp.ndarray
+    drawn: jnp.ndarray
+    first_y: jnp.ndarray
+    first_c: jnp.ndarray
+    finals: Any
+
+
+def _in_turn(method: StepwiseMethod, K: int, sample, width: int):
+    """``identify_in_turn(keys_env (R,), keys_pol (R,), env_params (leading R), p) -> PacResult (leading R)``: the
+    seeds of one lane run one after another in one ``while_loop``, a seed starting on the round after the last one
+    stopped, so that a batch of lanes costs about the sum of its seeds' rounds rather than the batch size times the
+    slowest seed's (a lane idles only once its seeds are all done).
+
+    Each seed's result is the one :func:`stepwise_identifier`'s ``identify`` gives it: the first round's pulls
+    (every arm, at round 0) are drawn ``width`` arms an iteration into a buffer and passed to one ``update``, and
+    each later round is one iteration."""
+
+    def identify_in_turn(keys_env, keys_pol, env_params, p: StepwiseParams) -> PacResult:
+        R, dtype = keys_env.shape[0], p.W.dtype
+        start = method.init(p.method)
+        y_shape, c_shape = jax.eval_shape(lambda: sample(keys_env[0], 0, jnp.zeros((), jnp.int32),
+                                                         jnp.zeros((), jnp.int32),
+                                                         jax.tree_util.tree_map(lambda x: x[0], env_params)))
+        fresh = dict(t=jnp.zeros((), jnp.int32), counts=jnp.zeros(K, jnp.int32), state=start,
+                     spent=jnp.zeros((), dtype), halted=jnp.zeros((), bool), drawn=jnp.zeros(K, bool),
+                     first_y=jnp.zeros((K,) + y_shape.shape, y_shape.dtype),
+                     first_c=jnp.zeros((K,) + c_shape.shape, c_shape.dtype))
+        finals = (jax.tree_util.tree_map(lambda x: jnp.zeros((R,) + x.shape, x.dtype), start),
+                  jnp.zeros((R,), dtype), jnp.zeros((R, K), jnp.int32))
+
+        def body(lane: _Lane) -> _Lane:
+            r = jnp.minimum(lane.seed, R - 1)
+            key_env, key_pol = keys_env[r], keys_pol[r]
+            ep = jax.tree_util.tree_map(lambda x: x[r], env_params)
+            starting = ~jnp.all(lane.drawn)
+            chosen = method.select(jax.random.fold_in(key_pol, lane.t), lane.state, p.method)
+            next_first = (~lane.drawn) & (jnp.cumsum(~lane.drawn) <= width)
+            pull = jnp.where(starting, next_first, chosen)
+            y, c = _draw_at_most(sample, key_env, ep, lane.counts, jnp.where(starting, 0, lane.t), pull, width)
+            drawn = lane.drawn | (starting & pull)
+            first_y = jnp.where((starting & pull)[:, None], y, lane.first_y)
+            first_c = jnp.where(starting & pull, c, lane.first_c)
+            played = ~starting | jnp.all(drawn)  # a round ends: a later round, or the first one fully drawn
+            pulled = jnp.where(starting, jnp.ones(K, bool), pull)
+            y = jnp.where(starting, first_y, y)
+            cost = jnp.sum(jnp.where(pulled, jnp.where(starting, first_c, c).astype(dtype), 0.0))
+            ok = lane.spent + cost <= p.budget
+            after = (lane.t + 1, lane.counts + pulled.astype(jnp.int32),
+                     method.update(lane.state, pulled, y.astype(dtype) @ p.W.T, p.method), lane.spent + cost)
+            keep = (lane.t, lane.counts, lane.state, lane.spent)
+            t, counts, state, spent = jax.tree_util.tree_map(lambda a, b: jnp.where(played & ok, a, b), after, keep)
+            halted = lane.halted | (played & ~ok)
+            done = played & (method.stopped(state, p.method) | (t >= p.cap) | halted)
+            states, spents, pulls = lane.finals
+            write = lambda rows, value: rows.at[r].set(jnp.where(done, value, rows[r]))
+            finals = (jax.tree_util.tree_map(write, states, state), write(spents, spent), write(pulls, counts))
+            ongoing = _Lane(lane.seed, t, counts, state, spent, halted, drawn, first_y, first_c, finals)
+            restart = _Lane(lane.seed + 1, finals=finals, **fresh)
+            return jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), restart, ongoing)
+
+        lane = jax.lax.while_loop(lambda lane: lane.seed < R, body, _Lane(jnp.zeros((), jnp.int32), finals=finals,
+                                                                             **fresh))
+        states, spent, pulls = lane.finals
+        recommended = jax.vmap(method.recommend, in_axes=(0, None))(states, p.method)
+        stopped = jax.vmap(method.stopped, in_axes=(0, None))(states, p.method)
+        return PacResult(recommended, spent, pulls, stopped, jnp.broadcast_to(p.epsilon, (R,)),
+                         jnp.broadcast_to(p.delta, (R,)))
+
+    return identify_in_turn
 
 
 def configure_stepwise(ctx, policy: str, epsilon, delta, radius=None):
