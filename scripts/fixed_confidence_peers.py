@@ -7,10 +7,10 @@
 ``--crepon``: a checkout of ``elise-crepon/sequential-pareto-learning-experiments``; its Python
 ``track_and_stop`` runs seed by seed (numpy). Nothing of either is copied into this repository.
 
-For each instance (Bernoulli and Gaussian, K from 5 to 20, d = 2 and 3) and each delta it prints, per method,
-the mean sample complexity with its standard error and the error rate of both implementations, whether they
-agree (means within 5% or 3 standard errors of the difference, whichever is larger; error rates within
-3 standard errors), and the seconds per seed on one core.
+For each instance (Bernoulli and Gaussian, K from 5 to 20, d = 2 and 3, and Kone et al.'s COV-BOOST) and each
+delta it prints, per method, the mean sample complexity with its standard error and the error rate of both
+implementations, whether they agree (means within 5% or 3 standard errors of the difference, whichever is larger;
+error rates within 3 standard errors), and the seconds per seed on one core.
 """
 from __future__ import annotations
 
@@ -22,9 +22,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 
 import numpy as np
 
+COV_BOOST = os.path.join(os.path.dirname(__file__), "..", "configs", "fixed_confidence", "cov_boost.toml")
 DRIVER = r"""
 #include <cstdio>
 #include <chrono>
@@ -142,6 +144,8 @@ def instances(rng) -> list:
     for K, d in ((5, 2), (10, 2), (20, 2), (5, 3), (10, 3), (20, 3)):
         out.append((f"bernoulli K={K} d={d}", rng.uniform(0.1, 0.9, (K, d)), False, 0.5))
         out.append((f"gaussian K={K} d={d}", rng.uniform(0.0, 1.0, (K, d)), True, 0.5))
+    with open(COV_BOOST, "rb") as fh:  # Kone et al.'s instance, each response over its standard deviation
+        out.append(("cov_boost K=20 d=3", np.asarray(tomllib.load(fh)["env"]["means"], float), True, 1.0))
     return out
 
 
