@@ -188,23 +188,54 @@ def register_env(name: str, build: Callable | None = None, doc: str = "", keys=(
 
 
 def metric_params(mparams, slate_size: int):
-    """The default truth of a family: its metric params as they are."""
+    """The default truth of a family.
+
+    Args:
+      mparams: the prepared metric params.
+      slate_size: the slate size (unused).
+
+    Returns:
+      ``mparams`` as they are.
+    """
     return mparams
 
 
 def as_is(plain: dict) -> dict:
-    """The default ``truth_json``: the plain truth unchanged."""
+    """The default ``truth_json``.
+
+    Args:
+      plain: the truth as plain data.
+
+    Returns:
+      ``plain`` unchanged.
+    """
     return plain
 
 
 def identified(final: Final, ctx: Context):
-    """The default recommended set of an identifier family: its ``IdentifyResult.recommended``."""
+    """The default recommended set of an identifier family.
+
+    Args:
+      final: the run's :class:`Final`.
+      ctx: the run's :class:`Context` (unused).
+
+    Returns:
+      ``(K,)`` bool, its ``IdentifyResult.recommended``.
+    """
     return final.result.recommended
 
 
 def empirical_optimal(final: Final, ctx: Context):
     """The default recommended set of an online family: the arms pulled whose empirical mean no other pulled
-    arm's C-dominates (the cone ``ctx.W``; the Pareto order where the family reads no cone)."""
+    arm's C-dominates (the cone ``ctx.W``; the Pareto order where the family reads no cone).
+
+    Args:
+      final: the run's :class:`Final` (final means and pulls).
+      ctx: the run's :class:`Context`.
+
+    Returns:
+      ``(K,)`` bool.
+    """
     import jax.numpy as jnp
 
     from .kernels.dominance import cone_dominance
@@ -332,7 +363,17 @@ def make_metrics(family: str, ctx):
 
 
 def family_of(name: str) -> FamilyEntry:
-    """The registered family ``name``; an unknown one raises ``KeyError`` naming the registered families."""
+    """The registered family ``name``.
+
+    Args:
+      name: a family's name.
+
+    Returns:
+      Its :class:`FamilyEntry`.
+
+    Raises:
+      KeyError: naming the registered families, for an unknown one.
+    """
     if name not in FAMILIES:
         raise KeyError(f"no family {name!r} is registered (mb.register_family); families: {sorted(FAMILIES)}")
     return FAMILIES[name]

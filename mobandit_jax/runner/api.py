@@ -115,9 +115,21 @@ def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: b
     written to disk; with a folder (new, empty or a run folder of the same experiment), the run resumes
     from and writes to it exactly as ``mobandit run --out``.
 
-    Raises :class:`mobandit_jax.errors.ConfigError` (a ``ValueError``, one-line message naming the
-    argument, key or value and what is allowed) for every bad argument: a spec that is not a path or a
-    dict, a missing file, a folder, bad tables or values, a bad seed count, overrides or out folder.
+    Args:
+      spec: a TOML path, or a dict with the same tables.
+      out: ``None`` (nothing written) or a run folder.
+      seeds: overrides ``experiment.seeds``.
+      overrides: ``["key=value", ...]`` or ``{"dotted.key": value}``.
+      progress: show the progress bar on standard error.
+
+    Returns:
+      The run's :class:`~mobandit_jax.analysis.results.Results`.
+
+    Raises:
+      ConfigError: a ``ValueError`` with a one-line message naming the argument, key or value and what is
+        allowed, for every bad argument: a spec that is not a path or a dict, a missing file, a folder, bad
+        tables or values, a bad seed count, overrides or out folder.
+      KeyboardInterrupt: on Ctrl-C, with one line saying what was kept.
     """
     if not isinstance(progress, bool):
         raise ConfigError(f"progress={progress!r}: expected True or False")
