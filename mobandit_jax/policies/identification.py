@@ -273,11 +273,14 @@ def copsi(num_arms: int, length: int, prefix_table) -> Identifier:
     return _identifier(targets, prefix_table, length)
 
 
-def psi_sr(num_arms: int, length: int, prefix_table, schedule: str = "sr") -> Identifier:
+SCHEDULES = ("sr", "equal_costs")  # PSI-SR's targets: successive rejects (the default), or CoPSI's at c_bar
+
+
+def psi_sr(num_arms: int, length: int, prefix_table, schedule: str) -> Identifier:
     """PSI-SR; ``schedule="sr"``: successive-rejects targets for ``T = floor(B / c_bar)`` unit pulls;
     ``schedule="equal_costs"``: CoPSI's targets with every ``c_i`` replaced by ``c_bar``."""
     K = num_arms
-    if schedule == "sr":
+    if schedule == SCHEDULES[0]:
         lb = logbar(K)
 
         def targets(P, p, jmax):
@@ -368,13 +371,13 @@ def _configure_copsi(ctx):
             ident_params(budget, det, lam, jmax))
 
 
-def _configure_psi_sr(ctx, schedule="sr"):
-    if schedule not in ("sr", "equal_costs"):
-        raise ValueError(f"psi_sr: option schedule must be 'sr' or 'equal_costs', got {schedule!r}")
+def _configure_psi_sr(ctx, schedule):
+    if schedule not in SCHEDULES:
+        raise ValueError(f"psi_sr: option schedule must be one of {list(SCHEDULES)}, got {schedule!r}")
     lam, det, budget = _checked(ctx, "psi_sr")
     K = ctx.num_arms
     c_bar = float(det.mean())
-    if schedule == "sr":
+    if schedule == SCHEDULES[0]:
         jmax = int(math.ceil(max(unit_pulls(budget, det) - K, 0) / (logbar(K) * 2)))
     else:
         jmax = _floor(budget / (l_k_lambda(K, lam, np) * 2 * c_bar))
@@ -402,7 +405,7 @@ def _configure_uniform_alloc(ctx):
 register_policy("copsi", "identification", copsi, _configure_copsi,
          "CoPSI, cost-aware Pareto set identification (Xue et al., Algorithm 2)")
 register_policy("psi_sr", "identification", psi_sr, _configure_psi_sr,
-         "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)", schedule="sr")
+         "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)", schedule=SCHEDULES[0])
 register_policy("ege_sh", "identification", ege_sh, _configure_ege_sh,
          "EGE-SH: cost-insensitive empirical gap elimination by successive halving (Kone et al., 2024)")
 register_policy("uniform_alloc", "identification", uniform_alloc, _configure_uniform_alloc,
