@@ -63,7 +63,16 @@ class ApeIndices(NamedTuple):
 
 
 def ape_indices(counts: Counts, p: ApeParams) -> ApeIndices:
-    """:class:`ApeIndices` of the current counts (module docstring)."""
+    """:class:`ApeIndices` of the current counts (module docstring).
+
+    Args:
+      counts: the pull counts and reward sums.
+      p: the method's :class:`ApeParams`.
+
+    Returns:
+      ``ApeIndices(h, g, S, opt, M, beta)``: the indices ``h_i`` and ``g_i`` (K,), the empirical Pareto set and
+      the certified-optimal arms (K,) bool, the pairwise margins and radii (K, K).
+    """
     K = counts.n.shape[0]
     off = ~jnp.eye(K, dtype=bool)
     mu = counts.means
@@ -86,7 +95,15 @@ class ApeState(NamedTuple):
 def ape_method(num_arms: int, dim: int) -> StepwiseMethod:
     """APE (module docstring) for ``num_arms`` arms of ``dim`` (projected) objectives.
 
-    ``update`` computes the round's indices once and keeps what ``select``, ``stopped`` and ``recommend`` read."""
+    ``update`` computes the round's indices once and keeps what ``select``, ``stopped`` and ``recommend`` read.
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
+
+    Returns:
+      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls.
+    """
     K = num_arms
     off = ~jnp.eye(K, dtype=bool)
     arms = jnp.arange(K)
@@ -127,11 +144,21 @@ def ape_method(num_arms: int, dim: int) -> StepwiseMethod:
 
 
 def ape(num_arms: int, dim: int, sample, both: bool = True) -> object:
-    """The pac-family Identifier of :func:`ape_method` (``both``: two arms drawn per round, else one)."""
+    """The pac-family Identifier of :func:`ape_method` (``both``: two arms drawn per round, else one).
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
+      sample: the environment's ``sample(key, arm, params)``.
+      both: pull ``b_t`` and ``c_t`` each round (the authors' code), else the less pulled of the two.
+
+    Returns:
+      an :class:`~mobandit_jax.types.Identifier` of the pac family (:func:`~.pac_stepwise.stepwise_identifier`).
+    """
     return stepwise_identifier(ape_method(num_arms, dim), num_arms, dim, sample, width=2 if both else 1)
 
 
-def _configure(ctx, epsilon=0.0, delta=0.05, k=0, pull="both", radius="authors"):
+def _configure(ctx, epsilon, delta, k, pull, radius):
     W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "ape", epsilon, delta, radius)
     if isinstance(k, bool) or int(k) != k or not 0 <= k <= ctx.num_arms:
         raise ValueError(f"policy 'ape': k = {k!r} must be a whole number from 0 (the whole Pareto set) to "

@@ -52,7 +52,15 @@ class AuerState(NamedTuple):
 
 
 def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
-    """Algorithm 1 (module docstring) for ``num_arms`` arms of ``dim`` (projected) objectives."""
+    """Algorithm 1 (module docstring) for ``num_arms`` arms of ``dim`` (projected) objectives.
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
+
+    Returns:
+      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls.
+    """
     K = num_arms
     off = ~jnp.eye(K, dtype=bool)
 
@@ -82,11 +90,20 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
 
 
 def auer(num_arms: int, dim: int, sample) -> object:
-    """The pac-family Identifier of :func:`auer_method` (``dim``: objectives after the cone)."""
+    """The pac-family Identifier of :func:`auer_method` (``dim``: objectives after the cone).
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
+      sample: the environment's ``sample(key, arm, params)``.
+
+    Returns:
+      an :class:`~mobandit_jax.types.Identifier` of the pac family (:func:`~.pac_stepwise.stepwise_identifier`).
+    """
     return stepwise_identifier(auer_method(num_arms, dim), num_arms, dim, sample, width=num_arms)
 
 
-def _configure(ctx, epsilon=0.0, delta=0.05, radius="authors"):
+def _configure(ctx, epsilon, delta, radius):
     W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "auer", epsilon, delta, radius)
     c = cg(jnp.asarray(radius_delta(radius, dlt, ctx.num_arms, len(W)), float))
     params = AuerParams(jnp.asarray(eps, float), c, jnp.asarray(sigma, float))
