@@ -23,6 +23,10 @@ Baselines (Section 5.1): ``hv_ucb`` drops the cost denominator (index ``HV(U_i)`
 ``acc_cost_ucb`` uses optimistic accuracy per cost (``U_i^{(1)} / c_i``, objective 0 = accuracy);
 ``uniform`` is round robin ``t mod K``. All UCB methods share the radii, initial pulls and
 feasibility rule.
+
+References:
+- B. Xue, Z. Hong, J. Li, Y. Wan, J. Cheng and S. Qiu, Cost-Aware Multi-Objective Bandits: Theory and Application
+  to Budgeted LLM Configuration Evaluation (preprint)
 """
 from __future__ import annotations
 

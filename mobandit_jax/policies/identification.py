@@ -31,6 +31,12 @@ guard; the PSI-SR schedules; the float32 tie tolerances of line 15) is written i
 :func:`top_up` and the tie rule: within a round the arms are removed one after another by
 :func:`choose_arm` on that round's gaps (largest first; near ties prefer a dominated arm, then the lowest
 index).
+
+References:
+- B. Xue, Z. Hong, J. Li, Y. Wan, J. Cheng and S. Qiu, Cost-Aware Multi-Objective Bandits: Theory and Application
+  to Budgeted LLM Configuration Evaluation (preprint)
+- C. Kone, E. Kaufmann and L. Richert (2024), Bandit Pareto Set Identification: the Fixed Budget Setting,
+  AISTATS 2024, https://arxiv.org/abs/2311.03992
 """
 from __future__ import annotations
 

@@ -47,6 +47,12 @@ stops a run before the round whose pulls would exceed it (``spent`` reports the 
 
 Each ``identify`` returns a :class:`PacResult`: the fields of an ``IdentifyResult`` plus the
 ``epsilon`` the result is scored at (the pac metrics' epsilon-F1).
+
+References:
+- E. M. Karagozlu, Y. C. Yildirim, C. Ararat and C. Tekin (2024), Learning the Pareto Set Under Incomplete
+  Preferences: Pure Exploration in Vector Bandits, AISTATS 2024, https://proceedings.mlr.press/v238/karagozlu24a.html
+- C. Ararat and C. Tekin (2023), Vector Optimization with Stochastic Bandit Feedback, AISTATS 2023,
+  https://hdl.handle.net/11693/114415
 """
 from __future__ import annotations
 

@@ -17,6 +17,10 @@ After one pull of every arm, with empirical means ``mu``, the pair radius ``beta
   APE-k (``k > 0``): stop also once ``|OPT| >= k`` and return ``OPT`` (``k`` certified Pareto arms or more).
 
 ``epsilon`` is the relaxation of epsilon-APE (0: exact identification). At the round cap ``S`` is returned.
+
+References:
+- C. Kone, E. Kaufmann and L. Richert (2023), Adaptive Algorithms for Relaxed Pareto Set Identification,
+  NeurIPS 2023, https://arxiv.org/abs/2307.00424
 """
 from __future__ import annotations
 

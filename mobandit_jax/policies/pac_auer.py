@@ -15,6 +15,10 @@ Stop when ``A`` is empty and return ``P``; at the round cap, ``P`` plus the acti
 empirically Pareto-optimal. ``beta_ij`` is :func:`~.pac_stepwise.pair_radius` (``epsilon = 0``: the authors'
 code exactly, but for one order effect: their step 2 erases arms from ``A`` while it scans ``A``, so an arm
 erased early no longer discards later ones; here every test of a step reads the ``A`` the step began with).
+
+References:
+- P. Auer, C.-K. Chiang, R. Ortner and M. M. Drugan (2016), Pareto Front Identification from Stochastic Bandit
+  Feedback, AISTATS 2016, https://proceedings.mlr.press/v51/auer16.html
 """
 from __future__ import annotations
 

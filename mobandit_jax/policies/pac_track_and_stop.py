@@ -16,6 +16,10 @@ variance). After one pull of every arm, with ``t`` pulls so far, empirical means
 
 Their cost of an alternative is exact for any number of objectives; the one compiled here is the two-objective
 form, so the method runs on problems with 2 objectives (2 cone rows under a cone) and says so otherwise.
+
+References:
+- E. Crepon, A. Garivier and W. M. Koolen (2024), Sequential Learning of the Pareto Front for Multi-objective
+  Bandits, AISTATS 2024, https://arxiv.org/abs/2501.17513
 """
 from __future__ import annotations
 

@@ -24,6 +24,12 @@ They separate the index (KL-UCB vs Hoeffding radius) from the selection rule (ma
 directions vs uniform over the optimistic Pareto front) when ``W = I``.
 
 Ties in an argmax are broken uniformly at random. Rounds are 1-based in the formulas (``t``).
+
+References:
+- L. Ma, Z.-Y. Zhang, M. Sugiyama and Z.-H. Zhou (2026), Selective Ensemble Based on Preference-Directed
+  Multi-Objective Bandits, arXiv:2606.21929, https://arxiv.org/abs/2606.21929
+- M. M. Drugan and A. Nowe (2013), Designing multi-objective multi-armed bandits algorithms: a study, IJCNN 2013,
+  https://doi.org/10.1109/IJCNN.2013.6707036
 """
 from __future__ import annotations
 

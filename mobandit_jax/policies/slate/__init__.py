@@ -70,6 +70,12 @@ Layout: :mod:`.common` holds the shared state, params and forced initialisation 
 safe pruning, crowding distance, scalarisations) are kernels (:mod:`mobandit_jax.kernels.layers`,
 ``.slates``, ``.pruning``, ``.crowding``, ``.scalarization``). This module registers the 14 policies as
 ``slate/<name>``.
+
+References:
+- N. Gutowski, F. Chhel, A. Letard and S. Lamprier, Top-k Pareto Bandits: Hypervolume Regret for
+  Multi-Objective Slate Selection (preprint)
+- M. M. Drugan and A. Nowe (2013), Designing multi-objective multi-armed bandits algorithms: a study, IJCNN 2013,
+  https://doi.org/10.1109/IJCNN.2013.6707036
 """
 from __future__ import annotations
 

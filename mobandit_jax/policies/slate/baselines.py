@@ -5,6 +5,12 @@ Pareto-layer UCB (ParetoUCB, +, -Div, -Crowd) and TS (ParetoTS, +) fill the slat
 ChebyshevUCB(+), ScalarUCB(-RandW) and HVScalarUCB take the top-k of a scalarised UCB; HVScalarUCB+
 gives each slot its own direction; RandomK draws the slate. The formulas and the readings the paper
 leaves open are in the family docstring (:mod:`mobandit_jax.policies.slate`).
+
+References:
+- N. Gutowski, F. Chhel, A. Letard and S. Lamprier, Top-k Pareto Bandits: Hypervolume Regret for
+  Multi-Objective Slate Selection (preprint)
+- M. M. Drugan and A. Nowe (2013), Designing multi-objective multi-armed bandits algorithms: a study, IJCNN 2013,
+  https://doi.org/10.1109/IJCNN.2013.6707036
 """
 from __future__ import annotations
 

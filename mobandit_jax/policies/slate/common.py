@@ -2,6 +2,10 @@
 Algorithm 1, line 2 (round counter, pull counts ``N_i``, reward sums), its semi-bandit update (line 22),
 the forced initialisation of lines 3-7, the confidence bonuses of the baselines, the params of the
 policies without their own, and :func:`make_slate_policy`, which wraps a policy's round ``core``.
+
+References:
+- N. Gutowski, F. Chhel, A. Letard and S. Lamprier, Top-k Pareto Bandits: Hypervolume Regret for
+  Multi-Objective Slate Selection (preprint)
 """
 from __future__ import annotations
 

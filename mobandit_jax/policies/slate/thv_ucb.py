@@ -12,6 +12,10 @@ At round ``t`` (1-based), after the forced initialisation of lines 3-7 (:func:`m
 update of round ``t`` (line 22), so a round reads them from memory. The greedy first runs over all arms;
 ``A_t`` is formed, and the greedy redone over it, only if that slate holds a pruned arm (the same slate,
 :func:`~mobandit_jax.kernels.pruning.fill_over_safe_arms`).
+
+References:
+- N. Gutowski, F. Chhel, A. Letard and S. Lamprier, Top-k Pareto Bandits: Hypervolume Regret for
+  Multi-Objective Slate Selection (preprint)
 """
 from __future__ import annotations
 
