@@ -40,10 +40,10 @@ float64; :func:`min_norm_sq`, :func:`ball_dominated`, :func:`ball_reaches` and :
 are jittable.
 
 References:
-  Ararat & Tekin, "Vector Optimization with Stochastic Bandit Feedback", AISTATS 2023 (PMLR 206).
-  Karagozlu, Yildirim, Ararat & Tekin, "Learning the Pareto Set Under Incomplete Preferences: Pure
-  Exploration in Vector Bandits", AISTATS 2024, https://proceedings.mlr.press/v238/karagozlu24a.html
-  (arXiv 2402.07696).
+  - Ararat & Tekin, "Vector Optimization with Stochastic Bandit Feedback", AISTATS 2023 (PMLR 206).
+  - Karagozlu, Yildirim, Ararat & Tekin, "Learning the Pareto Set Under Incomplete Preferences: Pure
+    Exploration in Vector Bandits", AISTATS 2024, https://proceedings.mlr.press/v238/karagozlu24a.html
+    (arXiv 2402.07696).
 """
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 feedback"), in the form of Xue et al. ("Cost-Aware Multi-Objective Bandits"), Section 3.2 and Eq. (1).
 
 References:
-  Auer, Chiang, Ortner & Drugan, "Pareto front identification from stochastic bandit feedback",
-  AISTATS 2016, https://proceedings.mlr.press/v51/auer16.html.
-  Xue, Hong, Li, Wan, Cheng & Qiu, "Cost-Aware Multi-Objective Bandits: Theory and Application to
-  Budgeted LLM Configuration Evaluation" (preprint).
+  - Auer, Chiang, Ortner & Drugan, "Pareto front identification from stochastic bandit feedback",
+    AISTATS 2016, https://proceedings.mlr.press/v51/auer16.html.
+  - Xue, Hong, Li, Wan, Cheng & Qiu, "Cost-Aware Multi-Objective Bandits: Theory and Application to
+    Budgeted LLM Configuration Evaluation" (preprint).
 
 ``u < v`` is a strict inequality in *every* coordinate: arm ``i`` is dominated iff some ``j`` has
 ``m(i, j) = min_d (mu_j - mu_i) > 0`` (weak Pareto order, not the weak-dominance ``pareto_front_mask``);

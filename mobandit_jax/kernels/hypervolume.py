@@ -16,11 +16,11 @@ Padding rows equal to ``r`` (or anything not dominating ``r``) are inert, so var
 fit in fixed shapes.
 
 References:
-  Zitzler & Thiele, "Multiobjective evolutionary algorithms: a comparative case study and the
-  strength Pareto approach", IEEE Transactions on Evolutionary Computation 3(4), 1999 (the hypervolume
-  indicator).
-  Gutowski, Chhel, Letard & Lamprier, "Top-k Pareto Bandits: Hypervolume Regret for Multi-Objective
-  Slate Selection" (preprint).
+  - Zitzler & Thiele, "Multiobjective evolutionary algorithms: a comparative case study and the
+    strength Pareto approach", IEEE Transactions on Evolutionary Computation 3(4), 1999 (the hypervolume
+    indicator).
+  - Gutowski, Chhel, Letard & Lamprier, "Top-k Pareto Bandits: Hypervolume Regret for Multi-Objective
+    Slate Selection" (preprint).
 """
 from __future__ import annotations
 

@@ -28,10 +28,10 @@ is the cost vector of an alternative, so ``g(w') <= <w', G>`` for every ``w'`` a
 ``max_k G_k`` for ``G`` the average of the gradients seen (or any one of them).
 
 References:
-  Crepon, Garivier & Koolen, "Sequential learning of the Pareto front for multi-objective bandits",
-  AISTATS 2024, https://proceedings.mlr.press/v238/crepon24a.html.
-  Kone, Kaufmann & Richert, "Adaptive Algorithms for Relaxed Pareto Set Identification", NeurIPS 2023,
-  https://arxiv.org/abs/2307.00424.
+  - Crepon, Garivier & Koolen, "Sequential learning of the Pareto front for multi-objective bandits",
+    AISTATS 2024, https://proceedings.mlr.press/v238/crepon24a.html.
+  - Kone, Kaufmann & Richert, "Adaptive Algorithms for Relaxed Pareto Set Identification", NeurIPS 2023,
+    https://arxiv.org/abs/2307.00424.
 """
 from __future__ import annotations
 

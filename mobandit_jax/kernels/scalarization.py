@@ -3,10 +3,10 @@ Mandow et al. 2023), directions uniform on the positive unit sphere and the hype
 ``s_lambda`` (Zhang & Golovin 2020, Lemma 5), and the nadir of an empirical Pareto front.
 
 References:
-  Mandow, Martin-Albo & Perez-de-la-Cruz, "Multi-objective bandit algorithms with Chebyshev
-  scalarization", Multi-Objective Decision Making Workshop (MODeM, ECAI) 2023.
-  Zhang & Golovin, "Random hypervolume scalarizations for provable multi-objective black box
-  optimization", ICML 2020 (PMLR 119).
+  - Mandow, Martin-Albo & Perez-de-la-Cruz, "Multi-objective bandit algorithms with Chebyshev
+    scalarization", Multi-Objective Decision Making Workshop (MODeM, ECAI) 2023.
+  - Zhang & Golovin, "Random hypervolume scalarizations for provable multi-objective black box
+    optimization", ICML 2020 (PMLR 119).
 """
 from __future__ import annotations
 
