@@ -1,9 +1,10 @@
 """Bernoulli KL divergence and the KL-UCB confidence indices (Garivier & Cappe, 2011).
 
-Garivier & Cappe, "The KL-UCB Algorithm for Bounded Stochastic Bandits and Beyond", COLT 2011,
-https://proceedings.mlr.press/v19/garivier11a.html. PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective
-Ensemble Based on Preference-Directed Multi-Objective Bandits", arXiv 2026,
-https://arxiv.org/abs/2606.21929.
+References:
+  - Garivier & Cappe, "The KL-UCB Algorithm for Bounded Stochastic Bandits and Beyond", COLT 2011,
+    https://proceedings.mlr.press/v19/garivier11a.html.
+  - PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed
+    Multi-Objective Bandits", arXiv 2026, https://arxiv.org/abs/2606.21929.
 
 PDMOB, Eq. (3): ``U = sup{q in [p, 1] : n kl(p, q) <= beta}``; here ``level = beta / n``.
 The root is found by a fixed number of Halley steps (3 in float32, 4 in float64), started above the
@@ -27,10 +28,10 @@ def kl_bernoulli(p, q):
 
     Args:
       p: means in ``[0, 1]``.
-      q: means in ``[0, 1]`` (broadcast against ``p``).
+      q: means in ``(0, 1)``, broadcast against ``p``.
 
     Returns:
-      The divergences, broadcast shape (``inf`` where ``q`` is 0 or 1 and ``p`` is not).
+      The divergences, broadcast shape.
     """
     p, q = jnp.asarray(p), jnp.asarray(q)
     diff = p - q  # exact when p and q are close: both terms below use it, not (1 - p) - (1 - q)

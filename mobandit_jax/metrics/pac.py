@@ -80,7 +80,7 @@ def pac_truth(means, W, sigma=None) -> PacTruth:
     Args:
       means: ``(K, d)`` true means.
       W: ``(M, d)`` preference matrix of a solid cone.
-      sigma: the noise scale of each objective, or ``None``.
+      sigma: the noise scale of every objective (a number), or ``None`` (``lower_bound`` NaN).
 
     Returns:
       The :class:`PacTruth`, in :func:`~mobandit_jax.engine.float_dtype`.

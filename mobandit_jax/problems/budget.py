@@ -34,7 +34,7 @@ def with_budget(inst: EnvInstance, table) -> EnvInstance:
 
     Returns:
       The instance with ``budget``, ``budget_ratio`` and ``horizon`` set (``info`` records ``budget`` and
-      ``rho``).
+      ``rho``); ``inst`` itself for ``table = None``.
 
     Raises:
       ConfigError: the environment has no costs, the table is malformed or the budget is out of range.

@@ -75,8 +75,8 @@ def sampled_prefix_table(sample):
       sample: a per-pull sampler ``(key, arm, pull_index, t, params) -> (reward (d,), cost ())``.
 
     Returns:
-      ``prefix_table(key, params, jmax)``, returning the
-      :class:`~mobandit_jax.types.PrefixSums` of the ``(K, tiles, d + 1)`` values.
+      ``prefix_table(key, params, jmax)``, returning the :class:`~mobandit_jax.types.PrefixSums` of the
+      ``(K, tiled_length(jmax), d + 1)`` per-pull values.
     """
 
     def prefix_table(key, params, jmax: int):
