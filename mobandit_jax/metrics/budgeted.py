@@ -117,4 +117,4 @@ def example(seed: int) -> Context:
 
 
 register_family("budgeted", kind=ONLINE, metrics=build, truth=truth, example=example,
-                doc="budgeted hypervolume-efficiency regret (Xue et al. 2025, Section 3.1)")
+                doc="budgeted hypervolume-efficiency regret (Xue et al., Section 3.1)")

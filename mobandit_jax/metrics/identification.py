@@ -117,4 +117,4 @@ def example(seed: int) -> Context:
 
 
 register_family("identification", kind=IDENTIFIER, metrics=build, truth=truth, example=example,
-                doc="fixed-budget Pareto set identification under costs (Xue et al. 2025, Section 3.2)")
+                doc="fixed-budget Pareto set identification under costs (Xue et al., Section 3.2)")

@@ -232,4 +232,4 @@ def example(seed: int) -> Context:
 
 
 register_family("slate", kind=ONLINE, metrics=build, truth=truth, truth_json=truth_json, recommended=final_slate,
-                example=example, doc="top-k slates scored by hypervolume, alpha-regret (Gutowski et al. 2023)")
+                example=example, doc="top-k slates scored by hypervolume, alpha-regret (Gutowski et al.)")
