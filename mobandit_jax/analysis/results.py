@@ -6,11 +6,13 @@
 ``report.md``; file layout in :mod:`mobandit_jax.analysis.files`), and ``Results.load`` reads a
 run folder back, so that ``Results.load(d).save(e)`` writes the files of ``d`` again, byte for byte.
 
-``metrics.json``: ``{"names": {label: [metric, ...]}, "reduce": {label: {metric: reducer}}}``, what
+``metrics.json``: ``{"names": {label: [metric, ...]}, "reduce": {label: {metric: reducer}},
+"bounds": {label: {metric: [low, high]}}, "goal": {label: {metric: "min" | "max" | ""}}}``, what
 reading a folder back needs beyond the records (the reducers pick the figures: one per ``"sum"``
-metric). A folder of an earlier version has none: its metrics come from the records, and a metric
+metric; the bounds mark rates and clip bands; the goal names the best policy of a paired comparison).
+A folder of an earlier version has none: its metrics come from the records, and a metric
 with a figure ``METRIC.png`` in the folder is a ``"sum"``; the other reducers cannot be derived
-from the folder and are null.
+from the folder and are null; without ``bounds`` and ``goal`` no metric is a rate and none has a goal.
 
 ``truth.json``: the ground truth every metric scores against, per grid setting
 (:mod:`mobandit_jax.analysis.truth`).
@@ -28,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..engine import checkpoint_rounds
-from . import files
+from . import files, stats
 from .files import column
 from .truth import TRUTH_FILE
 
@@ -122,6 +124,8 @@ class Results:
     marker: dict = field(default_factory=dict)  # run.json of the run folder
     truths: Sequence = field(default_factory=list)  # truth.json's entries per grid setting (a TruthTable: lazy)
     folder: Path | None = None  # the run folder read back by load
+    bounds: dict = field(default_factory=dict)  # label -> {metric: [low, high]} (Metric.bounds; metrics.json)
+    goal: dict = field(default_factory=dict)  # label -> {metric: "min" | "max" | ""} (Metric.goal; metrics.json)
 
     def __repr__(self) -> str:
         """One short paragraph: policies, settings, seeds and metrics (not the arrays)."""
@@ -159,11 +163,13 @@ class Results:
                     curves[key] = cum
                     vals = files.final_values(cum, rounds, plan.reduce[label][m])
                     finals[key] = vals
-                    records.append(files.record(label, point["params"], point["setting"], m, vals))
+                    records.append(files.record(label, point["params"], point["setting"], m, vals,
+                                                plan.bounds.get(label, {}).get(m)))
                 for extra in ("rounds", "spent"):
                     curves[f"{label}|{g}|{extra}"] = merged[f"{label}|{g}|{extra}"]
         return cls(plan.spec, plan.grid, plan.names, plan.reduce, plan.horizon, plan.record_every, plan.base_seed,
-                   curves, finals, records, wall, marker, plan.truth)
+                   curves, finals, records, wall, marker, plan.truth,
+                   bounds=plan.bounds, goal=plan.goal)
 
     @classmethod
     def load(cls, path) -> Results:
@@ -207,7 +213,8 @@ class Results:
         timing = run.json("timing.json", {})
         return cls(spec, run.json("grid.json", {}), {k: tuple(v) for k, v in meta["names"].items()}, meta["reduce"],
                    horizon, every, exp.get("seed", 0), arrays, finals, records,
-                   timing.get("wall_seconds_this_invocation", 0.0), marker, truths, run.path)
+                   timing.get("wall_seconds_this_invocation", 0.0), marker, truths, run.path,
+                   bounds=meta.get("bounds", {}), goal=meta.get("goal", {}))
 
     def _where(self) -> str:
         return f"run folder {self.folder}" if self.folder is not None else "these results"
@@ -321,6 +328,29 @@ class Results:
             raise KeyError(f"{self._where()}: finals.npz has no array {key!r}")
         return np.asarray(self.finals[key])
 
+    def interval(self, label: str, metric: str, statistic: str = "mean", resamples: int = 2000, **setting) -> tuple:
+        """A 95% interval of a statistic of one grid point's per-seed final values.
+
+        ``"mean"`` is the record's interval (Student t, or Wilson's for a rate); ``"median"`` and ``"iqm"``
+        (the interquartile mean) are percentile bootstrap intervals over the seeds, seeded by the run's base
+        seed, so the same run gives the same interval (:func:`~mobandit_jax.analysis.stats.bootstrap_interval`).
+
+        Args:
+          label: a policy label.
+          metric: a metric name.
+          statistic: ``"mean"``, ``"median"`` or ``"iqm"``.
+          resamples: bootstrap resamples (median and IQM only).
+          **setting: setting items and policy options of the grid point (:meth:`index`).
+
+        Returns:
+          ``(point, low, high)``.
+        """
+        values = self.final(label, metric, **setting)
+        if statistic == "mean":
+            fields = stats.interval_fields(values, self.bounds.get(label, {}).get(metric))
+            return float(np.mean(values)), fields["ci_low"], fields["ci_high"]
+        return stats.bootstrap_interval(values, statistic, resamples=resamples, seed=self.base_seed)
+
     def metrics(self) -> list:
         """The metric names of the records.
 
@@ -366,14 +396,16 @@ class Results:
         """The records as a table.
 
         Returns:
-          A pandas DataFrame: policy, setting labels, policy options, metric, mean, std, n.
+          A pandas DataFrame: policy, setting labels, policy options, metric, mean, std, n, and the 95%
+          interval of the mean (se, ci_low, ci_high) where the records have it.
         """
         try:
             import pandas as pd
         except ImportError:
             raise ImportError("Results.frame() needs pandas: pip install 'mobandit_jax[pandas]'") from None
         rows = [{"policy": r["policy"], **r["setting"], **{k: v for k, v in r["params"].items() if k != "name"},
-                 "metric": r["metric"], "mean": r["mean"], "std": r["std"], "n": r["n"]} for r in self.records]
+                 "metric": r["metric"], "mean": r["mean"], "std": r["std"], "n": r["n"],
+                 **{k: r[k] for k in ("se", "ci_low", "ci_high") if k in r}} for r in self.records]
         return pd.DataFrame(rows)
 
     def plot(self, metric: str):
@@ -430,7 +462,9 @@ class Results:
         files.write_json(out / "timing.json", {"wall_seconds_this_invocation": round(self.wall, 3),
                                                 "seeds": int(len(self.arrays["seed_index"]))})
         names = {label: list(ms) for label, ms in self.names.items()}
-        files.write_json(out / METRICS_FILE, {"names": names, "reduce": self.reduce})
+        meta = {"names": names, "reduce": self.reduce}
+        meta.update({k: v for k, v in (("bounds", self.bounds), ("goal", self.goal)) if v})  # absent in earlier folders
+        files.write_json(out / METRICS_FILE, meta)
         if self.truths:
             files.write_json(out / TRUTH_FILE, {"settings": list(self.truths)})
         report.write(self, summary, plots.regret_figures(self, self.arrays, out) if figures else [], out)
