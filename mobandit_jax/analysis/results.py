@@ -351,6 +351,117 @@ class Results:
             return float(np.mean(values)), fields["ci_low"], fields["ci_high"]
         return stats.bootstrap_interval(values, statistic, resamples=resamples, seed=self.base_seed)
 
+    def metric_goal(self, metric: str) -> str:
+        """The metric's goal: ``"min"`` or ``"max"`` when lower or higher is better, ``""`` when neither is known
+        (as the first policy that declares one says; ``metrics.json``)."""
+        return next((g[metric] for g in self.goal.values() if g.get(metric)), "")
+
+    def _columns(self, metric: str) -> dict:
+        """``{setting json: {policy column: (label, grid index)}}`` of the grid points that have ``metric``."""
+        out: dict = {}
+        for label, points in self.grid.items():
+            if metric not in self.names.get(label, ()):
+                continue
+            for g, point in enumerate(points):
+                where = json.dumps(point["setting"], sort_keys=True, default=str)
+                out.setdefault(where, {})[column(label, point["params"])] = (label, g)
+        return out
+
+    def compare(self, metric: str, baseline: str | None = None) -> list:
+        """Paired differences of every policy to the best (or to ``baseline``), per setting, over the same seeds.
+
+        Every policy of a seed faces the same reward streams (common random numbers), so the per-seed
+        differences ``policy - reference`` cancel the noise the policies share: their mean, paired 95%
+        t-interval and the seeds each policy wins, ties and loses (a win: better as the metric's goal says).
+
+        Args:
+          metric: a metric name; without ``baseline`` it needs a goal (lower or higher is better).
+          baseline: a policy column (``"CoHV-UCB"``, or ``"CoHV-UCB {'alpha': 0.5}"`` for one point of a sweep)
+            or label (its first point in each setting) to compare with; default the best mean in each setting.
+
+        Returns:
+          A list of rows, one per (setting, policy column) other than the reference: ``{"setting", "policy",
+          "reference", "mean", "reference_mean", "diff", "se", "ci_low", "ci_high", "wins", "ties", "losses",
+          "n"}`` (``diff`` and its interval: policy minus reference; ``mean``: the policy's own; the counts are
+          None for a metric without a goal).
+        """
+        self._check_metric(metric)
+        goal = self.metric_goal(metric)
+        if not goal and baseline is None:
+            raise ValueError(f"metric {metric!r} has no goal (neither lower nor higher is better); give a baseline")
+        rows = []
+        for where, cols in self._columns(metric).items():
+            values = {c: np.asarray(self.finals[f"{label}|{g}|{metric}"], np.float64) for c, (label, g) in cols.items()}
+            if baseline is None:
+                pick = min if goal == "min" else max
+                ref = pick(values, key=lambda c: float(np.mean(values[c])))
+            else:
+                ref = baseline if baseline in values else next((c for c, (label, _) in cols.items()
+                                                                if label == baseline), None)
+                if ref is None:
+                    raise ValueError(f"baseline {baseline!r} is no policy of setting {where}; there: {list(values)}")
+            for c, v in values.items():
+                if c != ref:
+                    row = stats.paired_differences(v, values[ref], goal=goal or "max")
+                    if not goal:
+                        row.update(wins=None, ties=None, losses=None)
+                    rows.append({"setting": json.loads(where), "policy": c, "reference": ref,
+                                 "mean": float(np.mean(v)), "reference_mean": float(np.mean(values[ref])), **row})
+        return rows
+
+    def grid_winners(self, metric: str) -> list:
+        """The best grid point of every policy that sweeps options, per setting, and whether it sits at an edge.
+
+        For each policy whose options vary over its grid, in each setting: the point with the best mean (as the
+        metric's goal says), its 95% interval, the runner-up's paired difference to it over the same seeds, and
+        for each swept option whether the best value is the smallest or largest of the grid (``edge``: the
+        optimum may lie outside; widen the grid). An option whose values are not all numbers has ``edge`` None.
+
+        Args:
+          metric: a metric name with a goal (lower or higher is better).
+
+        Returns:
+          A list of rows, one per (policy, setting, swept option): ``{"policy", "setting", "metric", "option",
+          "grid" (the option's values, sorted), "best" (its value at the best point), "best_params", "mean",
+          "ci_low", "ci_high", "n", "runner_up" (its params), "runner_up_diff", "runner_up_ci_low",
+          "runner_up_ci_high", "edge"}`` (``runner_up_diff``: runner-up minus best).
+        """
+        from .plots import varying
+
+        self._check_metric(metric)
+        goal = self.metric_goal(metric)
+        if not goal:
+            raise ValueError(f"metric {metric!r} has no goal (neither lower nor higher is better): no grid winner")
+        rows = []
+        for label, points in self.grid.items():
+            swept = varying(p["params"] for p in points)
+            if metric not in self.names.get(label, ()) or not swept:
+                continue
+            groups: dict = {}
+            for g, point in enumerate(points):
+                groups.setdefault(json.dumps(point["setting"], sort_keys=True, default=str), []).append(g)
+            for where, members in groups.items():
+                if len(members) < 2:
+                    continue
+                values = {g: np.asarray(self.finals[f"{label}|{g}|{metric}"], np.float64) for g in members}
+                order = sorted(members, key=lambda g: float(np.mean(values[g])), reverse=goal == "max")
+                best, runner = order[0], order[1]
+                ci = stats.interval_fields(values[best], self.bounds.get(label, {}).get(metric))
+                diff = stats.paired_differences(values[runner], values[best], goal=goal)
+                for option in swept:
+                    grid = [points[g]["params"].get(option) for g in members]
+                    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in grid)
+                    shown = sorted(set(grid)) if numeric else list(dict.fromkeys(map(str, grid)))
+                    value = points[best]["params"].get(option)
+                    rows.append({"policy": label, "setting": json.loads(where), "metric": metric, "option": option,
+                                 "grid": shown, "best": value, "best_params": points[best]["params"],
+                                 "mean": float(np.mean(values[best])), "ci_low": ci["ci_low"],
+                                 "ci_high": ci["ci_high"], "n": int(values[best].shape[0]),
+                                 "runner_up": points[runner]["params"], "runner_up_diff": diff["diff"],
+                                 "runner_up_ci_low": diff["ci_low"], "runner_up_ci_high": diff["ci_high"],
+                                 "edge": (value in (shown[0], shown[-1])) if numeric else None})
+        return rows
+
     def metrics(self) -> list:
         """The metric names of the records.
 
@@ -408,26 +519,29 @@ class Results:
                  **{k: r[k] for k in ("se", "ci_low", "ci_high") if k in r}} for r in self.records]
         return pd.DataFrame(rows)
 
-    def plot(self, metric: str):
+    def plot(self, metric: str, band: str = "ci"):
         """A figure of one metric's cumulative curves.
 
         Args:
           metric: a metric name.
+          band: ``"ci"`` (the mean and its 95% CI over seeds), ``"std"`` (mean ± 1 std), ``"median"`` or
+            ``"iqm"`` (with a bootstrap 95% CI); :data:`~mobandit_jax.analysis.plots.BANDS`.
 
         Returns:
-          A matplotlib Figure (mean ± std over seeds), a panel per setting.
+          A matplotlib Figure, a panel per setting, titled with the experiment, the band and the seeds.
         """
         from . import plots
 
         self._check_metric(metric)
         self._need_arrays()
-        return plots.metric_figure(self, self.arrays, metric)
+        return plots.metric_figure(self, self.arrays, metric, band=band)
 
-    def save(self, out) -> Results:
+    def save(self, out, band: str = "ci") -> Results:
         """Write the run folder files of ``mobandit run``.
 
         Args:
           out: a new or empty folder, or this run's folder.
+          band: what the report's cells and the figures' bands are (:meth:`write`).
 
         Returns:
           These results.
@@ -441,15 +555,17 @@ class Results:
                                        f"{old.get('fingerprint')} != {fp}); choose another folder")
         if self.marker:
             files.write_json(out / files.MARKER, self.marker)
-        self.write(out)
+        self.write(out, band=band)
         return self
 
-    def write(self, out: Path, figures: bool = True):
+    def write(self, out: Path, figures: bool = True, band: str = "ci"):
         """Write the result files (not the ``run.json`` marker) into a run folder.
 
         Args:
           out: the run folder.
           figures: False draws no figure (``report.md`` then has the tables only).
+          band: what the report's cells and the figures' bands are (:data:`~mobandit_jax.analysis.plots.BANDS`;
+            default the mean and its 95% CI).
         """
         from . import plots, report  # local: matplotlib only when writing results
 
@@ -467,4 +583,5 @@ class Results:
         files.write_json(out / METRICS_FILE, meta)
         if self.truths:
             files.write_json(out / TRUTH_FILE, {"settings": list(self.truths)})
-        report.write(self, summary, plots.regret_figures(self, self.arrays, out) if figures else [], out)
+        drawn = plots.regret_figures(self, self.arrays, out, band) + plots.grid_figures(self, out) if figures else []
+        report.write(self, summary, drawn, out, band)
