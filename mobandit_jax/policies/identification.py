@@ -369,6 +369,12 @@ def _configure_copsi(ctx):
 
 
 def _configure_psi_sr(ctx, schedule="sr"):
+    """PSI-SR's sizes and params.
+
+    Options:
+      schedule: how the budget is split over the phases: successive rejects' schedule, or one for equal costs.
+        Allowed: 'sr' or 'equal_costs'.
+    """
     if schedule not in ("sr", "equal_costs"):
         raise ValueError(f"psi_sr: option schedule must be 'sr' or 'equal_costs', got {schedule!r}")
     lam, det, budget = _checked(ctx, "psi_sr")

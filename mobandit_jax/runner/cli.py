@@ -67,6 +67,10 @@ def _cmd_list(args):
 
     load([])  # the built-ins and the installed plugins (the mobandit_jax.plugins entry points)
 
+    if args.options is not None:
+        return _list_options(registry, args.options)
+    if args.metrics:
+        return _list_metrics(registry)
     print("policies:")
     for name, e in sorted(registry.POLICIES.items()):
         print(f"  {name:28s} [{e.family}] {e.doc}")
@@ -76,6 +80,41 @@ def _cmd_list(args):
     print("policy families:")
     for name, e in sorted(registry.FAMILIES.items()):
         print(f"  {name:28s} [{e.kind}] {e.doc}")
+    return 0
+
+
+def _list_options(registry, name):
+    """``mobandit list --options [NAME]``: each policy's options, default, allowed values and meaning."""
+    names = sorted(registry.POLICIES)
+    if name:  # every family's policy of that name (pareto_ucb: preference and slate)
+        names = [k for k in names if name in (k, k.rpartition("/")[2])] or [registry.POLICIES.resolve(name)]
+    for key in names:
+        options = registry.policy_options(key)
+        print(f"{key}:" + ("" if options else " no options"))
+        for o in options:
+            print(f"  {o.name} = {o.default!r}  [{o.allowed or 'see the policy docs'}]  {o.meaning}".rstrip())
+    return 0
+
+
+def _list_metrics(registry):
+    """``mobandit list --metrics``: each family's metrics, how a seed's value is summarised, and its meaning."""
+    import re
+
+    goals = {"min": "lower is better", "max": "higher is better", "": ""}
+    for family, metrics in registry.family_metrics().items():
+        print(f"{family}:")
+        shown = set()
+        for m in metrics:
+            name, doc = m.name, m.doc
+            numbered = re.fullmatch(r"(.*)_(\d+)", name)
+            if numbered and f" {numbered.group(2)}" in doc:  # one line for reward_0, reward_1, ...
+                name, doc = f"{numbered.group(1)}_<j>", doc.replace(f" {numbered.group(2)}", " j")
+            if name in shown:
+                continue
+            shown.add(name)
+            extra = ", ".join(x for x in (f"per seed: {m.reduce}", goals[m.goal]) if x)
+            print(f"  {name:24s} {doc} ({extra})")
+    print("Formulas and sources: docs/metrics.md")
     return 0
 
 
@@ -197,6 +236,10 @@ def main(argv=None) -> int:
     _band_option(p)
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("list", help="list registered policies, environments and metric families")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--options", nargs="?", const="", metavar="NAME",
+                      help="each policy's options (or NAME's) with default, allowed values and meaning")
+    what.add_argument("--metrics", action="store_true", help="each family's metrics and their meaning")
     p.set_defaults(fn=_cmd_list)
     p = sub.add_parser("report", help="print the report of a run directory")
     _global_options(p, default=argparse.SUPPRESS)
