@@ -27,7 +27,7 @@ from pathlib import Path
 
 from . import files, stats
 from .files import column
-from .plots import DPI, setting_title, wrap_title
+from .plots import DPI, save, setting_title, wrap_title
 from .report import fmt_cell
 
 SOFTWARE = "mobandit compare"  # the PNG text chunk that marks a figure written by compare
@@ -143,9 +143,9 @@ def figure(runs: dict, metrics: list, band: str = "ci", bounds: dict | None = No
 
     metrics = [m for m in metrics if cells(runs, m)]
     rows = max(len(cells(runs, m)) for m in metrics)
-    cols = min(2, len(metrics))
+    cols = min(2 if rows <= 8 else 1, len(metrics))  # many bars: one panel a line
     lines = -(-len(metrics) // cols)
-    width = min(MAX_WIDTH, max(3.4, 0.9 * rows)) * cols
+    width = min(MAX_WIDTH, max(3.4, 0.9 * rows) * cols)
     fig = Figure(figsize=(width, 2.8 * lines + 0.8), layout="constrained")
     axes = fig.subplots(lines, cols, squeeze=False)
     bar = 0.8 / len(runs)
@@ -312,7 +312,7 @@ def main(dirs, metrics=None, out="compare.png", band: str = "ci", paired: bool =
         rows = paired_rows(dirs, runs, chosen, unpaired)
         text += "\n" + (paired_tables(rows, unpaired) if rows else "no (setting, policy, metric) is in two runs\n")
     fig = figure(runs, chosen, band, _bounds(dirs))
-    files.atomic_write(out, lambda f: fig.savefig(f, format="png", dpi=DPI, metadata={"Software": SOFTWARE}))
+    files.atomic_write(out, lambda f: save(fig, f, Software=SOFTWARE))
     print(text)
     print(f"wrote {out}")
     return text

@@ -159,6 +159,13 @@ def metric_figure(plan, curves: dict, m: str, against: str = "round", band: str 
     return fig
 
 
+def save(fig, path, **metadata):
+    """Write ``fig`` as a PNG at :data:`DPI`, its title also in the PNG's ``Title`` text chunk (readable without
+    looking at the pixels: ``PIL.Image.open(path).text["Title"]``)."""
+    title = fig.get_suptitle() if hasattr(fig, "get_suptitle") else ""
+    fig.savefig(path, format="png", dpi=DPI, metadata={"Title": " ".join(title.split()), **metadata})
+
+
 def regret_figures(plan, curves: dict, out: Path, band: str = "ci") -> list:
     """One PNG per cumulative ("sum") metric: curves of every policy, one panel per setting; where pulls cost,
     a second PNG per metric, ``<metric>_by_budget.png``, draws the same curves against the budget spent.
@@ -170,7 +177,7 @@ def regret_figures(plan, curves: dict, out: Path, band: str = "ci") -> list:
     for m in metrics:
         for against, name in [("round", f"{m}.png")] + ([("spent", f"{m}_by_budget.png")] if costly else []):
             fig = metric_figure(plan, curves, m, against, band)
-            fig.savefig(out / name, dpi=DPI)
+            save(fig, out / name)
             files.append(name)
     return files
 
@@ -235,6 +242,6 @@ def grid_figures(results, out: Path) -> list:
             continue
         fig = grid_figure(results, m)
         if fig is not None:
-            fig.savefig(out / f"grid_{m}.png", dpi=DPI)
+            save(fig, out / f"grid_{m}.png")
             names.append(f"grid_{m}.png")
     return names
