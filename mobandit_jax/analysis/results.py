@@ -579,7 +579,9 @@ class Results:
                                                 "seeds": int(len(self.arrays["seed_index"]))})
         names = {label: list(ms) for label, ms in self.names.items()}
         meta = {"names": names, "reduce": self.reduce}
-        meta.update({k: v for k, v in (("bounds", self.bounds), ("goal", self.goal)) if v})  # absent in earlier folders
+        declared = {"bounds": any(any(x is not None for x in b) for ms in self.bounds.values() for b in ms.values()),
+                    "goal": any(g for ms in self.goal.values() for g in ms.values())}
+        meta.update({k: v for k, v in (("bounds", self.bounds), ("goal", self.goal)) if declared[k]})  # else none
         files.write_json(out / METRICS_FILE, meta)
         if self.truths:
             files.write_json(out / TRUTH_FILE, {"settings": list(self.truths)})
