@@ -121,3 +121,15 @@ def test_grid_winners_in_report_md_with_the_edge_flag(tmp_path):
     fig = mb.analysis.plots.grid_figure(res, "regret")
     assert fig.axes[0].get_xlabel() == "alpha" and "grid" in fig._suptitle.get_text()
     assert json.dumps(res.compare("regret")[0]["setting"]) == "{}"
+
+
+def test_report_baseline_prints_the_paired_differences_to_that_policy(runs, capsys):
+    assert main(["report", str(runs / "a"), "--baseline", "ParetoUCB"]) == 0
+    out = capsys.readouterr().out
+    [vs] = Results.load(runs / "a").compare("regret_gap", baseline="ParetoUCB")
+    assert "difference to ParetoUCB [95% CI]" in out and "| default | ParetoUCB | " in out
+    cell = f"{vs['diff']:.4g} [{vs['ci_low']:.4g}, {vs['ci_high']:.4g}]"
+    assert f"| default | PrefUCB | {vs['mean']:.4g} | {cell} |" in out
+    assert main(["report", str(runs / "a"), "--baseline", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--baseline 'nope' is no policy of this run" in err[0]

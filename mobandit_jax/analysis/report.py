@@ -89,8 +89,9 @@ def _column(r) -> str:
     return column(r["policy"], r["params"])
 
 
-def text(plan, summary: dict, figures: list, band: str = "ci") -> str:
-    """The text of ``report.md``: the tables of ``summary``'s records, cells as ``band`` says, and ``figures``."""
+def text(plan, summary: dict, figures: list, band: str = "ci", baseline: str | None = None) -> str:
+    """The text of ``report.md``: the tables of ``summary``'s records, cells as ``band`` says, the paired
+    differences to the best policy (or to ``baseline``), the grid winners, and ``figures``."""
     exp = plan.spec["experiment"]
     n = summary["records"][0]["n"] if summary["records"] else 0
     head = [
@@ -103,7 +104,7 @@ def text(plan, summary: dict, figures: list, band: str = "ci") -> str:
     figs = [f"![{f}]({f})" for f in figures]
     budget = budget_tables(plan, band)
     budget = ["## Against the budget spent", "", budget] if budget else []
-    extra = paired_section(plan) + grid_section(plan)
+    extra = paired_section(plan, baseline) + grid_section(plan)
     return "\n".join(head + [tables(band_records(plan, summary["records"], band), band)] + budget + extra + figs) + "\n"
 
 

@@ -119,18 +119,23 @@ def _list_metrics(registry):
 
 
 def _cmd_report(args):
+    from ..analysis.files import column
+
     out = Path(args.dir)
     summary = out / "summary.json"
     if not summary.exists():
         print(f"error: {summary} does not exist (run `mobandit run CONFIG --out {out}` first)", file=sys.stderr)
         return 2
     report = out / "report.md"
-    if args.band is not None:  # the tables again, their cells as --band says (the figures stay as drawn)
+    if args.band is not None or args.baseline is not None:  # the tables again (the figures stay as drawn)
         from ..analysis import report as text
         from ..analysis.results import Results
 
         res = Results.load(out)
-        print(text.text(res, {"records": res.records}, [], args.band))
+        if args.baseline is not None and not any(args.baseline == label or args.baseline == column(label, p["params"])
+                                                 for label, ps in res.grid.items() for p in ps):
+            raise ValueError(f"--baseline {args.baseline!r} is no policy of this run; its policies: {list(res.grid)}")
+        print(text.text(res, {"records": res.records}, [], args.band or "ci", args.baseline))
     elif report.exists():
         print(report.read_text())
     else:
@@ -245,6 +250,8 @@ def main(argv=None) -> int:
     _global_options(p, default=argparse.SUPPRESS)
     p.add_argument("dir")
     _band_option(p, default=None)
+    p.add_argument("--baseline", metavar="POLICY", help="paired differences to this policy (a label, or a column such "
+                   "as \"CoHV-UCB {'alpha': 0.5}\") instead of the best one")
     p.set_defaults(fn=_cmd_report)
     p = sub.add_parser("compare", help="several run directories side by side: markdown tables and a PNG figure")
     p.add_argument("dirs", nargs="+", metavar="RUN_DIR")
