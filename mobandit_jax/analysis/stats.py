@@ -192,8 +192,34 @@ def is_rate(bounds) -> bool:
     return bounds is not None and tuple(bounds) == (0, 1)
 
 
+def summary_interval(mean: float, std: float, n: int, bounds=None, level: float = LEVEL) -> dict:
+    """The interval fields of a summary record, from its ``mean``, ``std`` (ddof 1) and ``n``.
+
+    ``mean +- t_{n-1} std / sqrt(n)`` (Wilson's from ``mean`` and ``n`` for a rate).
+
+    Args:
+      mean: the mean of the seeds' values.
+      std: their standard deviation (ddof 1; 0 for one seed).
+      n: the number of seeds.
+      bounds: the metric's ``(low, high)``; a rate (``(0, 1)``) gets Wilson's interval, others Student t's.
+      level: the confidence level.
+
+    Returns:
+      ``{"se", "ci_low", "ci_high", "interval"}``, ``interval`` naming the method (``"t"`` or ``"wilson"``);
+      a single seed's t-interval is ``(mean, mean)``.
+    """
+    se = float(std) / math.sqrt(n) if n > 1 else 0.0
+    if is_rate(bounds):
+        lo, hi = wilson_interval(mean, n, level)
+        return {"se": se, "ci_low": lo, "ci_high": hi, "interval": "wilson"}
+    half = t_quantile(level, n - 1) * se if n > 1 else 0.0
+    return {"se": se, "ci_low": mean - half, "ci_high": mean + half, "interval": "t"}
+
+
 def interval_fields(values, bounds=None, level: float = LEVEL) -> dict:
-    """The interval fields of a summary record: ``se``, ``ci_low``, ``ci_high`` and ``interval``.
+    """The interval fields of a summary record of per-seed ``values`` (:func:`summary_interval` of their mean
+    and standard deviation in float64, so the interval is exact for float32 values too; the record's ``mean``
+    and ``std`` are in the values' own precision, and agree with it to that precision).
 
     Args:
       values: per-seed values.
@@ -201,14 +227,11 @@ def interval_fields(values, bounds=None, level: float = LEVEL) -> dict:
       level: the confidence level.
 
     Returns:
-      ``{"se", "ci_low", "ci_high", "interval"}``, ``interval`` naming the method (``"t"`` or ``"wilson"``).
+      ``{"se", "ci_low", "ci_high", "interval"}``.
     """
     v = np.asarray(values, np.float64).ravel()
-    mean, se, lo, hi = t_interval(v, level)
-    kind = "t"
-    if is_rate(bounds):
-        (lo, hi), kind = wilson_interval(mean, v.shape[0], level), "wilson"
-    return {"se": se, "ci_low": lo, "ci_high": hi, "interval": kind}
+    std = float(np.std(v, ddof=1)) if v.shape[0] > 1 else 0.0
+    return summary_interval(float(np.mean(v)), std, int(v.shape[0]), bounds, level)
 
 
 def record_interval(record: dict, level: float = LEVEL) -> tuple:
@@ -216,11 +239,8 @@ def record_interval(record: dict, level: float = LEVEL) -> tuple:
     Student-t interval from its ``mean``, ``std`` and ``n``."""
     if "ci_low" in record and "ci_high" in record:
         return record["ci_low"], record["ci_high"]
-    n = record.get("n", 1)
-    if n < 2:
-        return record["mean"], record["mean"]
-    half = t_quantile(level, n - 1) * record["std"] / np.sqrt(n)
-    return record["mean"] - half, record["mean"] + half
+    fields = summary_interval(record["mean"], record["std"], record.get("n", 1), level=level)
+    return fields["ci_low"], fields["ci_high"]
 
 
 def iqm(values, axis=0):
