@@ -33,9 +33,12 @@ from ..registry import ONLINE, register_family
 from ..types import Context, Metric, MetricSet
 
 METRICS = (
-    Metric("hv_efficiency_regret", "sum", "efficiency gap nu* - nu of the pulled arm (summed: R_B^HV)"),
-    Metric("hv_regret", "sum", "cost-weighted gap mu^c (nu* - nu) of the pulled arm (summed: R_B^std)"),
-    Metric("moving_avg_regret_w50", "last50", "efficiency gap, averaged over the last 50 pulls"),
+    Metric("hv_efficiency_regret", "sum", "efficiency gap nu* - nu of the pulled arm (summed: R_B^HV)",
+           (0, None), "min"),
+    Metric("hv_regret", "sum", "cost-weighted gap mu^c (nu* - nu) of the pulled arm (summed: R_B^std)",
+           (0, None), "min"),
+    Metric("moving_avg_regret_w50", "last50", "efficiency gap, averaged over the last 50 pulls",
+           (0, None), "min"),
 )
 
 

@@ -28,9 +28,9 @@ from ..registry import IDENTIFIER, register_family
 from ..types import Context, Metric, MetricSet
 
 METRICS = (
-    Metric("misidentification", "mean", "1 if the recommended set is not the Pareto set P*"),
-    Metric("f1", "mean", "F1 score of the recommended set against P*"),
-    Metric("budget_spent", "mean", "fraction of the budget B the method spent"),
+    Metric("misidentification", "mean", "1 if the recommended set is not the Pareto set P*", (0, 1), "min"),
+    Metric("f1", "mean", "F1 score of the recommended set against P*", (0, 1), "max"),
+    Metric("budget_spent", "mean", "fraction of the budget B the method spent", (0, None)),
 )
 
 

@@ -53,13 +53,16 @@ from ..registry import IDENTIFIER, register_family
 from ..types import Context, Metric, MetricSet
 
 METRICS = (
-    Metric("samples", "mean", "total pulls until the stop"),
-    Metric("misidentification", "mean", "1 if the returned set is not the cone-optimal set P*"),
-    Metric("eps_f1", "mean", "epsilon-F1 score of the returned set (VOPy's)"),
-    Metric("returned", "mean", "size of the returned set"),
-    Metric("stopped", "mean", "1 if the stopping rule fired before the round cap and the budget"),
-    Metric("tau_over_lower_bound", "mean", "samples / (T*(mu) log(1/delta)): samples over the lower bound"),
-    Metric("cost", "mean", "the cost of the pulls made (the number of pulls where pulls cost 1)"),
+    Metric("samples", "mean", "total pulls until the stop", (0, None), "min"),
+    Metric("misidentification", "mean", "1 if the returned set is not the cone-optimal set P*", (0, 1), "min"),
+    Metric("eps_f1", "mean", "epsilon-F1 score of the returned set (VOPy's)", (0, 1), "max"),
+    Metric("returned", "mean", "size of the returned set", (0, None)),
+    Metric("stopped", "mean", "1 if the stopping rule fired before the round cap and the budget",
+           (0, 1)),
+    Metric("tau_over_lower_bound", "mean", "samples / (T*(mu) log(1/delta)): samples over the lower bound",
+           (0, None), "min"),
+    Metric("cost", "mean", "the cost of the pulls made (the number of pulls where pulls cost 1)",
+           (0, None), "min"),
 )
 
 

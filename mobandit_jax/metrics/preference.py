@@ -60,9 +60,14 @@ def preference_metrics(dim: int) -> MetricSet:
     Returns:
       The :class:`~mobandit_jax.types.MetricSet`; its params are a :class:`PreferenceTruth`.
     """
-    metrics = (Metric("regret_indicator", "sum", "1 if the played arm is not C-optimal (summed: R^01_T)"),
-               Metric("regret_gap", "sum", "the played arm's preference gap (summed: R^gap_T)"),
-               Metric("optimal_selection_ratio", "mean", "1 if the played arm is C-optimal (averaged over rounds)"))
+    metrics = (Metric("regret_indicator", "sum", "1 if the played arm is not C-optimal (summed: R^01_T)",
+                      (0, None), "min"),
+               Metric("regret_gap", "sum", "the played arm's preference gap (summed: R^gap_T)",
+                      (0, None), "min"),
+               # within [0, 1], but an average over the rounds, not one outcome per seed: bounded below only, so
+               # its interval is Student t's (Wilson's, for a proportion of seeds, would be far too wide)
+               Metric("optimal_selection_ratio", "mean", "1 if the played arm is C-optimal (averaged over rounds)",
+                      (0, None), "max"))
     metrics += tuple(Metric(f"reward_{j}", "mean", f"true mean reward of the played arm on objective {j}")
                      for j in range(dim))
 

@@ -36,10 +36,13 @@ from ..types import Context, Final, Metric, MetricSet
 
 ALPHA = 1.0 - 1.0 / math.e
 METRICS = (
-    Metric("hv_last100", "last100", "hypervolume HV(S_t) of the played slate, averaged over the last 100 rounds"),
-    Metric("alpha_regret", "sum", "alpha-regret alpha V* - HV(S_t) (Eq. 2), summed"),
-    Metric("alpha_regret_pos", "sum", "its positive part max(0, alpha V* - HV(S_t)), summed"),
-    Metric("vstar", "mean", "the benchmark V* (exact at d = 2, greedy HV(G*) at d >= 3)"),
+    Metric("hv_last100", "last100", "hypervolume HV(S_t) of the played slate, averaged over the last 100 rounds",
+           (0, None), "max"),
+    Metric("alpha_regret", "sum", "alpha-regret alpha V* - HV(S_t) (Eq. 2), summed", goal="min"),
+    Metric("alpha_regret_pos", "sum", "its positive part max(0, alpha V* - HV(S_t)), summed",
+           (0, None), "min"),
+    Metric("vstar", "mean", "the benchmark V* (exact at d = 2, greedy HV(G*) at d >= 3)",
+           (0, None)),
 )
 MAX_ENUMERATION_SUBSETS = 2_000_000
 

@@ -256,6 +256,15 @@ def _configure(ctx, name, alpha, s_r, s_c, eta):
 
 def _row(name, factory, doc):
     def configure(ctx, alpha, s_r, s_c, eta):
+        """Check the options against the context and build the factory's sizes and :class:`BudgetParams`.
+
+        Options:
+          alpha: exploration constant of the confidence radius sqrt(alpha log T_B / n) (Theorem 1). Allowed: a
+            finite number >= 0.
+          s_r: scale of the radius added to the reward means (Appendix A). Allowed: a finite number >= 0.
+          s_c: scale of the radius taken off the cost means (Appendix A). Allowed: a finite number >= 0.
+          eta: initial pulls per arm, max(1, floor(eta rho)) (Appendix A). Allowed: a finite number >= 0.
+        """
         return _configure(ctx, name, alpha, s_r, s_c, eta)
 
     register_policy(name, "budgeted", factory, configure, doc, alpha=ALPHA, s_r=S_R, s_c=S_C, eta=ETA)

@@ -378,6 +378,12 @@ def _configure_copsi(ctx):
 
 
 def _configure_psi_sr(ctx, schedule):
+    """PSI-SR's sizes and params.
+
+    Options:
+      schedule: how the budget is split over the phases: successive rejects' schedule, or one for equal costs.
+        Allowed: 'sr' or 'equal_costs'.
+    """
     if schedule not in SCHEDULES:
         raise ValueError(f"psi_sr: option schedule must be one of {list(SCHEDULES)}, got {schedule!r}")
     lam, det, budget = _checked(ctx, "psi_sr")

@@ -163,6 +163,18 @@ def ape(num_arms: int, dim: int, sample, both: bool = True) -> object:
 
 
 def _configure(ctx, epsilon, delta, k, pull, radius):
+    """APE's sizes and params.
+
+    Options:
+      epsilon: the accuracy epsilon of the (epsilon, delta)-PAC guarantee (epsilon-APE). Allowed: a finite
+        number >= 0.
+      delta: the error probability delta of the guarantee. Allowed: a number in (0, 1).
+      k: identify k arms of the Pareto set (APE-k); 0 identifies the whole set. Allowed: a whole number from 0
+        to K.
+      pull: pull both b_t and c_t each round (the authors' code) or the less pulled of the two (the paper).
+        Allowed: 'both' or 'less_pulled'.
+      radius: the authors' beta_ij, or a union bound delta / (K (K - 1) M). Allowed: 'authors' or 'union'.
+    """
     W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "ape", epsilon, delta, radius)
     if isinstance(k, bool) or int(k) != k or not 0 <= k <= ctx.num_arms:
         raise ValueError(f"policy 'ape': k = {k!r} must be a whole number from 0 (the whole Pareto set) to "

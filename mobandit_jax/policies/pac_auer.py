@@ -108,6 +108,13 @@ def auer(num_arms: int, dim: int, sample) -> object:
 
 
 def _configure(ctx, epsilon, delta, radius):
+    """Auer et al.'s sizes and params.
+
+    Options:
+      epsilon: the accuracy epsilon of the (epsilon, delta)-PAC guarantee. Allowed: a finite number >= 0.
+      delta: the error probability delta of the guarantee. Allowed: a number in (0, 1).
+      radius: the authors' beta_ij, or a union bound delta / (K (K - 1) M). Allowed: 'authors' or 'union'.
+    """
     W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "auer", epsilon, delta, radius)
     c = cg(jnp.asarray(radius_delta(radius, dlt, ctx.num_arms, len(W)), float))
     params = AuerParams(jnp.asarray(eps, float), c, jnp.asarray(sigma, float))

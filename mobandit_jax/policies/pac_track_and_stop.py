@@ -117,6 +117,12 @@ def track_and_stop(num_arms: int, dim: int, sample) -> object:
 
 
 def _configure(ctx, delta, tracking):
+    """Track-and-Stop's sizes and params.
+
+    Options:
+      delta: the error probability delta of the stopping rule. Allowed: a number in (0, 1).
+      tracking: C-tracking (cumulative weights) or D-tracking (t times the current weights). Allowed: 'C' or 'D'.
+    """
     W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "track_and_stop", 0.0, delta)
     if len(W) != 2:
         raise ValueError(f"policy 'track_and_stop' runs on 2 objectives (its compiled cost of an alternative is the "

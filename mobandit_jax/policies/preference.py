@@ -255,6 +255,12 @@ def _cone(ctx, name):
 def _with_index(name):
     """``configure(ctx, index)`` of ``name``, checking ``index`` against :data:`INDICES`."""
     def configure(ctx, index):
+        """The sizes and cone params.
+
+        Options:
+          index: the per-direction upper confidence index: KL-UCB (PrefUCB's, seed 000) or Pareto UCB1's
+            radius (Drugan & Nowe 2013). Allowed: 'klucb' or 'pareto_ucb1'.
+        """
         if index not in INDICES[name]:
             raise ValueError(f"{name}: option index must be one of {list(INDICES[name])}, got {index!r}")
         return dict(num_arms=ctx.num_arms, dim=ctx.dim, index=index), _cone(ctx, name)
