@@ -343,7 +343,8 @@ def policy_options(name: str) -> list:
     docs: dict = {}
     for source in sources:
         for key, text in _documented(getattr(source, "__doc__", None)).items():
-            docs.setdefault(key, text)
+            if key not in docs or (" Allowed: " in text and " Allowed: " not in docs[key]):
+                docs[key] = text  # the first source that documents it, or the first that says what it allows
     out = []
     for key, default in entry.defaults.items():
         meaning, _, allowed = docs.get(key, "").partition(" Allowed: ")
