@@ -9,6 +9,7 @@ truth (``truth.json``), computed on first use (:class:`mobandit_jax.analysis.tru
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Sequence
@@ -94,6 +95,18 @@ def family_view(resolved: dict, inst, horizon: int, family: str) -> tuple:
     return seen, Context.of(seen, horizon)
 
 
+def recommend_of(family: str, ctx: Context):
+    """``recommend(final, params) -> (K,) bool`` of the engine (:func:`mobandit_jax.engine.make_run`): ``family``'s
+    registered ``recommended`` under the context ``ctx`` of a group's first grid point, with each point's own cone
+    (``RunParams.cone``, traced, so that points that differ only in ``W`` share one compiled run)."""
+    entry = family_of(family)
+
+    def recommend(final, params):
+        return entry.recommended(final, ctx if params.cone is None else dataclasses.replace(ctx, W=params.cone))
+
+    return recommend
+
+
 def make_context(resolved: dict, inst, horizon: int, family: str = "preference") -> Context:
     """The :class:`Context` of ``family``'s builders, from a resolved spec and its environment."""
     return family_view(resolved, inst, horizon, family)[1]
@@ -144,10 +157,13 @@ def build(spec: dict) -> Plan:
             for options, (policy, pparams, static_key) in made:
                 budget = ctx.budget if ctx.budget is not None else np.inf
                 budgeted = bool(np.isfinite(budget))
-                params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, engine.float_dtype()))
+                cone = None if ctx.W is None else jnp.asarray(ctx.W, engine.float_dtype())
+                params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, engine.float_dtype()),
+                                          cone)
                 gkey = (label, static_key, inst.static_key, signature(params), budgeted)
                 if gkey not in groups:
-                    run = engine.make_run(inst.env, policy, mset, horizon, record_every, budgeted)
+                    run = engine.make_run(inst.env, policy, mset, horizon, record_every, budgeted,
+                                          recommend_of(family, ctx))
                     groups[gkey] = Group(label, entry["name"], family, run)
                 g = len(grid[label])
                 grid[label].append({"setting": setting, "params": {"name": entry["name"], **options}})
