@@ -98,13 +98,23 @@ def family_view(resolved: dict, inst, horizon: int, family: str) -> tuple:
 def recommend_of(family: str, ctx: Context):
     """``recommend(final, params) -> (K,) bool`` of the engine (:func:`mobandit_jax.engine.make_run`): ``family``'s
     registered ``recommended`` under the context ``ctx`` of a group's first grid point, with each point's own cone
-    (``RunParams.cone``, traced, so that points that differ only in ``W`` share one compiled run)."""
+    (``RunParams.cone``, :func:`padded_cone`: traced, so that points that differ only in ``W`` share one compiled
+    run)."""
     entry = family_of(family)
 
     def recommend(final, params):
         return entry.recommended(final, ctx if params.cone is None else dataclasses.replace(ctx, W=params.cone))
 
     return recommend
+
+
+def padded_cone(W, rows: int):
+    """``RunParams.cone``: the cone ``W`` as an array of ``rows`` rows, its last row repeated (the same cone), so that
+    grid points whose cones differ in their number of rows share one compiled run (None: no cone)."""
+    if W is None:
+        return None
+    W = np.asarray(W)
+    return jnp.asarray(np.concatenate([W, np.repeat(W[-1:], rows - len(W), axis=0)]), engine.float_dtype())
 
 
 def make_context(resolved: dict, inst, horizon: int, family: str = "preference") -> Context:
@@ -138,6 +148,7 @@ def build(spec: dict) -> Plan:
 
     groups: dict = {}
     names, reduce, grid = {}, {}, {}
+    rows = max((W.shape[0] for _, resolved, inst, _ in built if (W := cone_of(resolved, inst)) is not None), default=0)
     for entry in spec["policies"]:
         label = entry.get("label", entry["name"])
         if label in grid:
@@ -157,9 +168,8 @@ def build(spec: dict) -> Plan:
             for options, (policy, pparams, static_key) in made:
                 budget = ctx.budget if ctx.budget is not None else np.inf
                 budgeted = bool(np.isfinite(budget))
-                cone = None if ctx.W is None else jnp.asarray(ctx.W, engine.float_dtype())
                 params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, engine.float_dtype()),
-                                          cone)
+                                          padded_cone(ctx.W, rows))
                 gkey = (label, static_key, inst.static_key, signature(params), budgeted)
                 if gkey not in groups:
                     run = engine.make_run(inst.env, policy, mset, horizon, record_every, budgeted,
