@@ -4,7 +4,8 @@ A run folder holds ``run.json`` (the marker: a JSON object with ``"tool": "moban
 precision and spec; runs of earlier versions carry only the fingerprint), ``chunks/`` (the runner's seed
 chunks, :mod:`mobandit_jax.runner.run_folder`), and after merging ``curves.npz`` (key
 ``"{label}|{grid}|{metric}"`` -> ``(seeds, checkpoints)`` cumulative sums, plus ``checkpoints``),
-``finals.npz`` (same keys -> ``(seeds,)`` final values), ``grid.json`` (the setting and params of each grid
+``finals.npz`` (same keys -> ``(seeds,)`` final values), ``recommended.npz`` (``"{label}|{grid}"`` ->
+``(seeds, K)`` bool, the set each seed's run recommends), ``grid.json`` (the setting and params of each grid
 index per label), ``summary.json`` (``{"records": [{"policy", "params", "setting", "metric", "mean", "std",
 "n"}]}``), ``metrics.json`` (each label's metric names and reducers), ``truth.json`` (per setting: the arm
 means, mean costs and the optimal set each family scores against), ``report.md`` and PNG figures (written by
