@@ -10,19 +10,27 @@ One 6-arm CSV with an ``arm`` column and a ``price`` cost column, run under a bu
   its per-arm means, computed here from the environment's own reward stream in a plain loop (round robin until the
   next pull's price would exceed ``B``);
 - a run interrupted after its first chunk and resumed writes the same ``recommended.npz``, byte for byte.
+
+And in the engine, for a family that reads the cone: two grid points whose cones have 2 and 3 rows share one
+compiled run (the 2-row cone padded with a repeated row), and each point's set is the empirical C-optimal set of
+a round robin's means under its own cone, computed here in numpy.
 """
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from _user_data import write_csv
 
 from mobandit_jax.analysis.results import Results
-from mobandit_jax.engine import seed_keys
+from mobandit_jax.engine import RunParams, batch, make_run, seed_keys, stack_grid
+from mobandit_jax.metrics.preference import preference_metrics, preference_truth
+from mobandit_jax.problems.stochastic import make_stochastic
 from mobandit_jax.registry import make_env
 from mobandit_jax.runner import execution, plans
 from mobandit_jax.runner import spec as config
+from mobandit_jax.types import Context, Policy
 
 ARMS = ["llama-8b", "mistral-7b", "qwen-14b", "gemma-9b", "phi-3", "gpt-small"]
 SCORES = [[0.62, 0.80], [0.55, 0.85], [0.81, 0.40], [0.60, 0.60], [0.45, 0.90], [0.50, 0.50]]
@@ -147,3 +155,31 @@ def test_an_interrupted_run_resumes_to_the_same_recommended_file(data, ident, mo
     execution.execute(plan, out, progress=False)
     assert (out / "recommended.npz").read_bytes() == (ident / "recommended.npz").read_bytes()
     assert (out / "truth.json").read_bytes() == (ident / "truth.json").read_bytes()
+
+
+def test_the_engine_reads_each_points_cone_in_one_compiled_run():
+    means = np.array([[0.2, 0.8, 0.5], [0.7, 0.3, 0.4], [0.5, 0.5, 0.9], [0.6, 0.6, 0.2], [0.3, 0.4, 0.3]])
+    cones = [np.array([[1.0, 0.0, 1.0], [0.0, -1.0, 1.0]]), np.eye(3)]
+    K, horizon = len(means), 23  # arms 0-2 pulled 5 times, arms 3-4 4 times
+    inst = make_stochastic(means)
+    robin = Policy(lambda params: jnp.zeros((), jnp.int32), lambda key, state, params: (state % K).astype(jnp.int32),
+                   lambda state, action, obs, params: state + 1)
+    traces, inner = [], plans.recommend_of("preference", Context.of(inst, horizon, cones[0]))
+
+    def recommend(final, params):
+        traces.append(1)
+        return inner(final, params)
+
+    run = make_run(inst.env, robin, preference_metrics(3), horizon, horizon, budgeted=False, recommend=recommend)
+    points = [RunParams(inst.params, None, preference_truth(means, W), jnp.inf, plans.padded_cone(W, 3)) for W in cones]
+    out = jax.jit(batch(run))(stack_grid(points), seed_keys(0, [0, 1]))
+    assert len(traces) == 1 and out["recommended"].shape == (2, 2, K)
+    for s in range(2):
+        key_env = jax.random.fold_in(seed_keys(0, [s])[0], 0)
+        pulls = np.bincount(np.arange(horizon) % K, minlength=K)
+        mu = np.array([np.mean([np.asarray(inst.env.sample(key_env, i, j, 0, inst.params)[0], np.float64)
+                                for j in range(pulls[i])], axis=0) for i in range(K)])
+        for g, W in enumerate(cones):
+            proj = mu @ W.T
+            dominated = [any(np.all(proj[j] >= proj[i]) for j in range(K) if j != i) for i in range(K)]
+            np.testing.assert_array_equal(np.asarray(out["recommended"])[g, s], ~np.array(dominated))
