@@ -206,8 +206,8 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
     Returns:
       ``run(params: RunParams, seed_key, report=None) -> {name: (checkpoints,)}``: each metric's cumulative value
       at every checkpoint, with ``rounds`` and ``spent`` (and, with ``recommend``, ``recommended``: ``(K,)``
-      bool). ``report`` (static) is a host function called with the
-      index of each checkpoint as it begins (module docstring). ``run.checkpoints`` is the number of checkpoints;
+      bool). ``report`` (static) is a host function called with the index of each checkpoint as it begins
+      (module docstring). ``run.checkpoints`` is the number of checkpoints;
       an identifier with ``identify_in_turn`` also gives ``run.in_turn(params, seed_keys (R,))``, the same outputs
       for ``R`` seeds run in turn in one lane.
     """
