@@ -174,11 +174,12 @@ def test_the_engine_reads_each_points_cone_in_one_compiled_run():
     points = [RunParams(inst.params, None, preference_truth(means, W), jnp.inf, plans.padded_cone(W, 3)) for W in cones]
     out = jax.jit(batch(run))(stack_grid(points), seed_keys(0, [0, 1]))
     assert len(traces) == 1 and out["recommended"].shape == (2, 2, K)
+    sample = jax.jit(lambda key, i, j: inst.env.sample(key, i, j, 0, inst.params)[0])  # one compile, every pull
     for s in range(2):
         key_env = jax.random.fold_in(seed_keys(0, [s])[0], 0)
         pulls = np.bincount(np.arange(horizon) % K, minlength=K)
-        mu = np.array([np.mean([np.asarray(inst.env.sample(key_env, i, j, 0, inst.params)[0], np.float64)
-                                for j in range(pulls[i])], axis=0) for i in range(K)])
+        mu = np.array([np.mean([np.asarray(sample(key_env, i, j), np.float64) for j in range(pulls[i])], axis=0)
+                       for i in range(K)])
         for g, W in enumerate(cones):
             proj = mu @ W.T
             dominated = [any(np.all(proj[j] >= proj[i]) for j in range(K) if j != i) for i in range(K)]

@@ -104,6 +104,8 @@ def recommended_sections(results) -> str:
         truths = list(dict.fromkeys(r.true_names for r in recs if r.true_names is not None))
         if len(truths) == 1:
             lines += [f"True set: {_names(truths[0])}.", ""]
+        elif any(r.redrawn for r in recs):
+            lines += ["Each seed redraws its instance: there is no one true set.", ""]
         lines += ["| policy | most frequent recommended set | seeds |", "|---|---|---|"]
         lines += [f"| {c} | {_names(r.top)} | {r.top_count}/{len(r.masks)} ({r.top_frequency:.0%}) |"
                   for c, r in pairs]

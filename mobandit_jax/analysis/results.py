@@ -94,7 +94,8 @@ class Recommendation:
     ``masks[n, i]``: seed ``seeds[n]``'s run recommends arm ``arms[i]``; ``top``: the names of the set
     recommended most often (ties: the one a lower seed recommended first), by ``top_count`` of the seeds
     (``top_frequency``, a share); ``inclusion[i]``: the share of seeds whose set holds arm ``i``; ``true_set``:
-    the ``(K,)`` bool set of the family's truth (``truth.json``), or None where the family has none.
+    the ``(K,)`` bool set of the family's truth (``truth.json``), or None where the family has none or where each
+    seed redraws its instance (``redrawn``: there is no one true set).
     """
 
     policy: str
@@ -107,6 +108,7 @@ class Recommendation:
     top_frequency: float
     inclusion: np.ndarray
     true_set: np.ndarray | None
+    redrawn: bool = False
 
     @property
     def correct(self) -> np.ndarray | None:
@@ -402,12 +404,13 @@ class Results:
         arms = tuple(entry.get("arms") or (f"arm {i}" for i in range(masks.shape[1])))
         truths = entry.get("families", {})
         family = self.families.get(policy) or (next(iter(truths)) if len(truths) == 1 else None)
-        found = truths.get(family, {}).get("true_set")
+        redrawn = bool(entry.get("per_seed"))  # each seed's own instance: the setting's true set is none of theirs
+        found = None if redrawn else truths.get(family, {}).get("true_set")
         row, count = most_frequent(masks)
         seeds = np.asarray(self.arrays.get("seed_index", np.arange(len(masks))))
         return Recommendation(policy, dict(point["setting"]), arms, masks, seeds,
                               tuple(a for a, r in zip(arms, row, strict=True) if r), count, count / len(masks),
-                              masks.mean(axis=0), None if found is None else np.asarray(found, bool))
+                              masks.mean(axis=0), None if found is None else np.asarray(found, bool), redrawn)
 
     def metrics(self) -> list:
         """The metric names of the records.

@@ -108,13 +108,13 @@ def recommend_of(family: str, ctx: Context):
     return recommend
 
 
-def padded_cone(W, rows: int):
+def padded_cone(cone, rows: int):
     """``RunParams.cone``: the cone ``W`` as an array of ``rows`` rows, its last row repeated (the same cone), so that
     grid points whose cones differ in their number of rows share one compiled run (None: no cone)."""
-    if W is None:
+    if cone is None:
         return None
-    W = np.asarray(W)
-    return jnp.asarray(np.concatenate([W, np.repeat(W[-1:], rows - len(W), axis=0)]), engine.float_dtype())
+    cone = np.asarray(cone)
+    return jnp.asarray(np.concatenate([cone, np.repeat(cone[-1:], rows - len(cone), axis=0)]), engine.float_dtype())
 
 
 def make_context(resolved: dict, inst, horizon: int, family: str = "preference") -> Context:
