@@ -17,7 +17,7 @@ import importlib as _importlib
 
 _EXPORTS = {
     "runner.api": ("run",),
-    "analysis.results": ("Curves", "Results"),
+    "analysis.results": ("Curves", "Recommendation", "Results"),
     "engine": ("batch", "make_run", "seed_keys"),
     "errors": ("ConfigError",),
     "kernels": ("cone_optimal_mask", "hv_contributions", "hypervolume", "klucb_lower", "klucb_upper",

@@ -12,7 +12,12 @@
   (its state is frozen and its metrics add zero), so many budgets share one compiled scan; runs
   built with ``budgeted=False`` (no budget anywhere in the group) skip the freeze;
 - output: cumulative metric sums every ``record_every`` rounds (``(n_checkpoints,)`` per name),
-  plus ``rounds`` (rounds played) and ``spent`` (cumulative cost) at the same checkpoints;
+  plus ``rounds`` (rounds played) and ``spent`` (cumulative cost) at the same checkpoints; with a
+  ``recommend`` function (the plan gives its family's, :func:`mobandit_jax.registry.register_family`),
+  also ``recommended``, the ``(K,)`` bool set the run recommends from how it ended
+  (:class:`~mobandit_jax.types.Final`: the final policy state, the last action played, the pulls and the
+  empirical mean reward per arm, which the scan then sums beside the pulls; an identifier's
+  ``IdentifyResult``, its mask and pulls, and zero means). The metrics do not depend on it;
 - progress: ``run(params, seed_key, report=f)`` also calls ``f(c)`` on the host as checkpoint ``c``
   begins, i.e. once ``c`` checkpoints are done (``jax.debug.callback``, unordered; its only operand
   is the checkpoint index, which no vmap batches, so it fires once per checkpoint per program call,
@@ -55,7 +60,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .types import Identifier, Observation, RunParams  # noqa: F401  (RunParams re-exported)
+from .types import Final, Identifier, Observation, RunParams  # noqa: F401  (RunParams re-exported)
 
 RESET_STREAM = 2
 # Float32 sums of horizons above this many rounds are compensated (module docstring). It is at least
@@ -182,7 +187,7 @@ def prepare(env, metrics, params, seed_key):
     return env_params, mparams
 
 
-def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bool = True):
+def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bool = True, recommend=None):
     """Build one seed's run of ``policy`` on ``env``, scored by ``metrics``.
 
     Args:
@@ -195,11 +200,14 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
       budgeted: ``False`` promises that ``params.budget`` is infinite: when, in addition, the horizon is a whole
         number of checkpoints, no lane can stop early and the per-round freeze of the policy state (a select
         over the whole state) is left out of the compiled round.
+      recommend: ``recommend(final: Final, params: RunParams) -> (K,) bool``, the set the run recommends (static;
+        None: the run records none, and keeps no per-arm reward sums).
 
     Returns:
       ``run(params: RunParams, seed_key, report=None) -> {name: (checkpoints,)}``: each metric's cumulative value
-      at every checkpoint, with ``rounds`` and ``spent``. ``report`` (static) is a host function called with the
-      index of each checkpoint as it begins (module docstring). ``run.checkpoints`` is the number of checkpoints;
+      at every checkpoint, with ``rounds`` and ``spent`` (and, with ``recommend``, ``recommended``: ``(K,)``
+      bool). ``report`` (static) is a host function called with the index of each checkpoint as it begins
+      (module docstring). ``run.checkpoints`` is the number of checkpoints;
       an identifier with ``identify_in_turn`` also gives ``run.in_turn(params, seed_keys (R,))``, the same outputs
       for ``R`` seeds run in turn in one lane.
     """
@@ -208,7 +216,7 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
     if record_every < 1:
         raise ValueError(f"record_every = {record_every}: it must be at least 1")
     if isinstance(policy, Identifier):
-        return _make_identify_run(env, policy, metrics)
+        return _make_identify_run(env, policy, metrics, recommend)
     n_ckpt = num_checkpoints(horizon, record_every)
     n_metrics = len(metrics.names)
     may_stop = budgeted or n_ckpt * record_every != horizon
@@ -227,9 +235,15 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
             _zeros((n_metrics,), exact),  # cumulative metrics
             jnp.zeros((), jnp.int32),  # rounds played
         )
+        if recommend is not None:
+            played = jax.eval_shape(policy.select, key_pol, state, params.policy)
+            carry += (
+                _zeros((env.num_arms, env.dim), exact),  # reward sums per arm (Final.means)
+                jnp.zeros(played.shape, played.dtype),  # the last action played (Final.action)
+            )
 
         def one_round(carry, t):
-            state, pulls, spent, done, cum, rounds = carry
+            state, pulls, spent, done, cum, rounds, *seen = carry
             action = policy.select(jax.random.fold_in(key_pol, t), state, params.policy)
             arms = jnp.reshape(action, (-1,))
             if jnp.ndim(action) == 0:
@@ -253,38 +267,50 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
                 _add(cum, jnp.where(active, values, 0.0)),
                 rounds + active.astype(jnp.int32),
             )
+            if seen:
+                sums, last = seen
+                gained = jnp.reshape(jnp.asarray(reward, dtype), (-1, env.dim))
+                gained = jnp.zeros((env.num_arms, env.dim), dtype).at[arms].add(jnp.where(active, gained, 0.0))
+                carry += (_add(sums, gained), jnp.where(active, action, last))
             return carry, None
 
         def one_checkpoint(carry, c):
             if report is not None:
                 jax.debug.callback(report, c)  # c is not batched: once per checkpoint per call
             carry, _ = jax.lax.scan(one_round, carry, c * record_every + jnp.arange(record_every))
-            _, _, spent, _, cum, rounds = carry
+            _, _, spent, _, cum, rounds, *_ = carry
             return carry, (_value(cum), rounds, _value(spent))
 
-        _, (cum, rounds, spent) = jax.lax.scan(one_checkpoint, carry, jnp.arange(n_ckpt))
+        carry, (cum, rounds, spent) = jax.lax.scan(one_checkpoint, carry, jnp.arange(n_ckpt))
         out = {name: cum[:, i] for i, name in enumerate(metrics.names)}
         out["rounds"], out["spent"] = rounds, spent
+        if recommend is not None:
+            state, pulls, *_, sums, last = carry
+            means = _value(sums) / jnp.maximum(pulls, 1).astype(dtype)[:, None]
+            out["recommended"] = jnp.asarray(recommend(Final(state, last, pulls, means), params), bool)
         return out
 
     run.checkpoints = n_ckpt
     return run
 
 
-def _make_identify_run(env, policy, metrics):
-    def outputs(mparams, result):
+def _make_identify_run(env, policy, metrics, recommend=None):
+    def outputs(mparams, result, params):
         values = metrics.values(mparams, result.recommended, result)
         dtype = float_dtype()
         out = {name: jnp.reshape(jnp.asarray(v, dtype), (1,)) for name, v in zip(metrics.names, values, strict=True)}
         out["rounds"] = jnp.ones((1,), jnp.int32)
         out["spent"] = jnp.zeros((1,), dtype)
+        if recommend is not None:
+            final = Final(result, result.recommended, result.pulls, jnp.zeros((env.num_arms, env.dim), dtype))
+            out["recommended"] = jnp.asarray(recommend(final, params), bool)
         return out
 
     @full_precision_dots
     def run(params, seed_key, report=None):
         key_env, key_pol = _streams(seed_key)
         env_params, mparams = prepare(env, metrics, params, seed_key)
-        return outputs(mparams, policy.identify(key_env, key_pol, env_params, params.policy))
+        return outputs(mparams, policy.identify(key_env, key_pol, env_params, params.policy), params)
 
     run.checkpoints = 1
     if policy.identify_in_turn is not None:
@@ -294,7 +320,7 @@ def _make_identify_run(env, policy, metrics):
             key_env, key_pol = jax.vmap(_streams)(seed_keys)
             env_params, mparams = jax.vmap(lambda k: prepare(env, metrics, params, k))(seed_keys)
             results = policy.identify_in_turn(key_env, key_pol, env_params, params.policy)
-            return jax.vmap(outputs)(mparams, results)
+            return jax.vmap(lambda m, r: outputs(m, r, params))(mparams, results)
 
         run.in_turn = in_turn
     return run

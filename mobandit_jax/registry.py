@@ -78,7 +78,9 @@ class FamilyEntry(NamedTuple):
     ``truth.json`` writes it; ``reads_cone``: its policies and metrics read ``[preference] W`` (else they see
     the instance projected under the cone); ``recommended(final, ctx) -> (K,) bool`` reads the set a run
     recommends from its :class:`~mobandit_jax.types.Final`; ``example(seed) -> Context`` is a small context
-    its policies run on (the conformance test); ``budget`` names how a budget stops it (:data:`BUDGET_STOPS`).
+    its policies run on (the conformance test); ``budget`` names how a budget stops it (:data:`BUDGET_STOPS`);
+    ``true_set(truth, means) -> (K,) bool | None`` is the set a recommendation is compared with, read from its
+    ``truth.json`` entry (plain data) and the ``(K, d)`` means the family sees (None: none).
     """
 
     name: str
@@ -92,6 +94,7 @@ class FamilyEntry(NamedTuple):
     budget: str
     doc: str
     module: str
+    true_set: Callable | None = None
 
 
 PLUGIN_MODULES: set = set()  # modules imported as plugins (:mod:`mobandit_jax.runner.plugins`)
@@ -248,7 +251,8 @@ def empirical_optimal(final: Final, ctx: Context):
 
 def register_family(name: str, *, kind: str, metrics: Callable, truth: Callable | None = None,
                     truth_json: Callable | None = None, reads_cone: bool = False, recommended: Callable | None = None,
-                    example: Callable | None = None, budget: str | None = None, doc: str = ""):
+                    example: Callable | None = None, budget: str | None = None, doc: str = "",
+                    true_set: Callable | None = None):
     """Register a policy family once; the plan, the truth table, the results and the tests read it.
 
     Args:
@@ -266,6 +270,9 @@ def register_family(name: str, *, kind: str, metrics: Callable, truth: Callable 
       budget: how a budget stops it, a key of :data:`BUDGET_STOPS` (default: ``"engine"`` for an online family,
         ``"own"`` for an identifier).
       doc: a one-line description.
+      true_set: ``f(truth, means) -> (K,) bool | None``, the true set its recommended sets are compared with
+        (``truth.json``'s ``true_set``, the reports' "in true set"), from its ``truth.json`` entry as plain data
+        and the ``(K, d)`` means it sees (default: none).
 
     Returns:
       The :class:`FamilyEntry` registered.
@@ -278,13 +285,13 @@ def register_family(name: str, *, kind: str, metrics: Callable, truth: Callable 
     if budget not in BUDGET_STOPS:
         raise RegistryError(f"family {name!r}: budget = {budget!r}; allowed: {sorted(BUDGET_STOPS)}")
     for what, fn in (("metrics", metrics), ("truth", truth), ("truth_json", truth_json),
-                     ("recommended", recommended), ("example", example)):
+                     ("recommended", recommended), ("example", example), ("true_set", true_set)):
         if fn is not None and not callable(fn):
             raise RegistryError(f"family {name!r}: {what} must be a callable")
     default = identified if kind == IDENTIFIER else empirical_optimal
     return FAMILIES.add(FamilyEntry(name, kind, metrics, truth or metric_params, truth_json or as_is,
                                     bool(reads_cone), recommended or default, example, budget, doc,
-                                    _module(metrics)))
+                                    _module(metrics), true_set))
 
 
 OPTION_SECTIONS = ("Options:", "Args:")  # the docstring sections that document a policy's options

@@ -203,6 +203,22 @@ class EnvInstance(NamedTuple):
     noise_sigma: float | None = None  # reward noise standard deviation, if known
     bounded: bool = True  # every reward lies in [0, 1]^d (False: e.g. unclipped Gaussian noise)
 
+    @property
+    def arm_names(self) -> list:
+        """The arms' names: the environment's own (``info["arms"]``: a CSV's arm column, a data set's labels),
+        else ``"arm 0"`` .. ``"arm K-1"``."""
+        names = self.info.get("arms")
+        if names is not None and len(names) == self.env.num_arms:
+            return [str(n) for n in names]
+        return [f"arm {i}" for i in range(self.env.num_arms)]
+
+    @property
+    def cost_unit(self) -> tuple:
+        """``(scale, name)``: one unit of this instance's costs and budget is ``scale`` of the data's own cost unit
+        ``name`` (``info["cost_scale"]``, ``info["cost_name"]``: a CSV's largest cost and its cost column), else
+        ``(1.0, "cost units")``."""
+        return float(self.info.get("cost_scale", 1.0)), str(self.info.get("cost_name", "cost units"))
+
 
 @dataclass
 class Context:
@@ -372,3 +388,4 @@ class RunParams(NamedTuple):
     policy: Any
     metric: Any
     budget: Any
+    cone: Any = None  # (M, d) the grid point's cone W, for a family that reads it: what its ``recommended`` reads

@@ -149,7 +149,7 @@ def test_a_plugin_family_from_toml_equals_its_in_process_registration(runs):
     a, b = base / "workers", base / "in_process"
     for name in ("summary.json", "grid.json", "metrics.json", "truth.json"):
         assert json.loads((a / name).read_text()) == json.loads((b / name).read_text()), name
-    for name in ("curves.npz", "finals.npz"):
+    for name in ("curves.npz", "finals.npz", "recommended.npz"):
         x, y = _arrays(a, name), _arrays(b, name)
         assert x.keys() == y.keys() and all(np.array_equal(x[k], y[k]) for k in x), name
     grid = json.loads((a / "grid.json").read_text())["explore_commit"]
@@ -157,7 +157,8 @@ def test_a_plugin_family_from_toml_equals_its_in_process_registration(runs):
         ("three", 1), ("three", 5), ("four", 1), ("four", 5)]  # the sweep ran over both settings
     meta = json.loads((a / "metrics.json").read_text())
     assert meta == {"names": {"explore_commit": ["maxmin_regret", "cost"]},
-                    "reduce": {"explore_commit": {"maxmin_regret": "sum", "cost": "sum"}}}
+                    "reduce": {"explore_commit": {"maxmin_regret": "sum", "cost": "sum"}},
+                    "families": {"explore_commit": "maxmin"}}
 
 
 def test_a_plugin_family_writes_its_truth_and_its_report(runs):

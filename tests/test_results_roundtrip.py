@@ -2,6 +2,7 @@
 metrics.json, no truth.json) still load and save; a missing or unreadable file is one error naming
 the folder and the file."""
 import json
+import re
 import shutil
 
 import pytest
@@ -11,8 +12,8 @@ import mobandit_jax as mb
 from mobandit_jax.analysis.results import ResultsFileError
 from mobandit_jax.runner.cli import main
 
-RESULT_FILES = ("summary.json", "curves.npz", "finals.npz", "grid.json", "truth.json", "metrics.json", "report.md",
-                "timing.json", "run.json", "regret_gap.png", "regret_indicator.png")
+RESULT_FILES = ("summary.json", "curves.npz", "finals.npz", "recommended.npz", "grid.json", "truth.json",
+                "metrics.json", "report.md", "timing.json", "run.json", "regret_gap.png", "regret_indicator.png")
 
 
 def _files(folder) -> dict:
@@ -49,6 +50,7 @@ def test_old_folder_without_metrics_json_loads_and_saves_again(run, tmp_path):
     shutil.copytree(run, old)
     (old / "metrics.json").unlink()
     (old / "truth.json").unlink()
+    (old / "recommended.npz").unlink()  # nor a recommended.npz: its report lists no recommended sets
     back = mb.Results.load(old)
     assert back.names == mb.Results.load(run).names
     # the figures say which metrics are sums; the other reducers cannot be derived from the folder
@@ -58,8 +60,9 @@ def test_old_folder_without_metrics_json_loads_and_saves_again(run, tmp_path):
         back.truth(0)
     back.save(tmp_path / "new")
     new, ref = _files(tmp_path / "new"), _files(run)
-    assert sorted(new) == sorted(name for name in ref if name != "truth.json")
-    assert [name for name in new if name != "metrics.json" and new[name] != ref[name]] == []
+    assert sorted(new) == sorted(name for name in ref if name not in ("truth.json", "recommended.npz"))
+    assert [name for name in new if name not in ("metrics.json", "report.md") and new[name] != ref[name]] == []
+    assert new["report.md"] == re.sub(rb"## Recommended sets\n.*?(?=!\[)", b"", ref["report.md"], flags=re.S)
     assert json.loads(new["metrics.json"])["reduce"] == back.reduce
     assert mb.Results.load(tmp_path / "new").reduce == back.reduce
 

@@ -4,7 +4,8 @@ A run folder holds ``run.json`` (the marker: a JSON object with ``"tool": "moban
 precision and spec; runs of earlier versions carry only the fingerprint), ``chunks/`` (the runner's seed
 chunks, :mod:`mobandit_jax.runner.run_folder`), and after merging ``curves.npz`` (key
 ``"{label}|{grid}|{metric}"`` -> ``(seeds, checkpoints)`` cumulative sums, plus ``checkpoints``),
-``finals.npz`` (same keys -> ``(seeds,)`` final values), ``grid.json`` (the setting and params of each grid
+``finals.npz`` (same keys -> ``(seeds,)`` final values), ``recommended.npz`` (``"{label}|{grid}"`` ->
+``(seeds, K)`` bool, the set each seed's run recommends), ``grid.json`` (the setting and params of each grid
 index per label), ``summary.json`` (``{"records": [{"policy", "params", "setting", "metric", "mean", "std",
 "n", "se", "ci_low", "ci_high", "interval"}]}``: the 95% interval of the mean, Wilson's for a rate, Student
 t's otherwise; records of earlier versions stop at ``n``), ``metrics.json`` (each label's metric names,

@@ -104,8 +104,10 @@ def text(plan, summary: dict, figures: list, band: str = "ci", baseline: str | N
     figs = [f"![{f}]({f})" for f in figures]
     budget = budget_tables(plan, band)
     budget = ["## Against the budget spent", "", budget] if budget else []
+    recommended = [recommended_sections(plan)] if getattr(plan, "recommendations", None) else []
     extra = paired_section(plan, baseline) + grid_section(plan)
-    return "\n".join(head + [tables(band_records(plan, summary["records"], band), band)] + budget + extra + figs) + "\n"
+    return "\n".join(head + [tables(band_records(plan, summary["records"], band), band)] + budget + recommended
+                     + extra + figs) + "\n"
 
 
 def write(plan, summary: dict, figures: list, out: Path, band: str = "ci"):
@@ -187,3 +189,51 @@ def grid_section(plan) -> list:
             "grid (the optimum may then lie outside it).", "",
             "| policy | setting | metric | option | grid | best | mean [95% CI] | runner-up: difference | edge |",
             "|---|---|---|---|---|---|---|---|---|"] + lines + [""]
+
+
+def _names(names) -> str:
+    """A set of arm names as a table cell (``|`` escaped)."""
+    return "{" + ", ".join(str(n).replace("|", "\\|") for n in names) + "}"
+
+
+def recommended_sections(results) -> str:
+    """The sets the runs recommend, by arm name (``recommended.npz``, :meth:`Results.recommended`): per grid
+    setting, the budget ``B`` in the data's own cost units (where the run has one), the true set, each policy's
+    most frequent recommended set with its share of seeds, and a table of arms: in the true set, and the share
+    of seeds whose recommended set holds it, per policy. Empty where the run recorded none."""
+    by_setting: dict = {}
+    for label, points in results.grid.items():
+        for g, point in enumerate(points):
+            if f"{label}|{g}" in results.recommendations:
+                by_setting.setdefault(setting_title(point["setting"]), []).append(
+                    (column(label, point["params"]), results.recommendation_at(label, g)))
+    if not by_setting:
+        return ""
+    lines = ["## Recommended sets", "",
+             "The set each run recommends at its end (its family's `recommended`), by arm name: per policy the set "
+             "recommended most often and the share of seeds that recommend it; per arm the share of seeds whose "
+             "set holds it.", ""]
+    for title, pairs in by_setting.items():
+        cols, recs = [c for c, _ in pairs], [r for _, r in pairs]
+        if len(by_setting) > 1:
+            lines += [f"### {title}", ""]
+        budget = (results.truth(recs[0].setting) if results.truths else {}).get("budget")
+        if budget:
+            lines += [f"Budget B = {budget['B_own_units']:.6g} {budget['cost_name']} "
+                      f"({budget['B']:.6g} in units of the largest cost, {budget['cost_scale']:.6g} "
+                      f"{budget['cost_name']}).", ""]
+        truths = list(dict.fromkeys(r.true_names for r in recs if r.true_names is not None))
+        if len(truths) == 1:
+            lines += [f"True set: {_names(truths[0])}.", ""]
+        elif any(r.redrawn for r in recs):
+            lines += ["Each seed redraws its instance: there is no one true set.", ""]
+        lines += ["| policy | most frequent recommended set | seeds |", "|---|---|---|"]
+        lines += [f"| {c} | {_names(r.top)} | {r.top_count}/{len(r.masks)} ({r.top_frequency:.0%}) |"
+                  for c, r in pairs]
+        lines += ["", "| arm | in true set | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
+        for i, arm in enumerate(recs[0].arms):
+            true = sorted({"yes" if r.true_set[i] else "no" for r in recs if r.true_set is not None})
+            cells = " | ".join(f"{r.inclusion[i]:.2f}" for r in recs)
+            lines.append(f"| {_names([arm])[1:-1]} | {'/'.join(true) or '–'} | {cells} |")
+        lines.append("")
+    return "\n".join(lines)

@@ -2,17 +2,21 @@
 
 ``mobandit run`` and ``mb.run`` both merge their seed chunks into a :class:`Results`:
 ``Results.save`` writes the run folder's result files (``curves.npz``, ``finals.npz``,
-``grid.json``, ``summary.json``, ``timing.json``, ``metrics.json``, ``truth.json``, figures and
-``report.md``; file layout in :mod:`mobandit_jax.analysis.files`), and ``Results.load`` reads a
+``recommended.npz``, ``grid.json``, ``summary.json``, ``timing.json``, ``metrics.json``, ``truth.json``,
+figures and ``report.md``; file layout in :mod:`mobandit_jax.analysis.files`), and ``Results.load`` reads a
 run folder back, so that ``Results.load(d).save(e)`` writes the files of ``d`` again, byte for byte.
 
 ``metrics.json``: ``{"names": {label: [metric, ...]}, "reduce": {label: {metric: reducer}},
-"bounds": {label: {metric: [low, high]}}, "goal": {label: {metric: "min" | "max" | ""}}}``, what
-reading a folder back needs beyond the records (the reducers pick the figures: one per ``"sum"``
-metric; the bounds mark rates and clip bands; the goal names the best policy of a paired comparison).
-A folder of an earlier version has none: its metrics come from the records, and a metric
-with a figure ``METRIC.png`` in the folder is a ``"sum"``; the other reducers cannot be derived
-from the folder and are null; without ``bounds`` and ``goal`` no metric is a rate and none has a goal.
+"bounds": {label: {metric: [low, high]}}, "goal": {label: {metric: "min" | "max" | ""}}, "families":
+{label: family}}``, what reading a folder back needs beyond the records (the reducers pick the figures: one
+per ``"sum"`` metric; the bounds mark rates and clip bands; the goal names the best policy of a paired
+comparison; the family names the true set of :meth:`Results.recommended`). A folder of an earlier version
+has none: its metrics come from the records, and a metric with a figure ``METRIC.png`` in the folder is a
+``"sum"``; the other reducers cannot be derived from the folder and are null; without ``bounds`` and ``goal``
+no metric is a rate and none has a goal.
+
+``recommended.npz``: ``"{label}|{grid}"`` -> ``(seeds, K)`` bool, the set each seed's run recommends
+(its family's registered ``recommended``), read by :meth:`Results.recommended`.
 
 ``truth.json``: the ground truth every metric scores against, per grid setting
 (:mod:`mobandit_jax.analysis.truth`).
@@ -83,6 +87,50 @@ class _Folder:
             raise self.error(name, f"{type(err).__name__}: {err}") from None
 
 
+RECOMMENDED_FILE = "recommended.npz"
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """What one policy at one grid setting recommends over the seeds (:meth:`Results.recommended`).
+
+    ``masks[n, i]``: seed ``seeds[n]``'s run recommends arm ``arms[i]``; ``top``: the names of the set
+    recommended most often (ties: the one a lower seed recommended first), by ``top_count`` of the seeds
+    (``top_frequency``, a share); ``inclusion[i]``: the share of seeds whose set holds arm ``i``; ``true_set``:
+    the ``(K,)`` bool set of the family's truth (``truth.json``), or None where the family has none or where each
+    seed redraws its instance (``redrawn``: there is no one true set).
+    """
+
+    policy: str
+    setting: dict
+    arms: tuple
+    masks: np.ndarray
+    seeds: np.ndarray
+    top: tuple
+    top_count: int
+    top_frequency: float
+    inclusion: np.ndarray
+    true_set: np.ndarray | None
+    redrawn: bool = False
+
+    @property
+    def correct(self) -> np.ndarray | None:
+        """``(seeds,)`` bool: the seed's recommended set is the true set (None without a true set)."""
+        return None if self.true_set is None else np.all(self.masks == self.true_set[None, :], axis=1)
+
+    @property
+    def true_names(self) -> tuple | None:
+        """The names of the true set's arms (None without a true set)."""
+        return None if self.true_set is None else tuple(a for a, t in zip(self.arms, self.true_set, strict=True) if t)
+
+
+def most_frequent(masks: np.ndarray) -> tuple:
+    """``(row, count)``: the row of ``masks (S, K)`` that occurs most often (ties: the one that occurs first)."""
+    rows, first, counts = np.unique(np.asarray(masks, bool), axis=0, return_index=True, return_counts=True)
+    best = min(range(len(rows)), key=lambda r: (-counts[r], first[r]))
+    return rows[best], int(counts[best])
+
+
 class Curves(NamedTuple):
     """Cumulative per-seed curves of one metric, labelled.
 
@@ -126,6 +174,8 @@ class Results:
     folder: Path | None = None  # the run folder read back by load
     bounds: dict = field(default_factory=dict)  # label -> {metric: [low, high]} (Metric.bounds; metrics.json)
     goal: dict = field(default_factory=dict)  # label -> {metric: "min" | "max" | ""} (Metric.goal; metrics.json)
+    recommendations: dict = field(default_factory=dict)  # recommended.npz: "label|grid" -> (seeds, K) bool
+    families: dict = field(default_factory=dict)  # label -> its policy family (metrics.json)
 
     def __repr__(self) -> str:
         """One short paragraph: policies, settings, seeds and metrics (not the arrays)."""
@@ -153,9 +203,12 @@ class Results:
         merged = dict(merged)
         seeds = merged.pop("seed_index")
         ckpts = np.asarray(checkpoint_rounds(plan.horizon, plan.record_every))
-        curves, finals, records = {"checkpoints": ckpts, "seed_index": seeds}, {}, []
+        curves, finals, records, recommended = {"checkpoints": ckpts, "seed_index": seeds}, {}, [], {}
         for label, points in plan.grid.items():
             for g, point in enumerate(points):
+                rec = merged.get(f"{label}|{g}|recommended")
+                if rec is not None and len(rec) == len(seeds):  # chunks of an earlier version record none
+                    recommended[f"{label}|{g}"] = np.asarray(rec, bool)
                 rounds = merged[f"{label}|{g}|rounds"]
                 for m in plan.names[label]:
                     key = f"{label}|{g}|{m}"
@@ -167,9 +220,10 @@ class Results:
                                                 plan.bounds.get(label, {}).get(m)))
                 for extra in ("rounds", "spent"):
                     curves[f"{label}|{g}|{extra}"] = merged[f"{label}|{g}|{extra}"]
+        families = {g.label: g.family for g in plan.groups}
         return cls(plan.spec, plan.grid, plan.names, plan.reduce, plan.horizon, plan.record_every, plan.base_seed,
                    curves, finals, records, wall, marker, plan.truth,
-                   bounds=plan.bounds, goal=plan.goal)
+                   bounds=plan.bounds, goal=plan.goal, recommendations=recommended, families=families)
 
     @classmethod
     def load(cls, path) -> Results:
@@ -214,7 +268,8 @@ class Results:
         return cls(spec, run.json("grid.json", {}), {k: tuple(v) for k, v in meta["names"].items()}, meta["reduce"],
                    horizon, every, exp.get("seed", 0), arrays, finals, records,
                    timing.get("wall_seconds_this_invocation", 0.0), marker, truths, run.path,
-                   bounds=meta.get("bounds", {}), goal=meta.get("goal", {}))
+                   bounds=meta.get("bounds", {}), goal=meta.get("goal", {}),
+                   recommendations=run.npz(RECOMMENDED_FILE), families=dict(meta.get("families") or {}))
 
     def _where(self) -> str:
         return f"run folder {self.folder}" if self.folder is not None else "these results"
@@ -462,6 +517,43 @@ class Results:
                                  "edge": (value in (shown[0], shown[-1])) if numeric else None})
         return rows
 
+    def recommended(self, policy: str, **setting) -> Recommendation:
+        """The sets one policy recommends at one grid setting, by arm name, over the seeds.
+
+        Args:
+          policy: a policy label.
+          **setting: setting items and policy options of the grid point (:meth:`index`).
+
+        Returns:
+          A :class:`Recommendation`: the per-seed masks, the most frequent set by name and its frequency, each
+          arm's inclusion frequency and the family's true set (``truth.json``; arm names from its ``arms``, else
+          ``"arm 0"`` ..).
+        """
+        g = self.index(policy, **setting)
+        if g is None:
+            raise KeyError(f"{self._where()}: policy {policy!r} has no grid point {setting}")
+        return self.recommendation_at(policy, g)
+
+    def recommendation_at(self, policy: str, g: int) -> Recommendation:
+        """:meth:`recommended` of grid index ``g`` of ``policy`` (``recommended.npz``'s ``"{policy}|{g}"``)."""
+        key = f"{policy}|{g}"
+        if key not in self.recommendations:
+            raise KeyError(f"{self._where()}: {RECOMMENDED_FILE} has no array {key!r} (runs of this version "
+                           "record each seed's recommended set)")
+        masks = np.asarray(self.recommendations[key], bool)
+        point = self.grid[policy][g]
+        entry = self.truth(point["setting"]) if self.truths else {}
+        arms = tuple(entry.get("arms") or (f"arm {i}" for i in range(masks.shape[1])))
+        truths = entry.get("families", {})
+        family = self.families.get(policy) or (next(iter(truths)) if len(truths) == 1 else None)
+        redrawn = bool(entry.get("per_seed"))  # each seed's own instance: the setting's true set is none of theirs
+        found = None if redrawn else truths.get(family, {}).get("true_set")
+        row, count = most_frequent(masks)
+        seeds = np.asarray(self.arrays.get("seed_index", np.arange(len(masks))))
+        return Recommendation(policy, dict(point["setting"]), arms, masks, seeds,
+                              tuple(a for a, r in zip(arms, row, strict=True) if r), count, count / len(masks),
+                              masks.mean(axis=0), None if found is None else np.asarray(found, bool), redrawn)
+
     def metrics(self) -> list:
         """The metric names of the records.
 
@@ -572,6 +664,8 @@ class Results:
         self._need_arrays()
         files.write_npz(out / "curves.npz", self.arrays)
         files.write_npz(out / "finals.npz", self.finals)
+        if self.recommendations:
+            files.write_npz(out / RECOMMENDED_FILE, self.recommendations)
         files.write_json(out / "grid.json", self.grid)
         summary = {"records": self.records}
         files.write_json(out / "summary.json", summary)
@@ -582,6 +676,8 @@ class Results:
         declared = {"bounds": any(any(x is not None for x in b) for ms in self.bounds.values() for b in ms.values()),
                     "goal": any(g for ms in self.goal.values() for g in ms.values())}
         meta.update({k: v for k, v in (("bounds", self.bounds), ("goal", self.goal)) if declared[k]})  # else none
+        if self.families:
+            meta["families"] = self.families
         files.write_json(out / METRICS_FILE, meta)
         if self.truths:
             files.write_json(out / TRUTH_FILE, {"settings": list(self.truths)})

@@ -3,10 +3,14 @@
 ``truth.json``: ``{"settings": [entry per grid setting, in grid order]}``, the ground truth every
 metric scores against (:class:`TruthTable`), each family's from its registered ``truth``
 (:func:`mobandit_jax.registry.register_family`; the built-in families' definitions: PDMOB Defs. 2 and 4,
-Xue et al. Section 3, Gutowski et al. Eq. (1)-(2)). An entry holds ``setting``, ``means`` (K, d)
+Xue et al. Section 3, Gutowski et al. Eq. (1)-(2)). An entry holds ``setting``, ``arms`` (the K arm names,
+:attr:`~mobandit_jax.types.EnvInstance.arm_names`), ``means`` (K, d)
 (``EnvInstance.means``: what the policies' contexts and the metrics read), ``mean_costs`` (K,) or
-null, ``families`` (per metric family of the spec's policies, taken from that family's own metric
-params after its ``prepare``, as the engine hands them to the metric step):
+null, ``budget`` (where the instance has one: ``B`` in the instance's cost units, ``cost_scale`` and
+``cost_name``, the data's own unit, and ``B_own_units``, ``B * cost_scale``), ``families`` (per metric
+family of the spec's policies, taken from that family's own metric params after its ``prepare``, as the
+engine hands them to the metric step, each with ``true_set``, the (K,) bool set its recommended sets are
+compared with, or null: its registered ``true_set``):
 
 - ``preference``: ``cone_optimal`` (K,) bool (``cone_optimal_mask(means, W)``), ``gaps`` (K,);
 - ``identification``: ``pareto`` (K,) bool, the strict Pareto set ``P*``, and ``budget``;
@@ -106,11 +110,19 @@ class TruthTable(Sequence):
         return self._entries[i]
 
     def _entry(self, setting: dict, inst, parts: list) -> dict:
-        entry = {"setting": setting, "means": _plain(inst.means), "mean_costs": _plain(inst.mean_costs),
-                 "families": {}, "per_seed": None}
+        entry = {"setting": setting, "arms": inst.arm_names, "means": _plain(inst.means),
+                 "mean_costs": _plain(inst.mean_costs), "families": {}, "per_seed": None}
+        if inst.budget is not None:
+            scale, name = inst.cost_unit
+            entry["budget"] = {"B": float(inst.budget), "cost_scale": scale, "cost_name": name,
+                               "B_own_units": float(inst.budget) * scale}
         for seen, families in parts:  # the instance each family saw: ``inst``, or its projection under a cone
             fixed, per_seed = self._scores(seen, families)
             entry["families"].update(_families_json(fixed))
+            for family in families:
+                find = family_of(family).true_set
+                found = None if find is None else find(entry["families"][family], np.asarray(seen.means))
+                entry["families"][family]["true_set"] = None if found is None else _plain(np.asarray(found, bool))
             if "cone" in seen.info:
                 entry["cone"] = {"W": seen.info["cone"], "means": _plain(seen.means)}
             if per_seed is not None:

@@ -103,6 +103,14 @@ def truth(mp: BudgetMetricParams, slate_size: int) -> dict:
     return {"efficiency": mp.nu, "nu_star": mp.nu_star, "optimal": mp.nu == mp.nu_star}
 
 
+def true_set(truth: dict, means) -> list:
+    """The set a recommendation (the empirical Pareto set of a run's means) is compared with: the arms whose true
+    mean no other arm's dominates (``>=`` in every objective), the same rule on the true means."""
+    mu = np.asarray(means, np.float64)
+    dominates = np.all(mu[:, None, :] >= mu[None, :, :], axis=-1) & ~np.eye(len(mu), dtype=bool)  # [j, i]
+    return (~dominates.any(axis=0)).tolist()
+
+
 def example(seed: int) -> Context:
     """A small context of the family (the conformance test): 6 arms, 2 objectives, costs and a budget of 6 + seed.
 
@@ -119,5 +127,5 @@ def example(seed: int) -> Context:
                       20 + 10 * seed)
 
 
-register_family("budgeted", kind=ONLINE, metrics=build, truth=truth, example=example,
+register_family("budgeted", kind=ONLINE, metrics=build, truth=truth, example=example, true_set=true_set,
                 doc="budgeted hypervolume-efficiency regret (Xue et al., Section 3.1)")

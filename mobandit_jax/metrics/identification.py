@@ -101,6 +101,11 @@ def truth(mp, slate_size: int) -> dict:
     return {"pareto": truth_mask, "budget": budget}
 
 
+def true_set(truth: dict, means) -> list:
+    """The set a recommendation is compared with: the strict Pareto set ``P*`` (``truth.json``'s ``pareto``)."""
+    return truth["pareto"]
+
+
 def example(seed: int) -> Context:
     """A small context of the family (the conformance test): 6 arms, 2 objectives, costs and a budget of 6.
 
@@ -116,5 +121,5 @@ def example(seed: int) -> Context:
     return Context.of(inst, 20 + 10 * seed)
 
 
-register_family("identification", kind=IDENTIFIER, metrics=build, truth=truth, example=example,
+register_family("identification", kind=IDENTIFIER, metrics=build, truth=truth, example=example, true_set=true_set,
                 doc="fixed-budget Pareto set identification under costs (Xue et al., Section 3.2)")

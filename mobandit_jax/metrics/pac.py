@@ -149,6 +149,11 @@ def build(ctx):
     return MetricSet(METRICS, step), truth
 
 
+def true_set(truth: dict, means) -> list:
+    """The set a recommendation is compared with: the cone-optimal arms (``truth.json``'s ``optimal``)."""
+    return truth["optimal"]
+
+
 def example(seed: int) -> Context:
     """A small context of the family (the conformance test): 6 arms, 2 objectives, unclipped Gaussian noise.
 
@@ -163,5 +168,5 @@ def example(seed: int) -> Context:
     return Context.of(inst, 20 + 10 * seed, np.array([[1.0, 0.0], [0.5, 0.5]]))
 
 
-register_family("pac", kind=IDENTIFIER, metrics=build, reads_cone=True, example=example,
+register_family("pac", kind=IDENTIFIER, metrics=build, reads_cone=True, example=example, true_set=true_set,
                 doc="fixed-confidence (epsilon, delta)-PAC Pareto set identification under a cone")

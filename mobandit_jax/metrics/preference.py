@@ -108,6 +108,11 @@ def truth(mp: PreferenceTruth, slate_size: int) -> dict:
     return {"cone_optimal": mp.optimal > 0, "gaps": mp.gaps}
 
 
+def true_set(truth: dict, means) -> list:
+    """The set a recommendation is compared with: the C-optimal arms ``P*_C`` (``truth.json``'s ``cone_optimal``)."""
+    return truth["cone_optimal"]
+
+
 def example(seed: int) -> Context:
     """A small context of the family (the conformance test): 6 arms, 2 objectives, a 2-row cone.
 
@@ -122,4 +127,5 @@ def example(seed: int) -> Context:
 
 
 register_family("preference", kind=ONLINE, metrics=build, truth=truth, reads_cone=True, example=example,
+                true_set=true_set,
                 doc="preference-directed regret under the cone C = {x : W x >= 0} (PDMOB)")

@@ -220,6 +220,14 @@ def final_slate(final: Final, ctx: Context):
     return jnp.zeros(ctx.num_arms, bool).at[final.action].set(True)
 
 
+def true_set(truth: dict, means) -> list | None:
+    """The set a recommended slate is compared with: the greedy slate ``G*`` (d >= 3) as a mask; none at d = 2,
+    where only the value of the best slate is computed."""
+    if truth.get("slate") is None:
+        return None
+    return np.isin(np.arange(len(means)), truth["slate"]).tolist()
+
+
 def example(seed: int) -> Context:
     """A small context of the family (the conformance test): 6 arms, 2 objectives, slates of 2.
 
@@ -235,4 +243,5 @@ def example(seed: int) -> Context:
 
 
 register_family("slate", kind=ONLINE, metrics=build, truth=truth, truth_json=truth_json, recommended=final_slate,
+                true_set=true_set,
                 example=example, doc="top-k slates scored by hypervolume, alpha-regret (Gutowski et al.)")

@@ -432,6 +432,13 @@ def normalized_costs(cols: Columns, col: str, keep=None) -> np.ndarray:
     return _cost_ratios(cols, col, c, keep)
 
 
+def cost_scale(cols: Columns, col: str, keep=None) -> float:
+    """The largest cost of column ``col`` (rows ``keep``, default all), in the column's own units: the unit
+    :func:`normalized_costs` divides by, so that a budget ``B`` in normalized units is ``B * cost_scale`` there."""
+    keep = np.arange(len(cols)) if keep is None else np.flatnonzero(keep)
+    return float(np.nanmax(cols.numbers(col, allow_empty=True)[keep]))
+
+
 def _cost_ratios(cols: Columns, col: str, c, keep) -> np.ndarray:
     """Positive costs ``c`` (rows ``keep`` of column ``col``) divided by the largest; a ratio that float32
     rounds to zero is an error naming its row."""

@@ -368,6 +368,7 @@ def build_instance(dataset="gsm8k", subset="all", rho=8.0, costs="random", seed=
         budget=budget, rho=rho, c_bar=c_bar, c_max=prep.c_max, tau5=prep.tau5, tau95=prep.tau95,
         prof_tokens=prep.prof_tokens, pareto=pareto, label=label, simulated=logs.simulated,
         source=logs.source, costs=costs, configs=logs.configs, budget_tokens=budget * prep.c_max,
+        arms=tuple(str(c["config_id"]) for c in logs.configs), cost_scale=prep.c_max, cost_name="tokens",
     )
     return EnvInstance(env=env, params=params, means=prep.means, mean_costs=np.asarray(mean_costs),
                        static_key=("llm_configs", K, int(prep.acc.shape[1])), info=info,

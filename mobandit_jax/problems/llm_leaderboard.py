@@ -234,7 +234,7 @@ def build(section: dict, config: dict) -> EnvInstance:
     if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= len(names)):
         raise ValueError(f"env.k = {k!r} (slate size) must be an integer in [1, {len(names)}], or 0 for no slate")
     inst = make_stochastic(means, noise, conc, float(section.get("sigma", 0.1)), clip=section.get("clip", True))
-    info = {"models": list(names), "capabilities": list(CAPABILITIES), "sizes_b": sizes.tolist()}
+    info = {"models": list(names), "arms": list(names), "capabilities": list(CAPABILITIES), "sizes_b": sizes.tolist()}
     inst = inst._replace(static_key=("llm_leaderboard",) + inst.static_key[1:], info=info, slate_size=k,
                          ref=np.zeros(means.shape[1]))
     if costs == "none":

@@ -638,6 +638,7 @@ def build(section: dict, config: dict) -> EnvInstance:
     info = {
         "days": int(R.shape[0]),
         "strategies": list(table.names),
+        "arms": list(table.names),
         "objectives": list(OBJECTIVES),
         "train_days": table.train_days,
     }

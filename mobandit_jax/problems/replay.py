@@ -310,6 +310,8 @@ def build_instance(path, arm, instance, objectives, cost=None, normalize=False, 
     means = np.stack([g[:, :-1].mean(0) for g in groups])
     K, d = means.shape
     info = dict(label=f"replay of {cols.path}", source=cols.path, arms=tuple(order), instances=counts.tolist())
+    if cost is not None:  # costs (and a budget) in units of c_max; cost_scale c_max gives the column's own units
+        info.update(cost_scale=columns.cost_scale(cols, cost, observed), cost_name=cost)
     params = ReplayParams(jnp.asarray(table, jnp.float32),
                           None if (counts == counts[0]).all() else jnp.asarray(counts, jnp.int32))
     static = ("replay", K, d, table.shape[1], params.counts is None)

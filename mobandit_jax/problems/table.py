@@ -93,8 +93,8 @@ def sampled_prefix_table(sample):
 
 
 def read_table(path, arm, objectives, cost=None, normalize=False, minimize=(), bounded=True):
-    """``(arm names, (K, d) means in [0, 1] (any real if not ``bounded``), (K,) costs / c_max or None)`` from a
-    per-arm CSV.
+    """``(arm names, (K, d) means in [0, 1] (any real if not ``bounded``), (K,) costs / c_max or None, c_max or
+    None)`` from a per-arm CSV (``c_max``: the largest cost, in the cost column's units).
 
     Args:
       path: the CSV's path.
@@ -106,7 +106,8 @@ def read_table(path, arm, objectives, cost=None, normalize=False, minimize=(), b
       bounded: require objective values in ``[0, 1]``.
 
     Returns:
-      ``(arms, means, costs)``: ``K`` names, ``(K, d)`` float64 numpy means and ``(K,)`` costs or ``None``.
+      ``(arms, means, costs, c_max)``: ``K`` names, ``(K, d)`` float64 numpy means, ``(K,)`` costs over
+      ``c_max`` or ``None``, and the largest cost ``c_max`` or ``None``.
 
     Raises:
       ValueError: a bad file, cell, or a missing or repeated arm, naming the row.
@@ -129,7 +130,7 @@ def read_table(path, arm, objectives, cost=None, normalize=False, minimize=(), b
         raise ValueError(f"{cols.path}: column {arm!r} names {len(arms)} arm(s); a bandit needs at least 2")
     means = columns.objective_matrix(cols, objectives, normalize, minimize, bounded=bounded)
     costs = None if cost is None else columns.normalized_costs(cols, cost)
-    return tuple(arms), means, costs
+    return tuple(arms), means, costs, None if cost is None else columns.cost_scale(cols, cost)
 
 
 def build_instance(path, arm, objectives, cost=None, noise="beta", concentration=1.0, sigma=0.1,
@@ -156,12 +157,15 @@ def build_instance(path, arm, objectives, cost=None, noise="beta", concentration
     Raises:
       ValueError: a bad file or option, naming it.
     """
-    arms, means, costs = read_table(path, arm, objectives, cost, normalize, minimize, bounded=clip is not False)
+    arms, means, costs, c_max = read_table(path, arm, objectives, cost, normalize, minimize,
+                                          bounded=clip is not False)
     base = make_stochastic(means, noise, concentration, sigma, clip=clip)
     K, d = means.shape
     if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= K):
         raise ValueError(f"env.k = {k!r} (slate size) must be an integer in [1, {K}], or 0 for no slate")
     info = dict(label=f"table {path}", source=path, arms=arms)
+    if cost is not None:  # costs (and a budget) in units of c_max; cost_scale c_max gives the column's own units
+        info.update(cost_scale=c_max, cost_name=cost)
     base = base._replace(static_key=("table",) + base.static_key, info=info, ref=np.zeros(d), slate_size=k)
     return base if costs is None else with_fixed_costs(base, costs)
 

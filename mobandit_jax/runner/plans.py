@@ -9,6 +9,7 @@ truth (``truth.json``), computed on first use (:class:`mobandit_jax.analysis.tru
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Sequence
@@ -96,6 +97,28 @@ def family_view(resolved: dict, inst, horizon: int, family: str) -> tuple:
     return seen, Context.of(seen, horizon)
 
 
+def recommend_of(family: str, ctx: Context):
+    """``recommend(final, params) -> (K,) bool`` of the engine (:func:`mobandit_jax.engine.make_run`): ``family``'s
+    registered ``recommended`` under the context ``ctx`` of a group's first grid point, with each point's own cone
+    (``RunParams.cone``, :func:`padded_cone`: traced, so that points that differ only in ``W`` share one compiled
+    run)."""
+    entry = family_of(family)
+
+    def recommend(final, params):
+        return entry.recommended(final, ctx if params.cone is None else dataclasses.replace(ctx, W=params.cone))
+
+    return recommend
+
+
+def padded_cone(cone, rows: int):
+    """``RunParams.cone``: the cone ``W`` as an array of ``rows`` rows, its last row repeated (the same cone), so that
+    grid points whose cones differ in their number of rows share one compiled run (None: no cone)."""
+    if cone is None:
+        return None
+    cone = np.asarray(cone)
+    return jnp.asarray(np.concatenate([cone, np.repeat(cone[-1:], rows - len(cone), axis=0)]), engine.float_dtype())
+
+
 def make_context(resolved: dict, inst, horizon: int, family: str = "preference") -> Context:
     """The :class:`Context` of ``family``'s builders, from a resolved spec and its environment."""
     return family_view(resolved, inst, horizon, family)[1]
@@ -127,6 +150,7 @@ def build(spec: dict) -> Plan:
 
     groups: dict = {}
     names, reduce, grid, bounds, goal = {}, {}, {}, {}, {}
+    rows = max((W.shape[0] for _, resolved, inst, _ in built if (W := cone_of(resolved, inst)) is not None), default=0)
     for entry in spec["policies"]:
         label = entry.get("label", entry["name"])
         if label in grid:
@@ -148,10 +172,12 @@ def build(spec: dict) -> Plan:
             for options, (policy, pparams, static_key) in made:
                 budget = ctx.budget if ctx.budget is not None else np.inf
                 budgeted = bool(np.isfinite(budget))
-                params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, engine.float_dtype()))
+                params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, engine.float_dtype()),
+                                          padded_cone(ctx.W, rows))
                 gkey = (label, static_key, inst.static_key, signature(params), budgeted)
                 if gkey not in groups:
-                    run = engine.make_run(inst.env, policy, mset, horizon, record_every, budgeted)
+                    run = engine.make_run(inst.env, policy, mset, horizon, record_every, budgeted,
+                                          recommend_of(family, ctx))
                     groups[gkey] = Group(label, entry["name"], family, run)
                 g = len(grid[label])
                 grid[label].append({"setting": setting, "params": {"name": entry["name"], **options}})
