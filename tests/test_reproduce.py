@@ -211,7 +211,8 @@ def test_shipped_report_list_covers_the_paper_specs():
     root = Path(__file__).resolve().parents[1]
     builders = reproduce.report_builders(root / "experiments")
     assert {p: b.path for p, b in builders.items()} == {
-        p: root / "experiments" / p / "report.py" for p in ("pdmob", "topk_pareto", "cost_aware", "composed", "fixed_confidence")}
+        p: root / "experiments" / p / "report.py"
+        for p in ("pdmob", "topk_pareto", "cost_aware", "composed", "fixed_confidence")}
     grouped, alone = reproduce.group(reproduce.discover(root / "configs"), builders)
     assert alone == ["quickstart"]
     assert grouped["topk_pareto"] == {
