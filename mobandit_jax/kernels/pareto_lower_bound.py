@@ -36,7 +36,6 @@ References:
 from __future__ import annotations
 
 import functools
-import itertools
 
 import jax
 import jax.numpy as jnp
@@ -45,7 +44,8 @@ import numpy as np
 ASCENT_STEPS = 300  # most steps (Hedge, then cutting planes) of characteristic_time
 HEDGE_STEPS = 20  # Hedge steps of characteristic_time before its cutting planes
 TOLERANCE = 1e-2  # characteristic_time stops once max g is within this relative gap of the best g seen (T* within 1%)
-MAX_ASSIGNMENTS = 4096  # most assignments d^P of one add alternative that alternative_cost_np enumerates
+MAX_ASSIGNMENTS = 4096  # most assignments d^P of one add alternative that characteristic_time enumerates
+MAX_ENUMERATED = 2 ** 18  # most assignments d^P of one add alternative that alternative_cost_np enumerates
 
 
 def pareto_mask_np(mu) -> np.ndarray:
@@ -78,8 +78,45 @@ def _level_np(mu0, w0, vals, ws):
     return np.take_along_axis(F, best[..., None], -1)[..., 0], np.take_along_axis(cand, best[..., None], -1)[..., 0]
 
 
+@functools.lru_cache(maxsize=64)
+def _assignments(d: int, P: int):
+    """``(members (2^P, P), every (d^P, P), subset (d^P, d))``: arm ``k`` in subset ``s``; the assignments in
+    :func:`itertools.product` order; the subset of arms each assignment puts on each objective."""
+    members = (np.arange(2 ** P)[:, None] >> np.arange(P)[None, :]) & 1 > 0
+    every = np.indices((d,) * P).reshape(P, -1).T
+    subset = np.stack([(every == n).astype(np.int64) @ (1 << np.arange(P)) for n in range(d)], -1)
+    return members, every, subset
+
+
+def _add_costs_np(mu, w, b, above, d):
+    """The add alternatives of the dominated arms ``b (B,)`` that share a number ``P`` of Pareto arms above them on
+    every objective (``above (B, P)``): ``(cost (B,), levels x (B, d), assignment (B, P))``, each the least over the
+    ``d^P`` assignments (first in :func:`itertools.product` order on ties).
+
+    Objective ``n``'s cost depends only on the subset of arms assigned to it, so it is solved once per subset
+    (``2^P``) and an assignment's cost is the sum of ``d`` looked-up values."""
+    B, P = above.shape
+    if P == 0:
+        return np.zeros(B), mu[b].copy(), np.zeros((B, 0), int)
+    if float(d) ** P > MAX_ENUMERATED:
+        raise ValueError(f"an add alternative with {P} Pareto arms above the raised arm on {d} objectives has "
+                         f"{d}^{P} assignments, more than {MAX_ENUMERATED:,} to enumerate")
+    members, every, subset = _assignments(d, P)
+    vals = np.broadcast_to(np.swapaxes(mu[above], 1, 2)[:, :, None, :], (B, d, 2 ** P, P))  # [b, n, s, k]
+    ws = np.where(members[None, None], w[above][:, None, None, :], 0.0)
+    costs, levels = _level_np(mu[b][:, :, None, None], w[b][:, None, None, None], vals, ws)  # (B, d, S)
+    total = costs[:, np.arange(d), subset].sum(-1)  # (B, A)
+    a = np.argmin(total, 1)
+    rows = np.arange(B)[:, None]
+    return total[np.arange(B), a], levels[rows, np.arange(d)[None, :], subset[a]], every[a]
+
+
 def alternative_cost_np(mu, w):
     """``(g(w), grad (K,))`` of the module docstring for unit-variance objectives, any dimension (float64).
+
+    Every assignment of every add alternative is scored (:func:`_add_costs_np`, the dominated arms with as many
+    Pareto arms above them in one batch): a few milliseconds for K = 20, d = 3 while no arm has more than a handful
+    of Pareto arms above it on every objective.
 
     Args:
       mu: ``(K, d)`` means, in units of each objective's standard deviation.
@@ -88,6 +125,9 @@ def alternative_cost_np(mu, w):
     Returns:
       ``(g, grad)``: the least alternative cost (``inf`` if there is no alternative) and ``(K,)`` float64
       numpy gradient ``||mu_k - lambda*_k||^2 / 2``.
+
+    Raises:
+      ValueError: an add alternative has more than :data:`MAX_ENUMERATED` assignments.
     """
     mu, w = np.asarray(mu, float), np.asarray(w, float)
     K, d = mu.shape
@@ -102,22 +142,26 @@ def alternative_cost_np(mu, w):
         i, j = F[a], F[c]
         best = cost[a, c]
         grad[i], grad[j] = (w[j] / (w[i] + w[j])) ** 2 * gap[a, c] / 2, (w[i] / (w[i] + w[j])) ** 2 * gap[a, c] / 2
-    for b in np.flatnonzero(~front):  # add: dominated arm b rises out of every Pareto arm's dominance
-        above = F[np.all(mu[F] > mu[b], axis=1)]
-        if len(above) == 0:
-            cost, x, v = 0.0, mu[b].copy(), np.zeros(0, int)
-        else:
-            V = np.array(list(itertools.product(range(d), repeat=len(above))))  # (A, P) assignments
-            on = V[:, None, :] == np.arange(d)[None, :, None]  # (A, d, P)
-            vals = np.broadcast_to(mu[above].T[None], on.shape)
-            costs, levels = _level_np(mu[b][None, :, None], w[b], vals, np.where(on, w[above][None, None, :], 0.0))
-            a = int(np.argmin(costs.sum(1)))
-            cost, x, v = costs[a].sum(), levels[a], V[a]
-        if cost < best:
-            best, grad = cost, np.zeros(K)
-            grad[b] = np.sum((x - mu[b]) ** 2) / 2
-            for k, n in zip(above, v, strict=False):
-                grad[k] = max(mu[k, n] - x[n], 0) ** 2 / 2
+    # add: dominated arm b rises out of every Pareto arm's dominance; the first least b wins, if below the remove
+    dominated = np.flatnonzero(~front)
+    if len(dominated) == 0:
+        return best, grad
+    over = np.all(mu[F][None, :, :] > mu[dominated][:, None, :], -1)  # (B, |F|)
+    counts = over.sum(1)
+    cost, x, v = np.zeros(len(dominated)), np.zeros((len(dominated), d)), [None] * len(dominated)
+    for P in np.unique(counts):
+        rows = np.flatnonzero(counts == P)
+        above = np.array([F[over[r]] for r in rows]).reshape(len(rows), P)
+        cost[rows], x[rows], vs = _add_costs_np(mu, w, dominated[rows], above, d)
+        for r, vr, ar in zip(rows, vs, above, strict=True):
+            v[r] = (ar, vr)
+    r = int(np.argmin(cost))
+    if cost[r] < best:
+        b, (above, vb) = dominated[r], v[r]
+        best, grad = cost[r], np.zeros(K)
+        grad[b] = np.sum((x[r] - mu[b]) ** 2) / 2
+        for k, n in zip(above, vb, strict=False):
+            grad[k] = max(mu[k, n] - x[r, n], 0) ** 2 / 2
     return best, grad
 
 
