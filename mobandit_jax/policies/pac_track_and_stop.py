@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from ..kernels.pareto_lower_bound import alternative_cost_2d, pareto_mask
+from ..kernels.pareto_lower_bound import alternative_cost_2d, alternative_cost_host, pareto_mask
 from ..registry import register_policy
 from .pac_stepwise import Counts, StepwiseMethod, configure_stepwise, stepwise_identifier, wrap
 
@@ -78,8 +78,13 @@ def track_and_stop_method(num_arms: int, dim: int) -> StepwiseMethod:
         t = jnp.sum(n)
         mu = counts.means
         ready = jnp.all(counts.n > 0)
-        z = t * alternative_cost_2d(mu, n / t)[0] - jnp.log(jnp.log1p(t))
-        _, grad = alternative_cost_2d(mu, s.w)
+        if dim == 2:  # compiled
+            z = t * alternative_cost_2d(mu, n / t)[0] - jnp.log(jnp.log1p(t))
+            _, grad = alternative_cost_2d(mu, s.w)
+        else:  # on the host, skipped for a seed that has stopped (which then stays stopped)
+            g, grads = alternative_cost_host(mu, jnp.stack([n / t, s.w]), ready & ~s.done)
+            z = t * g[0] - jnp.log(jnp.log1p(t))
+            grad = grads[1]
         reg = jnp.maximum(s.reg, jnp.max(jnp.abs(grad)))
         eta = jnp.sqrt(jnp.log(K)) / jnp.sqrt(1.0 + t) / jnp.maximum(reg, jnp.finfo(reg.dtype).tiny)
         w = s.w * jnp.exp(eta * grad)
@@ -118,16 +123,13 @@ def track_and_stop(num_arms: int, dim: int, sample) -> object:
 
 def _configure(ctx, delta, tracking):
     W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "track_and_stop", 0.0, delta)
-    if len(W) != 2:
-        raise ValueError(f"policy 'track_and_stop' runs on 2 objectives (its compiled cost of an alternative is the "
-                         f"two-objective one); this problem has {len(W)} ({'cone rows' if ctx.W is not None else 'd'})")
     if tracking not in TRACKINGS:
         raise ValueError(f"policy 'track_and_stop': tracking = {tracking!r} must be 'C' (cumulative weights) or 'D'")
     if sigma <= 0:
         raise ValueError("policy 'track_and_stop' needs a noise scale sigma > 0")
     params = TnsParams(jnp.log(1.0 / jnp.asarray(dlt, float)), jnp.asarray(sigma, float),
                        jnp.asarray(tracking == "C"))
-    return dict(num_arms=ctx.num_arms, dim=2, sample=ctx.env.sample), wrap(ctx, W, eps, dlt, cap, budget, params)
+    return dict(num_arms=ctx.num_arms, dim=len(W), sample=ctx.env.sample), wrap(ctx, W, eps, dlt, cap, budget, params)
 
 
 register_policy("track_and_stop", "pac", track_and_stop, _configure,
