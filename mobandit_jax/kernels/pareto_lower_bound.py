@@ -18,7 +18,9 @@ split in two kinds (their ``get_rm_cost`` / ``get_add_cost``):
   A Pareto arm below ``b`` on some objective costs nothing there, so only the arms above ``b`` on
   every objective are assigned (every assignment, :func:`alternative_cost_np`). With two objectives and
   the Pareto arms sorted by the first, the assignments that can be least are the prefixes (the first
-  ``m`` arms lowered on the first objective, the others on the second; :func:`alternative_cost_2d`).
+  ``m`` arms lowered on the first objective, the others on the second; :func:`alternative_cost_2d`). For any
+  dimension an objective's cost depends only on the subset of arms lowered on it, so it is solved once per subset
+  and each assignment sums ``d`` of them; :func:`alternative_cost_host` calls that from JAX (Track-and-Stop, d >= 3).
 
 ``g`` is concave (an infimum of functions linear in ``w``) and its gradient at ``w`` is
 ``||mu_k - lambda*_k||^2 / 2`` at the minimising alternative ``lambda*``. :func:`characteristic_time`

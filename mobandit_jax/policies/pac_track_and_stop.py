@@ -6,7 +6,7 @@ Gaussian objectives of known scale ``sigma`` (rewards are divided by it, so the 
 variance). After one pull of every arm, with ``t`` pulls so far, empirical means ``mu`` and counts ``N``:
 
 1. stop when ``Z_t = t g(mu, N / t) - log(log(1 + t)) >= log(1/delta)`` (their GLR statistic; ``g`` is the cost of
-   the closest alternative, :func:`~mobandit_jax.kernels.pareto_lower_bound.alternative_cost_2d`) and return the
+   the closest alternative, below) and return the
    empirical Pareto set of ``mu``;
 2. one Hedge step on the lower bound's weights: ``w <- w exp(eta grad) / sum``, ``grad`` the gradient of
    ``g(mu, w)``, ``eta = sqrt(log K) / (sqrt(1 + t) R)`` with ``R`` the largest ``|grad|`` seen so far;
@@ -14,8 +14,15 @@ variance). After one pull of every arm, with ``t`` pulls so far, empirical means
 4. forced exploration: pull the least pulled arm (first on ties) if some ``N_k <= sqrt(t) - K/2``, else
    ``argmax (W_t - N)``.
 
-Their cost of an alternative is exact for any number of objectives; the one compiled here is the two-objective
-form, so the method runs on problems with 2 objectives (2 cone rows under a cone) and says so otherwise.
+The cost ``g`` and its gradient are exact for any number of objectives ``d`` (the cone's rows under a cone). With
+``d = 2`` they are compiled (:func:`~mobandit_jax.kernels.pareto_lower_bound.alternative_cost_2d`, fixed shapes, no
+host round trip). With ``d >= 3`` they are computed in float64 numpy on the host
+(:func:`~mobandit_jax.kernels.pareto_lower_bound.alternative_cost_host`, one ``jax.pure_callback`` a round for the
+whole batch of seeds, both weight vectors at once; a seed that has stopped is skipped). That cost enumerates, for each
+dominated arm, the ``d^P`` assignments of the ``P`` Pareto arms above it on every objective to an objective on which
+to lower them, so a round takes milliseconds while ``P`` is small (COV-BOOST: ``P <= 2``), and the run fails (a JAX
+runtime error) beyond ``MAX_ENUMERATED`` assignments (``P = 11`` at ``d = 3``); the authors enumerate the cells of
+the arrangement instead (``PCnd``), which stays polynomial in ``P``.
 
 References:
 - E. Crepon, A. Garivier and W. M. Koolen (2024), Sequential Learning of the Pareto Front for Multi-objective
@@ -52,11 +59,11 @@ class TnsState(NamedTuple):
 
 
 def track_and_stop_method(num_arms: int, dim: int) -> StepwiseMethod:
-    """Track-and-Stop (module docstring) for ``num_arms`` arms of 2 objectives.
+    """Track-and-Stop (module docstring) for ``num_arms`` arms of ``dim`` objectives.
 
     Args:
       num_arms: K, the number of arms.
-      dim: the number of objectives the method sees (2).
+      dim: the number of objectives the method sees (2: compiled cost; 3 or more: the host's).
 
     Returns:
       its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls.
@@ -134,5 +141,6 @@ def _configure(ctx, delta, tracking):
 
 register_policy("track_and_stop", "pac", track_and_stop, _configure,
                 "Track-and-Stop for Pareto set identification (Crepon, Garivier & Koolen, AISTATS 2024): Hedge on "
-                "the lower bound's weights, C-tracking with forced exploration, GLR stopping; 2 objectives",
+                "the lower bound's weights, C-tracking with forced exploration, GLR stopping; d = 2 compiled, d >= 3 "
+                "on the host",
                 delta=0.05, tracking="C")
