@@ -294,3 +294,20 @@ def test_bounded_rewards_are_half_sub_gaussian_and_errors_are_one_line():
         mb.run(_spec([{"name": "track_and_stop", "tracking": "E"}], noise="gaussian", sigma=0.3, clip=False))
     with pytest.raises(mb.ConfigError, match="pull"):
         mb.run(_spec([{"name": "ape", "pull": "one"}], noise="bernoulli"))
+
+
+@pytest.mark.parametrize("d", [3, 4])
+def test_cells_give_the_least_add_cost_of_every_assignment(d, monkeypatch):
+    # the cells (Crepon et al.'s PCnd) that alternative_cost_np scores beyond MAX_ENUMERATED assignments reach the
+    # least cost of all d^P assignments
+    monkeypatch.setattr(lb, "MAX_ENUMERATED", 10 ** 6)
+    rng = np.random.default_rng(d)
+    for _ in range(20):
+        mu = rng.uniform(0, 1, (9, d))
+        mu[0] = mu.min(0) - 0.1  # under every Pareto arm
+        F = np.flatnonzero(lb.pareto_mask_np(mu))
+        w = rng.dirichlet(np.ones(9), 2)
+        every, _, _ = lb._add_costs_np(mu, w, np.array([0]), F[None], d)
+        cells, _, _ = lb._add_costs_cells(mu, w, np.array([0]), F[None], d)
+        np.testing.assert_allclose(cells, every, rtol=1e-12)
+        assert len(lb._cells(mu[F])) < d ** len(F) or len(F) == 1

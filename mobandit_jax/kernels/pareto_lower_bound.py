@@ -47,7 +47,7 @@ ASCENT_STEPS = 300  # most steps (Hedge, then cutting planes) of characteristic_
 HEDGE_STEPS = 20  # Hedge steps of characteristic_time before its cutting planes
 TOLERANCE = 1e-2  # characteristic_time stops once max g is within this relative gap of the best g seen (T* within 1%)
 MAX_ASSIGNMENTS = 4096  # most assignments d^P of one add alternative that characteristic_time enumerates
-MAX_ENUMERATED = 2 ** 18  # most assignments d^P of one add alternative that alternative_cost_np enumerates
+MAX_ENUMERATED = 4096  # most assignments d^P of one add alternative that alternative_cost_np enumerates (then cells)
 
 
 def pareto_mask_np(mu) -> np.ndarray:
@@ -90,6 +90,47 @@ def _assignments(d: int, P: int):
     return members, every, subset
 
 
+def _cells(vals):
+    """``(C, P)`` the assignments of the points ``vals (P, d)`` that some level ``x`` makes each point's least
+    excess: ``v_k = argmin_n (vals_kn - x_n)`` (Crepon et al.'s cells, ``PCnd``), by a depth-first search over the
+    difference constraints ``x_n - x_{v_k} <= vals_kn - vals_{k v_k}`` (``G`` their closure: ``x_b - x_a <= G_ab``)."""
+    P, d = vals.shape
+    out, v = [], np.zeros(P, int)
+
+    def grow(G, k):
+        if k == P:
+            out.append(v.copy())
+            return
+        for j in range(d):
+            reach = np.minimum(G[j], np.min((vals[k] - vals[k, j])[:, None] + G, 0))  # x_b - x_j, through the new
+            if reach[j] < 0:  # a negative cycle: no level puts point k's least excess on j
+                continue
+            v[k] = j
+            grow(np.minimum(G, G[:, j:j + 1] + reach[None, :]), k + 1)
+
+    G0 = np.full((d, d), np.inf)
+    np.fill_diagonal(G0, 0.0)
+    grow(G0, 0)
+    return np.array(out)
+
+
+def _add_costs_cells(mu, w, b, above, d):
+    """:func:`_add_costs_np` over the cells only (:func:`_cells`), one dominated arm at a time: the least cost is the
+    same (the best alternative's level puts each lowered arm on its least excess), reached in polynomially many
+    assignments of ``P``; used beyond :data:`MAX_ENUMERATED` assignments."""
+    (B, P), m = above.shape, w.shape[0]
+    cost, x, v = np.zeros((m, B)), np.zeros((m, B, d)), np.zeros((m, B, P), int)
+    for q in range(B):
+        cells = _cells(mu[above[q]])  # (C, P)
+        on = cells[:, None, :] == np.arange(d)[None, :, None]  # (C, d, P)
+        vals = np.broadcast_to(mu[above[q]].T[None, None], (m,) + on.shape)
+        ws = np.where(on[None], w[:, above[q]][:, None, None, :], 0.0)
+        costs, levels = _level_np(mu[b[q]][None, None, :, None], w[:, b[q]][:, None, None, None], vals, ws)
+        a = np.argmin(costs.sum(-1), -1)  # (m,)
+        cost[:, q], x[:, q], v[:, q] = costs[np.arange(m), a].sum(-1), levels[np.arange(m), a], cells[a]
+    return cost, x, v
+
+
 def _add_costs_np(mu, w, b, above, d):
     """The add alternatives of the dominated arms ``b (B,)`` that share a number ``P`` of Pareto arms above them on
     every objective (``above (B, P)``), at the weights ``w (m, K)``: ``(cost (m, B), levels x (m, B, d), assignment
@@ -101,8 +142,7 @@ def _add_costs_np(mu, w, b, above, d):
     if P == 0:
         return np.zeros((m, B)), np.broadcast_to(mu[b], (m, B, d)), np.zeros((m, B, 0), int)
     if float(d) ** P > MAX_ENUMERATED:
-        raise ValueError(f"an add alternative with {P} Pareto arms above the raised arm on {d} objectives has "
-                         f"{d}^{P} assignments, more than {MAX_ENUMERATED:,} to enumerate")
+        return _add_costs_cells(mu, w, b, above, d)
     members, every, subset = _assignments(d, P)
     vals = np.broadcast_to(np.swapaxes(mu[above], 1, 2)[None, :, :, None, :], (m, B, d, 2 ** P, P))  # [., b, n, s, k]
     ws = np.where(members, w[:, above][:, :, None, None, :], 0.0)
@@ -127,8 +167,7 @@ def alternative_cost_np(mu, w):
       ``(g, grad)``: the least alternative cost (``inf`` if there is no alternative) and ``(K,)`` float64
       numpy gradient ``||mu_k - lambda*_k||^2 / 2``; with ``w (..., K)``, ``g (...)`` and ``grad (..., K)``.
 
-    Raises:
-      ValueError: an add alternative has more than :data:`MAX_ENUMERATED` assignments.
+    Beyond :data:`MAX_ENUMERATED` assignments an add alternative scores only its cells (:func:`_add_costs_cells`).
     """
     mu, w = np.asarray(mu, float), np.asarray(w, float)
     K, d = mu.shape
