@@ -5,7 +5,8 @@
 ``--linear-psi``: a checkout of ``cyrille-kone/linear_psi``; its C++ (``cpp/src``) is compiled here with
 ``g++ -O3`` together with a small driver that calls ``psi_auer::loop`` and ``psi_ape::loop`` seed by seed.
 ``--crepon``: a checkout of ``elise-crepon/sequential-pareto-learning-experiments``; its Python
-``track_and_stop`` runs seed by seed (numpy). Nothing of either is copied into this repository.
+``track_and_stop`` runs seed by seed (numpy; its general cost ``PCnd``, cell enumeration, for d = 2 and 3 alike),
+on the Gaussian instances. Nothing of either is copied into this repository.
 
 For each instance (Bernoulli and Gaussian, K from 5 to 20, d = 2 and 3, and Kone et al.'s COV-BOOST) and each
 delta it prints, per method, the mean sample complexity with its standard error and the error rate of both
@@ -77,7 +78,8 @@ def run_linear_psi(exe: str, method: str, means, gauss: bool, sigma: float, delt
 
 
 def run_crepon(path: str, means, sigma: float, delta: float, seeds: int):
-    """``(found, samples, seconds)`` of Crepon et al.'s ``track_and_stop`` (C-tracking) on unit-variance means."""
+    """``(found, samples, seconds)`` of Crepon et al.'s ``track_and_stop`` (C-tracking, their any-dimension cost
+    ``PCnd``) on unit-variance means."""
     sys.path.insert(0, path)
     import track_and_stop as tns  # noqa: E402  (the peer checkout, given on the command line)
 
@@ -172,7 +174,7 @@ def main(argv=None):
             for delta in (float(x) for x in a.deltas.split(",")):
                 peers = [("auer", lambda: run_linear_psi(exe, "auer", means, gauss, sigma, delta, a.seeds)),
                          ("ape", lambda: run_linear_psi(exe, "ape", means, gauss, sigma, delta, a.seeds))]
-                if a.crepon and gauss and means.shape[1] == 2:
+                if a.crepon and gauss:
                     peers.append(("track_and_stop", lambda: run_crepon(a.crepon, means, sigma, delta, a.seeds)))
                 for method, peer in peers:
                     pf, ps, psec = peer()

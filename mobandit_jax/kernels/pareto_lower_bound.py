@@ -18,7 +18,9 @@ split in two kinds (their ``get_rm_cost`` / ``get_add_cost``):
   A Pareto arm below ``b`` on some objective costs nothing there, so only the arms above ``b`` on
   every objective are assigned (every assignment, :func:`alternative_cost_np`). With two objectives and
   the Pareto arms sorted by the first, the assignments that can be least are the prefixes (the first
-  ``m`` arms lowered on the first objective, the others on the second; :func:`alternative_cost_2d`).
+  ``m`` arms lowered on the first objective, the others on the second; :func:`alternative_cost_2d`). For any
+  dimension an objective's cost depends only on the subset of arms lowered on it, so it is solved once per subset
+  and each assignment sums ``d`` of them; :func:`alternative_cost_host` calls that from JAX (Track-and-Stop, d >= 3).
 
 ``g`` is concave (an infimum of functions linear in ``w``) and its gradient at ``w`` is
 ``||mu_k - lambda*_k||^2 / 2`` at the minimising alternative ``lambda*``. :func:`characteristic_time`
@@ -36,7 +38,6 @@ References:
 from __future__ import annotations
 
 import functools
-import itertools
 
 import jax
 import jax.numpy as jnp
@@ -45,7 +46,8 @@ import numpy as np
 ASCENT_STEPS = 300  # most steps (Hedge, then cutting planes) of characteristic_time
 HEDGE_STEPS = 20  # Hedge steps of characteristic_time before its cutting planes
 TOLERANCE = 1e-2  # characteristic_time stops once max g is within this relative gap of the best g seen (T* within 1%)
-MAX_ASSIGNMENTS = 4096  # most assignments d^P of one add alternative that alternative_cost_np enumerates
+MAX_ASSIGNMENTS = 4096  # most assignments d^P of one add alternative that characteristic_time enumerates
+MAX_ENUMERATED = 4096  # most assignments d^P of one add alternative that alternative_cost_np enumerates (then cells)
 
 
 def pareto_mask_np(mu) -> np.ndarray:
@@ -78,47 +80,133 @@ def _level_np(mu0, w0, vals, ws):
     return np.take_along_axis(F, best[..., None], -1)[..., 0], np.take_along_axis(cand, best[..., None], -1)[..., 0]
 
 
+@functools.lru_cache(maxsize=64)
+def _assignments(d: int, P: int):
+    """``(members (2^P, P), every (d^P, P), subset (d^P, d))``: arm ``k`` in subset ``s``; the assignments in
+    :func:`itertools.product` order; the subset of arms each assignment puts on each objective."""
+    members = (np.arange(2 ** P)[:, None] >> np.arange(P)[None, :]) & 1 > 0
+    every = np.indices((d,) * P).reshape(P, -1).T
+    subset = np.stack([(every == n).astype(np.int64) @ (1 << np.arange(P)) for n in range(d)], -1)
+    return members, every, subset
+
+
+def _cells(vals):
+    """``(C, P)`` the assignments of the points ``vals (P, d)`` that some level ``x`` makes each point's least
+    excess: ``v_k = argmin_n (vals_kn - x_n)`` (Crepon et al.'s cells, ``PCnd``), by a depth-first search over the
+    difference constraints ``x_n - x_{v_k} <= vals_kn - vals_{k v_k}`` (``G`` their closure: ``x_b - x_a <= G_ab``)."""
+    P, d = vals.shape
+    out, v = [], np.zeros(P, int)
+
+    def grow(G, k):
+        if k == P:
+            out.append(v.copy())
+            return
+        for j in range(d):
+            reach = np.minimum(G[j], np.min((vals[k] - vals[k, j])[:, None] + G, 0))  # x_b - x_j, through the new
+            if reach[j] < 0:  # a negative cycle: no level puts point k's least excess on j
+                continue
+            v[k] = j
+            grow(np.minimum(G, G[:, j:j + 1] + reach[None, :]), k + 1)
+
+    G0 = np.full((d, d), np.inf)
+    np.fill_diagonal(G0, 0.0)
+    grow(G0, 0)
+    return np.array(out)
+
+
+def _add_costs_cells(mu, w, b, above, d):
+    """:func:`_add_costs_np` over the cells only (:func:`_cells`), one dominated arm at a time: the least cost is the
+    same (the best alternative's level puts each lowered arm on its least excess), reached in polynomially many
+    assignments of ``P``; used beyond :data:`MAX_ENUMERATED` assignments."""
+    (B, P), m = above.shape, w.shape[0]
+    cost, x, v = np.zeros((m, B)), np.zeros((m, B, d)), np.zeros((m, B, P), int)
+    for q in range(B):
+        cells = _cells(mu[above[q]])  # (C, P)
+        on = cells[:, None, :] == np.arange(d)[None, :, None]  # (C, d, P)
+        vals = np.broadcast_to(mu[above[q]].T[None, None], (m,) + on.shape)
+        ws = np.where(on[None], w[:, above[q]][:, None, None, :], 0.0)
+        costs, levels = _level_np(mu[b[q]][None, None, :, None], w[:, b[q]][:, None, None, None], vals, ws)
+        a = np.argmin(costs.sum(-1), -1)  # (m,)
+        cost[:, q], x[:, q], v[:, q] = costs[np.arange(m), a].sum(-1), levels[np.arange(m), a], cells[a]
+    return cost, x, v
+
+
+def _add_costs_np(mu, w, b, above, d):
+    """The add alternatives of the dominated arms ``b (B,)`` that share a number ``P`` of Pareto arms above them on
+    every objective (``above (B, P)``), at the weights ``w (m, K)``: ``(cost (m, B), levels x (m, B, d), assignment
+    (m, B, P))``, each the least over the ``d^P`` assignments (first in :func:`itertools.product` order on ties).
+
+    Objective ``n``'s cost depends only on the subset of arms assigned to it, so it is solved once per subset
+    (``2^P``) and an assignment's cost is the sum of ``d`` looked-up values."""
+    (B, P), m = above.shape, w.shape[0]
+    if P == 0:
+        return np.zeros((m, B)), np.broadcast_to(mu[b], (m, B, d)), np.zeros((m, B, 0), int)
+    if float(d) ** P > MAX_ENUMERATED:
+        return _add_costs_cells(mu, w, b, above, d)
+    members, every, subset = _assignments(d, P)
+    vals = np.broadcast_to(np.swapaxes(mu[above], 1, 2)[None, :, :, None, :], (m, B, d, 2 ** P, P))  # [., b, n, s, k]
+    ws = np.where(members, w[:, above][:, :, None, None, :], 0.0)
+    costs, levels = _level_np(mu[b][None, :, :, None, None], w[:, b][:, :, None, None, None], vals, ws)  # (m, B, d, S)
+    total = costs[:, :, np.arange(d), subset].sum(-1)  # (m, B, A)
+    a = np.argmin(total, -1)
+    i, j = np.ogrid[:m, :B]
+    return total[i, j, a], levels[i[..., None], j[..., None], np.arange(d), subset[a]], every[a]
+
+
 def alternative_cost_np(mu, w):
     """``(g(w), grad (K,))`` of the module docstring for unit-variance objectives, any dimension (float64).
 
+    Every assignment of every add alternative is scored (:func:`_add_costs_np`, the dominated arms with as many
+    Pareto arms above them in one batch, and every weight vector of ``w`` in one batch).
+
     Args:
       mu: ``(K, d)`` means, in units of each objective's standard deviation.
-      w: ``(K,)`` positive sampling weights.
+      w: ``(K,)`` positive sampling weights, or ``(..., K)`` several weight vectors.
 
     Returns:
       ``(g, grad)``: the least alternative cost (``inf`` if there is no alternative) and ``(K,)`` float64
-      numpy gradient ``||mu_k - lambda*_k||^2 / 2``.
+      numpy gradient ``||mu_k - lambda*_k||^2 / 2``; with ``w (..., K)``, ``g (...)`` and ``grad (..., K)``.
+
+    Beyond :data:`MAX_ENUMERATED` assignments an add alternative scores only its cells (:func:`_add_costs_cells`).
     """
     mu, w = np.asarray(mu, float), np.asarray(w, float)
     K, d = mu.shape
+    lead, w = w.shape[:-1], w.reshape(-1, K)
+    m = len(w)
     front = pareto_mask_np(mu)
-    best, grad = np.inf, np.zeros(K)
+    best, grad = np.full(m, np.inf), np.zeros((m, K))
     F = np.flatnonzero(front)
+    rows = np.arange(m)
     if len(F) > 1:  # remove: Pareto arm i falls under Pareto arm j
         gap = np.sum(np.maximum(mu[F][:, None, :] - mu[F][None, :, :], 0) ** 2, -1)
-        wi, wj = w[F][:, None], w[F][None, :]
+        wi, wj = w[:, F][:, :, None], w[:, F][:, None, :]
         cost = np.where(np.eye(len(F), dtype=bool), np.inf, wi * wj / (wi + wj) * gap / 2)
-        a, c = np.unravel_index(np.argmin(cost), cost.shape)
+        a, c = np.unravel_index(np.argmin(cost.reshape(m, -1), -1), gap.shape)
         i, j = F[a], F[c]
-        best = cost[a, c]
-        grad[i], grad[j] = (w[j] / (w[i] + w[j])) ** 2 * gap[a, c] / 2, (w[i] / (w[i] + w[j])) ** 2 * gap[a, c] / 2
-    for b in np.flatnonzero(~front):  # add: dominated arm b rises out of every Pareto arm's dominance
-        above = F[np.all(mu[F] > mu[b], axis=1)]
-        if len(above) == 0:
-            cost, x, v = 0.0, mu[b].copy(), np.zeros(0, int)
-        else:
-            V = np.array(list(itertools.product(range(d), repeat=len(above))))  # (A, P) assignments
-            on = V[:, None, :] == np.arange(d)[None, :, None]  # (A, d, P)
-            vals = np.broadcast_to(mu[above].T[None], on.shape)
-            costs, levels = _level_np(mu[b][None, :, None], w[b], vals, np.where(on, w[above][None, None, :], 0.0))
-            a = int(np.argmin(costs.sum(1)))
-            cost, x, v = costs[a].sum(), levels[a], V[a]
-        if cost < best:
-            best, grad = cost, np.zeros(K)
-            grad[b] = np.sum((x - mu[b]) ** 2) / 2
-            for k, n in zip(above, v, strict=False):
-                grad[k] = max(mu[k, n] - x[n], 0) ** 2 / 2
-    return best, grad
+        best = cost[rows, a, c]
+        for e, (ie, je, q) in enumerate(zip(i, j, gap[a, c], strict=True)):  # scalars: a scalar's ** is pow's
+            wi, wj = w[e, ie], w[e, je]
+            grad[e, ie], grad[e, je] = (wj / (wi + wj)) ** 2 * q / 2, (wi / (wi + wj)) ** 2 * q / 2
+    # add: dominated arm b rises out of every Pareto arm's dominance; the first least b wins, if below the remove
+    dominated = np.flatnonzero(~front)
+    if len(dominated) > 0:
+        over = np.all(mu[F][None, :, :] > mu[dominated][:, None, :], -1)  # (B, |F|)
+        counts = over.sum(1)
+        cost, x, v = np.zeros((m, len(dominated))), np.zeros((m, len(dominated), d)), [None] * len(dominated)
+        for P in np.unique(counts):
+            at = np.flatnonzero(counts == P)
+            above = np.array([F[over[r]] for r in at]).reshape(len(at), P)
+            cost[:, at], x[:, at], vs = _add_costs_np(mu, w, dominated[at], above, d)
+            for q, (r, ar) in enumerate(zip(at, above, strict=True)):
+                v[r] = (ar, vs[:, q])
+        for e, r in enumerate(np.argmin(cost, 1)):
+            if cost[e, r] < best[e]:
+                b, (above, vb) = dominated[r], v[r]
+                best[e], grad[e] = cost[e, r], 0.0
+                grad[e, b] = np.sum((x[e, r] - mu[b]) ** 2) / 2
+                for k, n in zip(above, vb[e], strict=False):
+                    grad[e, k] = max(mu[k, n] - x[e, r, n], 0) ** 2 / 2
+    return best.reshape(lead), grad.reshape(lead + (K,))
 
 
 def _cutting_plane(cuts):
@@ -286,3 +374,44 @@ def alternative_cost_2d(mu, w):
     grad_add = grad_add.at[b].set(((x0 - mu[b, 0]) ** 2 + (x1 - mu[b, 1]) ** 2) / 2)
     take_rm = g_rm <= g_add
     return jnp.where(take_rm, g_rm, g_add), jnp.where(take_rm, grad_rm, grad_add)
+
+
+# --------------------------------------------------------------------------------------------
+# Any number of objectives in JAX, through the host (Track-and-Stop's inner step for d >= 3)
+# --------------------------------------------------------------------------------------------
+
+def _alternative_cost_rows(mu, ws, active):
+    """:func:`alternative_cost_np` on the host for every active row of a batch: ``mu (..., K, d)``, ``ws (..., m, K)``,
+    ``active (...)`` -> ``g (..., m)`` (``inf`` where inactive) and ``grad (..., m, K)`` (0 where inactive)."""
+    mu, ws, active = np.asarray(mu, np.float64), np.asarray(ws, np.float64), np.asarray(active, bool)
+    lead, (m, K) = active.shape, ws.shape[-2:]
+    mu, ws, on = mu.reshape((-1,) + mu.shape[-2:]), ws.reshape(-1, m, K), active.reshape(-1)
+    g, grad = np.full((len(on), m), np.inf), np.zeros((len(on), m, K))
+    for r in np.flatnonzero(on):
+        for i in range(m):
+            g[r, i], grad[r, i] = alternative_cost_np(mu[r], ws[r, i])
+    return g.reshape(lead + (m,)), grad.reshape(lead + (m, K))
+
+
+def alternative_cost_host(mu, ws, active):
+    """``(g (m,), grad (m, K))`` of :func:`alternative_cost_np` at ``m`` weight vectors, from JAX through
+    :func:`jax.pure_callback` (float64 on the host, returned in ``mu``'s dtype), for any number of objectives.
+
+    Under ``vmap`` (a batched ``while_loop`` included) the host receives the whole batch in one call
+    (``vmap_method="broadcast_all"``) and loops over its rows; the rows whose ``active`` is False are skipped and
+    get ``g = inf`` and a zero gradient (a frozen seed costs nothing). Float64 needs ``jax_enable_x64`` set
+    globally (``jax.config.update``): the host runs on another thread, which ``with jax.enable_x64()`` does not reach.
+
+    Args:
+      mu: ``(K, d)`` means, in units of each objective's standard deviation.
+      ws: ``(m, K)`` positive sampling weights.
+      active: ``()`` bool, whether to compute.
+
+    Returns:
+      ``(g, grad)``: ``(m,)`` least alternative costs and ``(m, K)`` gradients, in ``mu``'s dtype.
+    """
+    (m, K), dtype = ws.shape, mu.dtype
+    shapes = (jax.ShapeDtypeStruct((m,), dtype), jax.ShapeDtypeStruct((m, K), dtype))
+    host = lambda mu, ws, active: tuple(a.astype(dtype) for a in _alternative_cost_rows(mu, ws, active))
+    return jax.pure_callback(host, shapes, mu, ws.astype(mu.dtype), jnp.asarray(active, bool),
+                             vmap_method="broadcast_all")

@@ -6,7 +6,7 @@ Gaussian objectives of known scale ``sigma`` (rewards are divided by it, so the 
 variance). After one pull of every arm, with ``t`` pulls so far, empirical means ``mu`` and counts ``N``:
 
 1. stop when ``Z_t = t g(mu, N / t) - log(log(1 + t)) >= log(1/delta)`` (their GLR statistic; ``g`` is the cost of
-   the closest alternative, :func:`~mobandit_jax.kernels.pareto_lower_bound.alternative_cost_2d`) and return the
+   the closest alternative, below) and return the
    empirical Pareto set of ``mu``;
 2. one Hedge step on the lower bound's weights: ``w <- w exp(eta grad) / sum``, ``grad`` the gradient of
    ``g(mu, w)``, ``eta = sqrt(log K) / (sqrt(1 + t) R)`` with ``R`` the largest ``|grad|`` seen so far;
@@ -14,8 +14,14 @@ variance). After one pull of every arm, with ``t`` pulls so far, empirical means
 4. forced exploration: pull the least pulled arm (first on ties) if some ``N_k <= sqrt(t) - K/2``, else
    ``argmax (W_t - N)``.
 
-Their cost of an alternative is exact for any number of objectives; the one compiled here is the two-objective
-form, so the method runs on problems with 2 objectives (2 cone rows under a cone) and says so otherwise.
+The cost ``g`` and its gradient are exact for any number of objectives ``d`` (the cone's rows under a cone). With
+``d = 2`` they are compiled (:func:`~mobandit_jax.kernels.pareto_lower_bound.alternative_cost_2d`, fixed shapes, no
+host round trip). With ``d >= 3`` they are computed in float64 numpy on the host
+(:func:`~mobandit_jax.kernels.pareto_lower_bound.alternative_cost_host`, one ``jax.pure_callback`` a round for the
+whole batch of seeds, both weight vectors at once; a seed that has stopped is skipped). For each dominated arm it
+scores every assignment of the ``P`` Pareto arms above it on every objective to an objective on which to lower them
+(``d^P``, up to ``MAX_ENUMERATED``), and beyond that only the authors' cells (``PCnd``), polynomially many in ``P``:
+a round takes milliseconds for each running seed (COV-BOOST, ``K = 20``, ``d = 3``), no limit on ``d``.
 
 References:
 - E. Crepon, A. Garivier and W. M. Koolen (2024), Sequential Learning of the Pareto Front for Multi-objective
@@ -27,7 +33,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from ..kernels.pareto_lower_bound import alternative_cost_2d, pareto_mask
+from ..kernels.pareto_lower_bound import alternative_cost_2d, alternative_cost_host, pareto_mask
 from ..registry import register_policy
 from .pac_stepwise import Counts, StepwiseMethod, configure_stepwise, stepwise_identifier, wrap
 
@@ -52,11 +58,11 @@ class TnsState(NamedTuple):
 
 
 def track_and_stop_method(num_arms: int, dim: int) -> StepwiseMethod:
-    """Track-and-Stop (module docstring) for ``num_arms`` arms of 2 objectives.
+    """Track-and-Stop (module docstring) for ``num_arms`` arms of ``dim`` objectives.
 
     Args:
       num_arms: K, the number of arms.
-      dim: the number of objectives the method sees (2).
+      dim: the number of objectives the method sees (2: compiled cost; 3 or more: the host's).
 
     Returns:
       its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls.
@@ -78,8 +84,13 @@ def track_and_stop_method(num_arms: int, dim: int) -> StepwiseMethod:
         t = jnp.sum(n)
         mu = counts.means
         ready = jnp.all(counts.n > 0)
-        z = t * alternative_cost_2d(mu, n / t)[0] - jnp.log(jnp.log1p(t))
-        _, grad = alternative_cost_2d(mu, s.w)
+        if dim == 2:  # compiled
+            z = t * alternative_cost_2d(mu, n / t)[0] - jnp.log(jnp.log1p(t))
+            _, grad = alternative_cost_2d(mu, s.w)
+        else:  # on the host, skipped for a seed that has stopped (which then stays stopped)
+            g, grads = alternative_cost_host(mu, jnp.stack([n / t, s.w]), ready & ~s.done)
+            z = t * g[0] - jnp.log(jnp.log1p(t))
+            grad = grads[1]
         reg = jnp.maximum(s.reg, jnp.max(jnp.abs(grad)))
         eta = jnp.sqrt(jnp.log(K)) / jnp.sqrt(1.0 + t) / jnp.maximum(reg, jnp.finfo(reg.dtype).tiny)
         w = s.w * jnp.exp(eta * grad)
@@ -124,19 +135,17 @@ def _configure(ctx, delta, tracking):
       tracking: C-tracking (cumulative weights) or D-tracking (t times the current weights). Allowed: 'C' or 'D'.
     """
     W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "track_and_stop", 0.0, delta)
-    if len(W) != 2:
-        raise ValueError(f"policy 'track_and_stop' runs on 2 objectives (its compiled cost of an alternative is the "
-                         f"two-objective one); this problem has {len(W)} ({'cone rows' if ctx.W is not None else 'd'})")
     if tracking not in TRACKINGS:
         raise ValueError(f"policy 'track_and_stop': tracking = {tracking!r} must be 'C' (cumulative weights) or 'D'")
     if sigma <= 0:
         raise ValueError("policy 'track_and_stop' needs a noise scale sigma > 0")
     params = TnsParams(jnp.log(1.0 / jnp.asarray(dlt, float)), jnp.asarray(sigma, float),
                        jnp.asarray(tracking == "C"))
-    return dict(num_arms=ctx.num_arms, dim=2, sample=ctx.env.sample), wrap(ctx, W, eps, dlt, cap, budget, params)
+    return dict(num_arms=ctx.num_arms, dim=len(W), sample=ctx.env.sample), wrap(ctx, W, eps, dlt, cap, budget, params)
 
 
 register_policy("track_and_stop", "pac", track_and_stop, _configure,
                 "Track-and-Stop for Pareto set identification (Crepon, Garivier & Koolen, AISTATS 2024): Hedge on "
-                "the lower bound's weights, C-tracking with forced exploration, GLR stopping; 2 objectives",
+                "the lower bound's weights, C-tracking with forced exploration, GLR stopping; d = 2 compiled, d >= 3 "
+                "on the host",
                 delta=0.05, tracking="C")
