@@ -35,6 +35,7 @@ index).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -143,6 +144,21 @@ def remove_arm(gamma, dominated, active, accepted):
     return active.at[e].set(False), accepted
 
 
+def close_phase(gamma, dominated, active, accepted, removals=None):
+    """The end of a phase: :func:`remove_arm` once, or ``removals(k_r)`` times one after another on the same gaps.
+
+    Returns the new ``(active, accepted)``."""
+    if removals is None:
+        return remove_arm(gamma, dominated, active, accepted)
+    count = removals(jnp.sum(active))
+
+    def one(j, sets):
+        moved = remove_arm(gamma, dominated, *sets)
+        return jax.tree_util.tree_map(lambda new, old: jnp.where(j < count, new, old), moved, sets)
+
+    return jax.lax.fori_loop(0, active.shape[0] // 2, one, (active, accepted))
+
+
 def elimination(P, costs_alloc, budget, target_fn, jmax, phases=None, removals=None):
     """Successive elimination of Algorithm 2 with phase targets ``target_fn(r, k_r, C_r)``.
 
@@ -162,16 +178,7 @@ def elimination(P, costs_alloc, budget, target_fn, jmax, phases=None, removals=N
         C_r = jnp.sum(jnp.where(active, costs_alloc, 0.0))
         n_r = target_fn(r, k_r, C_r)
         N, spent, gamma, dominated = sample_and_gaps(P, N, active, n_r, spent, budget, jmax)
-        if removals is None:
-            active, accepted = remove_arm(gamma, dominated, active, accepted)
-        else:
-            count = removals(k_r)
-
-            def one(j, sets):
-                moved = remove_arm(gamma, dominated, *sets)
-                return jax.tree_util.tree_map(lambda new, old: jnp.where(j < count, new, old), moved, sets)
-
-            active, accepted = jax.lax.fori_loop(0, K // 2, one, (active, accepted))
+        active, accepted = close_phase(gamma, dominated, active, accepted, removals)
         return active, accepted, N, spent
 
     init = (jnp.ones(K, bool), jnp.zeros(K, bool), jnp.zeros(K, jnp.int32), jnp.zeros((), P.levels[0].dtype))
@@ -247,52 +254,94 @@ def table_length(jmax: int) -> int:
     return max(16, 1 << (max(1, int(jmax)) - 1).bit_length())
 
 
-def _identifier(targets, prefix_table, length: int) -> Identifier:
+class Schedule(NamedTuple):
+    """A method's phases, read by its bulk run and its step-wise form alike: ``target(p) -> fn(r, k_r, C_r)`` the
+    pulls per active arm at the end of phase ``r`` (``k_r`` active arms of allocation cost ``C_r``); ``phases`` (static);
+    ``removals``: None (one arm a phase) or ``f(k_r)`` arms removed a phase; ``final``: ``"elimination"`` (the accepted
+    arms and those still active) or ``"pareto"`` (the empirical Pareto set of the active arms)."""
+
+    target: Callable
+    phases: int
+    removals: Callable | None = None
+    final: str = "elimination"
+
+
+def _identifier(schedule: Schedule, num_arms: int, prefix_table, length: int, dim: int | None) -> Identifier:
     length = int(max(1, length))
+    K = num_arms
 
     def identify(key_env, key_pol, env_params, p: IdentParams) -> IdentifyResult:
         """Run the method once on the common stream ``key_env``."""
-        return IdentifyResult(*targets(prefix_table(key_env, env_params, length), p, p.jmax))
+        P = prefix_table(key_env, env_params, length)
+        if schedule.final == "pareto":  # one phase of the whole set, then its empirical Pareto set
+            active = jnp.ones(K, bool)
+            N, spent, sums = top_up(P, jnp.zeros(K, jnp.int32), active, schedule.target(p)(1, K, None),
+                                    jnp.zeros((), P.levels[0].dtype), p.budget, p.jmax)
+            return IdentifyResult(empirical_pareto(_means(sums, N), active), spent, N)
+        return IdentifyResult(*elimination(P, p.costs, p.budget, schedule.target(p), p.jmax,
+                                           phases=schedule.phases, removals=schedule.removals))
 
-    return Identifier(identify)
+    from .identification_stepwise import stepwise_elimination  # its module reads this one's helpers
+
+    return Identifier(identify, stepwise=None if dim is None else stepwise_elimination(schedule, K, int(dim)))
 
 
-def copsi(num_arms: int, length: int, prefix_table) -> Identifier:
+def copsi_schedule(K: int) -> Schedule:
+    """CoPSI's targets ``n_r = floor(B / (L_{K,lambda} C_r))``, ``K - 1`` phases."""
+    def target(p):
+        Lp = l_k_lambda(K, p.cost_floor)
+        return lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * C_r)).astype(jnp.int32)
+
+    return Schedule(target, K - 1)
+
+
+def psi_sr_schedule(K: int, schedule: str = "sr") -> Schedule:
+    """PSI-SR's targets (:func:`psi_sr`), ``K - 1`` phases."""
+    if schedule == "sr":
+        lb = logbar(K)
+
+        def target(p):
+            return lambda r, k_r, C_r: jnp.ceil(jnp.maximum(p.unit_pulls - K, 0) / (lb * (K + 1 - r))).astype(jnp.int32)
+    else:
+        def target(p):
+            Lp = l_k_lambda(K, p.cost_floor)
+            return lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * k_r * jnp.mean(p.costs))).astype(jnp.int32)
+
+    return Schedule(target, K - 1)
+
+
+def ege_sh_schedule(K: int) -> Schedule:
+    """EGE-SH's cumulative halving targets, ``ceil(log2 K)`` rounds removing ``floor(|A_r| / 2)`` arms each."""
+    rounds = halving_rounds(K)
+
+    def target(p):
+        n = halving_targets(K, p.unit_pulls) if rounds else jnp.zeros(1, jnp.int32)
+        return lambda r, k_r, C_r: n[r - 1]
+
+    return Schedule(target, rounds, removals=lambda k_r: k_r // 2)
+
+
+def uniform_schedule(K: int) -> Schedule:
+    """Uniform allocation: one phase to ``jmax`` pulls of every arm, then the empirical Pareto set."""
+    return Schedule(lambda p: (lambda r, k_r, C_r: p.jmax), 1, removals=lambda k_r: 0, final="pareto")
+
+
+def copsi(num_arms: int, length: int, prefix_table, dim: int | None = None) -> Identifier:
     """CoPSI (Algorithm 2): targets ``n_r = floor(B / (L_{K,lambda} C_r))`` from the costs ``c_i``.
 
     ``length`` (static, at least the params' ``jmax``) is the number of pulls per arm that
     ``prefix_table``, the environment's bulk sampler, draws.
     """
-    K = num_arms
-
-    def targets(P, p, jmax):
-        Lp = l_k_lambda(K, p.cost_floor)
-        fn = lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * C_r)).astype(jnp.int32)
-        return elimination(P, p.costs, p.budget, fn, jmax)
-
-    return _identifier(targets, prefix_table, length)
+    return _identifier(copsi_schedule(num_arms), num_arms, prefix_table, length, dim)
 
 
-def psi_sr(num_arms: int, length: int, prefix_table, schedule: str = "sr") -> Identifier:
+def psi_sr(num_arms: int, length: int, prefix_table, schedule: str = "sr", dim: int | None = None) -> Identifier:
     """PSI-SR; ``schedule="sr"``: successive-rejects targets for ``T = floor(B / c_bar)`` unit pulls;
     ``schedule="equal_costs"``: CoPSI's targets with every ``c_i`` replaced by ``c_bar``."""
-    K = num_arms
-    if schedule == "sr":
-        lb = logbar(K)
-
-        def targets(P, p, jmax):
-            fn = lambda r, k_r, C_r: jnp.ceil(jnp.maximum(p.unit_pulls - K, 0) / (lb * (K + 1 - r))).astype(jnp.int32)
-            return elimination(P, p.costs, p.budget, fn, jmax)
-    else:
-        def targets(P, p, jmax):
-            Lp = l_k_lambda(K, p.cost_floor)
-            fn = lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * k_r * jnp.mean(p.costs))).astype(jnp.int32)
-            return elimination(P, p.costs, p.budget, fn, jmax)
-
-    return _identifier(targets, prefix_table, length)
+    return _identifier(psi_sr_schedule(num_arms, schedule), num_arms, prefix_table, length, dim)
 
 
-def ege_sh(num_arms: int, length: int, prefix_table) -> Identifier:
+def ege_sh(num_arms: int, length: int, prefix_table, dim: int | None = None) -> Identifier:
     """EGE-SH (Kone et al., 2024): ``ceil(log2 K)`` rounds of successive halving on the empirical gaps.
 
     Round ``r`` brings the ``|A_r|`` active arms to ``n_r = sum_{s <= r} t_s`` pulls,
@@ -300,28 +349,12 @@ def ege_sh(num_arms: int, length: int, prefix_table) -> Identifier:
     as PSI-SR), then removes the ``floor(|A_r| / 2)`` arms with the largest gaps of Eq. (1) over ``A_r``,
     each accepted iff it is empirically not dominated in ``A_r``; the last arm is accepted.
     """
-    K = num_arms
-    rounds = halving_rounds(K)
-
-    def targets(P, p, jmax):
-        n = halving_targets(K, p.unit_pulls) if rounds else jnp.zeros(1, jnp.int32)
-        fn = lambda r, k_r, C_r: n[r - 1]
-        return elimination(P, p.costs, p.budget, fn, jmax, phases=rounds, removals=lambda k_r: k_r // 2)
-
-    return _identifier(targets, prefix_table, length)
+    return _identifier(ege_sh_schedule(num_arms), num_arms, prefix_table, length, dim)
 
 
-def uniform_alloc(num_arms: int, length: int, prefix_table) -> Identifier:
+def uniform_alloc(num_arms: int, length: int, prefix_table, dim: int | None = None) -> Identifier:
     """Uniform allocation: ``jmax`` complete rounds (as the budget affords), then the empirical Pareto set."""
-    K = num_arms
-
-    def targets(P, p, jmax):
-        active = jnp.ones(K, bool)
-        N, spent, sums = top_up(P, jnp.zeros(K, jnp.int32), active, jmax, jnp.zeros((), P.levels[0].dtype),
-                                p.budget, jmax)
-        return empirical_pareto(_means(sums, N), active), spent, N
-
-    return _identifier(targets, prefix_table, length)
+    return _identifier(uniform_schedule(num_arms), num_arms, prefix_table, length, dim)
 
 
 # --------------------------------------------------------------------------------------------
@@ -364,7 +397,7 @@ def _configure_copsi(ctx):
     K = ctx.num_arms
     two = np.sort(det)[:2].sum() if K >= 2 else det.sum()
     jmax = max(1, _floor(budget / (l_k_lambda(K, lam, np) * two)))
-    return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
+    return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, dim=ctx.dim),
             ident_params(budget, det, lam, jmax))
 
 
@@ -379,7 +412,8 @@ def _configure_psi_sr(ctx, schedule="sr"):
     else:
         jmax = _floor(budget / (l_k_lambda(K, lam, np) * 2 * c_bar))
     jmax = int(max(1, jmax))
-    kwargs = dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, schedule=schedule)
+    kwargs = dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, schedule=schedule,
+                  dim=ctx.dim)
     return kwargs, ident_params(budget, det, lam, jmax)
 
 
@@ -388,14 +422,15 @@ def _configure_ege_sh(ctx):
     K = ctx.num_arms
     targets = halving_targets(K, unit_pulls(budget, det), np)  # the last round's target bounds every count
     jmax = int(max(1, targets[-1] if len(targets) else 1))
-    return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
+    return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, dim=ctx.dim),
             ident_params(budget, det, lam, jmax))
 
 
 def _configure_uniform_alloc(ctx):
     lam, det, budget = _checked(ctx, "uniform_alloc")
     jmax = max(1, _floor(budget / float(np.sum(ctx.min_costs))))
-    return (dict(num_arms=ctx.num_arms, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
+    return (dict(num_arms=ctx.num_arms, length=table_length(jmax), prefix_table=ctx.env.prefix_table,
+                 dim=ctx.dim),
             ident_params(budget, det, lam, jmax))
 
 
