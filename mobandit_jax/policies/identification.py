@@ -257,8 +257,8 @@ def table_length(jmax: int) -> int:
 class Schedule(NamedTuple):
     """A method's phases, read by its bulk run and its step-wise form alike: ``target(p) -> fn(r, k_r, C_r)`` the
     pulls per active arm at the end of phase ``r`` (``k_r`` active arms of allocation cost ``C_r``); ``phases``
-    (static); ``removals``: None (one arm a phase) or ``f(k_r)`` arms removed a phase; ``final``: ``"elimination"`` (the accepted
-    arms and those still active) or ``"pareto"`` (the empirical Pareto set of the active arms)."""
+    (static); ``removals``: None (one arm a phase) or ``f(k_r)`` arms removed a phase; ``final``: ``"elimination"``
+    (the accepted arms and those still active) or ``"pareto"`` (the empirical Pareto set of the active arms)."""
 
     target: Callable
     phases: int

@@ -105,16 +105,16 @@ class Study:
         if not is_postgres(path) and os.path.isdir(path) and os.listdir(path) \
                 and not os.path.exists(os.path.join(path, "study.db")):
             raise StudyError(f"{str(path)!r} is a folder that holds no study; give a new or empty folder")
+        cls._check(parsed)
         store = open_store(path, create=True)
         with store.lock():
             meta = store.meta()
             if not meta:
-                cls._check(parsed)
                 store.set_meta({"spec": plain, "seed": str(seed), "version": VERSION})
-            elif meta.get("spec") != plain or meta.get("seed") != str(seed):
-                store.close()
-                raise StudyError(f"{str(path)!r} holds another study (a different spec or seed); open it with "
-                                 "Study.load or give a new folder")
+        if meta and (meta.get("spec") != plain or meta.get("seed") != str(seed)):
+            store.close()
+            raise StudyError(f"{str(path)!r} holds another study (a different spec or seed); open it with "
+                             "Study.load or give a new folder")
         return cls(store, parsed, seed)
 
     @staticmethod
