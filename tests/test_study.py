@@ -40,7 +40,8 @@ def test_online_study_makes_the_loops_choices(tmp_path):
         arms.append(a)
         pulls[a] += 1
         sums[a] += np.asarray(reward)
-    final = Final(state, jnp.int32(arms[-1]), jnp.asarray(pulls, jnp.int32), jnp.asarray(sums / np.maximum(pulls, 1)[:, None], jnp.float32))
+    means = jnp.asarray(sums / np.maximum(pulls, 1)[:, None], jnp.float32)
+    final = Final(state, jnp.int32(arms[-1]), jnp.asarray(pulls, jnp.int32), means)
     want = [f"m{i}" for i in np.flatnonzero(mb.FAMILIES["preference"].recommended(final, ctx))]
 
     study = mb.Study.create(tmp_path / "s", _spec(horizon=T), seed=seed)
