@@ -122,7 +122,7 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     else:
         raise StudyError(f"a spec is a TOML path or a dict, not {type(spec).__name__}")
     base = base or os.getcwd()
-    unknown = sorted(set(data) - set(TOP))
+    unknown = sorted(set(data) - set(TOP) - {"_configs"})  # _configs: a stored spec's CSV rows
     if unknown:
         raise StudyError(f"unknown table(s) {unknown} in a study spec; allowed: {list(TOP[:4])}")
     study = data.get("study")
