@@ -34,7 +34,8 @@ def test_round_trip(tmp_path, capsys):
     assert tickets[0]["config"] == {"depth": 3, "fit_s": 1.0} and tickets[0]["slate"] is None
     first, second = tickets
     assert _run(capsys, "study", "tell", d, first["id"], "--values", "0.8,4", "--cost", "1.0")[0] == 0
-    for bad in (["--values", "0.8"], ["--values", "0.8,11"], ["--values", "x,1"], ["--values", "0.8,4", "--cost", "-1"]):
+    bads = (["--values", "0.8"], ["--values", "0.8,11"], ["--values", "x,1"], ["--values", "0.8,4", "--cost", "-1"])
+    for bad in bads:
         code, out, err = _run(capsys, "study", "tell", d, second["id"], *bad)
         assert code == 2 and err.count("\n") == 1 and err.startswith("error: ") and out == ""
     code, _, err = _run(capsys, "study", "tell", d, "t77", "--values", "0.1,1")

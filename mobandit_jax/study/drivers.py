@@ -6,6 +6,8 @@ costs one ``select`` or ``update`` call after a study is loaded (the replay runs
 processes wrote)."""
 from __future__ import annotations
 
+import io
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -30,13 +32,14 @@ class OnlineDriver:
         self._select = jax.jit(lambda key, state: policy.select(key, state, params))
         self._update = jax.jit(lambda state, action, reward, cost: policy.update(state, action,
                                                                                    Observation(reward, cost), params))
-        self.state = policy.init(params)
+        self._state = policy.init(params)
+        self._told: list = []  # told observations not yet applied to the state
         K = len(spec.arms)
         self.counts = np.zeros(K, np.int64)
         self.sums = np.zeros((K, built.dim))
         self.last = None
         self.slate = policy.slate_size > 0 or spec.slate > 0
-        self.dtype = jax.dtypes.canonicalize_dtype(jnp.float64)
+        self.dtype = np.dtype(jax.dtypes.canonicalize_dtype(jnp.float64))
 
     def round_of_ask(self, study) -> int:
         return study._told + len(study._pending)
@@ -56,12 +59,38 @@ class OnlineDriver:
         cost = np.full(len(arms), (cost_total or 0.0) / len(arms) / self.built.cost_scale)
         if not self.slate:
             cost = cost[0]
-        return (jnp.asarray(np.asarray(action, np.int32)), jnp.asarray(reward, self.dtype),
-                jnp.asarray(cost, self.dtype))
+        return np.asarray(action, np.int32), np.asarray(reward, self.dtype), np.asarray(cost, self.dtype)
+
+    @property
+    def state(self):
+        """The policy state after every told event (applying those told since the last read)."""
+        told, self._told = self._told, []
+        for obs in told:
+            self._state = self._update(self._state, *obs)
+        return self._state
+
+    def snapshot(self) -> bytes:
+        """The policy state as bytes (``.npz`` of its leaves)."""
+        buf = io.BytesIO()
+        np.savez(buf, *[np.asarray(x) for x in jax.tree_util.tree_leaves(self.state)])
+        return buf.getvalue()
+
+    def restore(self, data: bytes) -> bool:
+        """Set the policy state from :meth:`snapshot`'s bytes (with no told event pending); False if they do not fit
+        this policy's state (another dtype or shape), which is then left as it is."""
+        leaves, treedef = jax.tree_util.tree_flatten(self._state)
+        with np.load(io.BytesIO(data)) as z:
+            saved = [z[f"arr_{i}"] for i in range(len(z.files))]
+        if len(saved) != len(leaves) or any(np.shape(a) != np.shape(b) or np.asarray(a).dtype != b.dtype
+                                            for a, b in zip(leaves, saved, strict=False)):
+            return False
+        self._state = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(x) for x in saved])
+        self._told = []
+        return True
 
     def on_tell(self, study, rec):
         action, reward, cost = self._obs(rec.action, rec.values, rec.cost)
-        self.state = self._update(self.state, action, reward, cost)
+        self._told.append((action, reward, cost))
         arms = np.atleast_1d(rec.action)
         self.counts[arms] += 1
         self.sums[arms] += np.reshape(np.asarray(reward), (len(arms), -1))
@@ -134,7 +163,7 @@ class StepwiseDriver:
         self._recommend = jax.jit(lambda s: step.recommend(s, params))
         self._confident = None if step.confident is None else jax.jit(lambda s: step.confident(s, params))
         self.state = jax.jit(step.init)(params)
-        self.dtype = jax.dtypes.canonicalize_dtype(jnp.float64)
+        self.dtype = np.dtype(jax.dtypes.canonicalize_dtype(jnp.float64))
         self.b = 0
         self.by_budget = False
         self._new_round()
@@ -164,8 +193,8 @@ class StepwiseDriver:
         self.cs[a] += (rec.cost or 0.0) / self.built.cost_scale
 
     def _apply_round(self):
-        self.state = self._update(self.state, jnp.asarray(self.told_n, jnp.int32), jnp.asarray(self.rs, self.dtype),
-                                  jnp.asarray(self.cs, self.dtype))
+        self.state = self._update(self.state, self.told_n.astype(np.int32), self.rs.astype(self.dtype),
+                                  self.cs.astype(self.dtype))
         self.b += 1
         self._new_round()
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ..errors import ConfigError
@@ -120,7 +119,7 @@ def stepwise_names() -> list:
 
 def fold(key, t):
     """``fold_in(key, t)``, jitted once."""
-    return _fold(key, jnp.asarray(t, jnp.uint32))
+    return _fold(key, np.uint32(t))
 
 
 _fold = jax.jit(jax.random.fold_in)

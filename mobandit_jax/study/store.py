@@ -6,7 +6,10 @@ the replay of its events (:mod:`.study`); a writer holds the table's write lock 
 PostgreSQL transaction-scoped advisory lock) while it reads the events it has not seen, decides, and appends, so
 several processes (or hosts, with PostgreSQL) share one study without handing out a ticket twice.
 
-SQLite: ``DIR/study.db`` in WAL mode (readers do not block the writer), ``synchronous = FULL``, a 60 s busy timeout.
+SQLite: ``DIR/study.db`` in WAL mode (readers do not block the writer), a 60 s busy timeout, and ``synchronous =
+NORMAL``: a committed event survives the process that wrote it being killed at any moment (it is in the WAL file);
+an operating-system crash or power loss may lose the last few commits, never leave half an event (``synchronous =
+FULL``, an fsync per event, costs several milliseconds a commit: set ``MOBANDIT_STUDY_FSYNC=1`` for it).
 PostgreSQL: a ``postgresql://`` path (the ``postgres`` extra, ``psycopg``); its tables are named after the
 address's ``study`` query parameter (default ``mobandit``), so one database holds several studies.
 """
@@ -44,6 +47,11 @@ class Event(NamedTuple):
 COLUMNS = "seq, kind, ticket, worker, arm, slate, vals, cost, at"
 
 
+def _row(seq, kind, ticket, worker, arm, slate, vals, cost) -> tuple:
+    return (int(seq), kind, ticket, worker, int(arm), None if slate is None else json.dumps([int(a) for a in slate]),
+            None if vals is None else json.dumps(vals), cost, time.time())
+
+
 def is_postgres(path) -> bool:
     """Whether ``path`` names a PostgreSQL study (``postgresql://`` or ``postgres://``)."""
     return str(path).startswith(("postgresql://", "postgres://"))
@@ -77,13 +85,15 @@ class SqliteStore:
         self.path = db
         self.conn = sqlite3.connect(db, timeout=60.0, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=FULL")
+        self.conn.execute("PRAGMA synchronous=" + ("FULL" if os.environ.get("MOBANDIT_STUDY_FSYNC") == "1"
+                                                               else "NORMAL"))
         if create:
             with self.lock():
                 self.conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 self.conn.execute("CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
                                   "kind TEXT NOT NULL, ticket TEXT NOT NULL, worker TEXT, arm INTEGER NOT NULL, "
                                   "slate TEXT, vals TEXT, cost REAL, at REAL NOT NULL)")
+                self.conn.execute("CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, data BLOB NOT NULL)")
 
     @contextlib.contextmanager
     def lock(self):
@@ -107,27 +117,28 @@ class SqliteStore:
         """Write ``meta`` rows (inside :meth:`lock`)."""
         self.conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", list(values.items()))
 
-    def append(self, kind, ticket_of_seq, worker, arm, slate=None, vals=None, cost=None) -> Event:
-        """Append one event (inside :meth:`lock`); ``ticket_of_seq`` is the ticket id, or a function of the new row's
-        sequence number that gives it (an ask names its ticket after its row)."""
-        at = time.time()
-        slate_s = None if slate is None else json.dumps([int(a) for a in slate])
-        vals_s = None if vals is None else json.dumps(vals)
-        cur = self.conn.execute("INSERT INTO events (kind, ticket, worker, arm, slate, vals, cost, at) "
-                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                (kind, "" if callable(ticket_of_seq) else ticket_of_seq, worker, int(arm), slate_s,
-                                 vals_s, cost, at))
-        seq = cur.lastrowid
-        ticket = ticket_of_seq
-        if callable(ticket_of_seq):
-            ticket = ticket_of_seq(seq)
-            self.conn.execute("UPDATE events SET ticket = ? WHERE seq = ?", (ticket, seq))
-        return Event(seq, kind, ticket, worker, int(arm), slate_s, vals_s, cost, at)
+    def append(self, seq, kind, ticket, worker, arm, slate=None, vals=None, cost=None) -> Event:
+        """Append event ``seq`` (inside :meth:`lock`, the next after the last one read: a writer that has not read
+        every event fails on the primary key instead of writing)."""
+        row = _row(seq, kind, ticket, worker, arm, slate, vals, cost)
+        self.conn.execute(f"INSERT INTO events ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+        return Event(*row)
 
     def events(self, after: int = 0) -> list:
         """The events after sequence number ``after``, in order."""
         rows = self.conn.execute(f"SELECT {COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (after,)).fetchall()
         return [Event(*r) for r in rows]
+
+    def put_snapshot(self, seq: int, data: bytes):
+        """Keep the policy state after event ``seq`` (inside :meth:`lock`)."""
+        self.conn.execute("INSERT OR REPLACE INTO snapshots (seq, data) VALUES (?, ?)", (int(seq), data))
+
+    def snapshot(self):
+        """``(seq, data)`` of the latest snapshot, or None."""
+        try:
+            return self.conn.execute("SELECT seq, data FROM snapshots ORDER BY seq DESC LIMIT 1").fetchone()
+        except sqlite3.OperationalError:
+            return None
 
     def integrity(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` (``"ok"`` for a sound file)."""
@@ -159,15 +170,17 @@ class PostgresStore:
             self.conn = psycopg.connect(dsn, autocommit=True)
         except psycopg.Error as err:
             raise StudyError(f"cannot connect to {parts.hostname}:{parts.port}: {str(err).splitlines()[0]}") from None
-        self.events_t, self.meta_t = f"{name}_events", f"{name}_meta"
+        self.events_t, self.meta_t, self.snap_t = f"{name}_events", f"{name}_meta", f"{name}_snapshots"
         self.key = int.from_bytes(name.encode()[:7].ljust(7, b"\0"), "big")
         if create:
             with self.lock():
                 self.conn.execute(f"CREATE TABLE IF NOT EXISTS {self.meta_t} (key TEXT PRIMARY KEY, "
                                   "value TEXT NOT NULL)")
-                self.conn.execute(f"CREATE TABLE IF NOT EXISTS {self.events_t} (seq BIGSERIAL PRIMARY KEY, "
+                self.conn.execute(f"CREATE TABLE IF NOT EXISTS {self.events_t} (seq BIGINT PRIMARY KEY, "
                                   "kind TEXT NOT NULL, ticket TEXT NOT NULL, worker TEXT, arm INTEGER NOT NULL, "
                                   "slate TEXT, vals TEXT, cost DOUBLE PRECISION, at DOUBLE PRECISION NOT NULL)")
+                self.conn.execute(f"CREATE TABLE IF NOT EXISTS {self.snap_t} (seq BIGINT PRIMARY KEY, "
+                                  "data BYTEA NOT NULL)")
         elif not self.meta():
             raise StudyError(f"no study {name!r} at {parts.hostname}:{parts.port}; create one with "
                              "`mobandit study new SPEC ADDRESS`")
@@ -192,26 +205,28 @@ class PostgresStore:
         for k, v in values.items():
             self.conn.execute(f"INSERT INTO {self.meta_t} (key, value) VALUES (%s, %s)", (k, v))
 
-    def append(self, kind, ticket_of_seq, worker, arm, slate=None, vals=None, cost=None) -> Event:
-        """Append one event (inside :meth:`lock`), as :meth:`SqliteStore.append`."""
-        at = time.time()
-        slate_s = None if slate is None else json.dumps([int(a) for a in slate])
-        vals_s = None if vals is None else json.dumps(vals)
-        seq = self.conn.execute(f"INSERT INTO {self.events_t} (kind, ticket, worker, arm, slate, vals, cost, at) "
-                                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq",
-                                (kind, "" if callable(ticket_of_seq) else ticket_of_seq, worker, int(arm), slate_s,
-                                 vals_s, cost, at)).fetchone()[0]
-        ticket = ticket_of_seq
-        if callable(ticket_of_seq):
-            ticket = ticket_of_seq(seq)
-            self.conn.execute(f"UPDATE {self.events_t} SET ticket = %s WHERE seq = %s", (ticket, seq))
-        return Event(seq, kind, ticket, worker, int(arm), slate_s, vals_s, cost, at)
+    def append(self, seq, kind, ticket, worker, arm, slate=None, vals=None, cost=None) -> Event:
+        """Append event ``seq`` (inside :meth:`lock`), as :meth:`SqliteStore.append`."""
+        row = _row(seq, kind, ticket, worker, arm, slate, vals, cost)
+        self.conn.execute(f"INSERT INTO {self.events_t} ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", row)
+        return Event(*row)
 
     def events(self, after: int = 0) -> list:
         """The events after sequence number ``after``, in order."""
         rows = self.conn.execute(f"SELECT {COLUMNS} FROM {self.events_t} WHERE seq > %s ORDER BY seq",
                                  (after,)).fetchall()
         return [Event(*r) for r in rows]
+
+    def put_snapshot(self, seq: int, data: bytes):
+        """Keep the policy state after event ``seq`` (inside :meth:`lock`)."""
+        self.conn.execute(f"INSERT INTO {self.snap_t} (seq, data) VALUES (%s, %s) ON CONFLICT (seq) DO NOTHING",
+                          (int(seq), data))
+
+    def snapshot(self):
+        """``(seq, data)`` of the latest snapshot, or None."""
+        with self.conn.transaction():
+            row = self.conn.execute(f"SELECT seq, data FROM {self.snap_t} ORDER BY seq DESC LIMIT 1").fetchone()
+        return None if row is None else (row[0], bytes(row[1]))
 
     def integrity(self) -> str:
         """``"ok"`` (PostgreSQL checks its own pages)."""

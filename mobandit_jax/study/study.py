@@ -22,6 +22,9 @@ Budget: a pending ticket reserves its arm's expected cost (the arm's mean told c
 tell settles the actual one; a ticket is handed out only if the cost spent, the reservations and its own expected
 cost (an identifier: its whole sweep's) fit in ``B``. An identifier whose next sweep cannot fit, with nothing pending,
 is ``short``: it does what its budget makes it do in simulation (end the phase; halt).
+
+Every :data:`SNAPSHOT_EVERY` tells, the online policy's state is kept beside the events (a cached snapshot, written in
+the same transaction as the tell), so that a load replays the policy's ``update`` over the tells after it only.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ from .spec import StudySpec, load_spec
 from .store import VERSION, is_postgres, open_store
 
 REASONS = ("pending", "budget", "finished")
+SNAPSHOT_EVERY = 1000  # tells between snapshots of an online policy's state (a load replays the tells after the last)
 
 
 class Ticket(NamedTuple):
@@ -83,7 +87,10 @@ class Study:
         self._cost_n = np.zeros(len(spec.arms))
         self._cost_sum = np.zeros(len(spec.arms))
         self._told = self._failed = 0
+        snap = store.snapshot() if hasattr(self._driver, "restore") else None
+        self._snap = snap
         self._sync()
+        self._snap = None
 
     @classmethod
     def create(cls, path, spec, *, seed: int = 0) -> Study:
@@ -150,6 +157,8 @@ class Study:
         for ev in self._store.events(self._seen):
             self._apply(ev)
             self._seen = ev.seq
+            if self._snap is not None and ev.seq == self._snap[0]:
+                self._driver.restore(self._snap[1])  # the policy state after these events, kept by a tell
         self._driver.settle(self)
 
     def _apply(self, ev):
@@ -236,7 +245,8 @@ class Study:
                 if action is None:
                     break
                 arm = action[0] if isinstance(action, list) else action
-                ev = self._store.append("ask", lambda seq: f"t{seq}", worker, arm,
+                seq = self._seen + 1
+                ev = self._store.append(seq, "ask", f"t{seq}", worker, arm,
                                         slate=action if isinstance(action, list) else None)
                 self._apply(ev)
                 self._seen = ev.seq
@@ -298,9 +308,12 @@ class Study:
                                                         else " (its arm is asked again under a new ticket)"))
             if cost is None:
                 cost = sum(self.expected_cost(a) for a in np.atleast_1d(rec.action)) if self.spec.costs else None
-            ev = self._store.append("tell", rec.id, rec.worker, np.atleast_1d(rec.action)[0], vals=vals, cost=cost)
+            ev = self._store.append(self._seen + 1, "tell", rec.id, rec.worker, np.atleast_1d(rec.action)[0], vals=vals,
+                                    cost=cost)
             self._apply(ev)
             self._seen = ev.seq
+            if self._told % SNAPSHOT_EVERY == 0 and hasattr(self._driver, "snapshot"):
+                self._store.put_snapshot(ev.seq, self._driver.snapshot())
 
     def fail(self, ticket_or_id, retry: bool = True):
         """Mark a pending ticket failed: its arm may be asked again (``retry``), or it is abandoned.
@@ -314,7 +327,7 @@ class Study:
             rec = self._record(ticket_or_id)
             if rec.state != "pending":
                 raise StudyError(f"ticket {rec.id} is {rec.state}, not pending; only a pending ticket can fail")
-            ev = self._store.append("fail" if retry else "abandon", rec.id, rec.worker,
+            ev = self._store.append(self._seen + 1, "fail" if retry else "abandon", rec.id, rec.worker,
                                     np.atleast_1d(rec.action)[0])
             self._apply(ev)
             self._seen = ev.seq
