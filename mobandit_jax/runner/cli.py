@@ -144,8 +144,8 @@ def _setup_runtime(args):
         if args.strict and not args.check:
             raise ValueError("--strict applies to --check only: mobandit reproduce --check --strict")
         devices.configure_workers(reproduce.check_jobs(args.jobs))
-    if args.cmd in ("run", "reproduce"):
-        cache.configure(not args.no_cache)
+    if args.cmd in ("run", "reproduce", "study"):  # a study command compiles its policy's steps on every call
+        cache.configure(not getattr(args, "no_cache", False))
 
 
 def _start_jax(args):

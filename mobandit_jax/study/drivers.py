@@ -32,7 +32,7 @@ class OnlineDriver:
         self._select = jax.jit(lambda key, state: policy.select(key, state, params))
         self._update = jax.jit(lambda state, action, reward, cost: policy.update(state, action,
                                                                                    Observation(reward, cost), params))
-        self._state = policy.init(params)
+        self._state = jax.jit(policy.init)(params)
         self._told: list = []  # told observations not yet applied to the state
         K = len(spec.arms)
         self.counts = np.zeros(K, np.int64)
