@@ -38,8 +38,8 @@ CONFIGS = [
     ("mlp_16", "mlp", {"hidden": 16}), ("mlp_64", "mlp", {"hidden": 64}),
     ("ridge", "ridge", {"alpha": 1.0}),
 ]
-TINY = ["logreg_C0.1", "knn_5", "tree_d4", "tree_d8", "nb_gauss", "ridge"]
-SIZES = {"tiny": dict(names=TINY, rho=4.0, reps=3), "full": dict(names=[c[0] for c in CONFIGS], rho=8.0, reps=12)}
+TINY = ["knn_5", "knn_25", "tree_d4", "tree_d8", "nb_gauss", "ridge"]
+SIZES = {"tiny": dict(names=TINY, rho=4.0, reps=2), "full": dict(names=[c[0] for c in CONFIGS], rho=8.0, reps=12)}
 
 
 def make_model(family: str, params: dict, seed: int):
