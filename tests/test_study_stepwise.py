@@ -52,3 +52,35 @@ def test_stepwise_matches_bulk(name):
         np.testing.assert_array_equal(rec, np.asarray(bulk.recommended))
         agree += 1
     assert agree == 3
+
+
+def _round_loop(step, params, sample, key_env, key_pol, env_params, K, cap=100_000):
+    """Drive a round-based ``step`` in plain Python: round ``t`` pulls the arms ``select`` names, once each, pull
+    ``counts[i]`` of arm ``i`` at round ``t`` (the bulk runs' draws); no budget."""
+    jit = {f: jax.jit(getattr(step, f)) for f in ("init", "select", "update", "stopped", "recommend")}
+    draw = jax.jit(jax.vmap(lambda i, j, t: sample(key_env, i, j, t, env_params), in_axes=(0, 0, None)))
+    state, counts = jit["init"](params), np.zeros(K, np.int32)
+    for t in range(cap):
+        if bool(jit["stopped"](state, params)):
+            break
+        pulls = np.asarray(jit["select"](jax.random.fold_in(key_pol, t), state, params))
+        y, c = draw(jnp.arange(K), jnp.asarray(counts), t)
+        mask = pulls > 0
+        state = jit["update"](state, jnp.asarray(pulls), jnp.where(mask[:, None], y, 0.0), jnp.where(mask, c, 0.0),
+                              params)
+        counts += pulls
+    return np.asarray(jit["recommend"](state, params)), counts
+
+
+@pytest.mark.parametrize("name", ["paveba", "naive_elimination", "ape"])
+def test_round_based_stepwise_matches_bulk(name):
+    ctx = family_of("pac").example(0)
+    ctx = mb.Context.of(ctx.instance, 40, ctx.W)  # a round cap of 40: both forms stop there, or earlier alike
+    options = {"L": 6} if name == "naive_elimination" else {}
+    ident, params, _ = mb.make_policy(name, ctx, **options)
+    key_env, key_pol = jax.random.PRNGKey(3), jax.random.PRNGKey(4)
+    bulk = ident.identify(key_env, key_pol, ctx.instance.params, params)
+    rec, counts = _round_loop(ident.stepwise, params, ctx.env.sample, key_env, key_pol, ctx.instance.params,
+                              ctx.num_arms)
+    np.testing.assert_array_equal(counts, np.asarray(bulk.pulls))
+    np.testing.assert_array_equal(rec, np.asarray(bulk.recommended))

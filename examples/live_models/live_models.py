@@ -2,7 +2,7 @@
 
 Each evaluation fits one configuration on one random train/test split of the digits data set (shipped with
 scikit-learn, so it runs offline) and tells the study two objectives, the test accuracy and a normalised prediction
-speed ``1 / (1 + milliseconds per 100 test images)``, and its cost, the measured fit time in seconds. The study runs
+speed ``1 / (1 + milliseconds per 100 test images)`` (the fastest of three predictions), and its cost, the measured fit time in seconds. The study runs
 PSI-SR (Kone et al., 2024: empirical gap elimination by successive rejects) under a budget of fit seconds, with two
 evaluations at a time (``Study.optimize(workers=2)``). The expected costs come from one profiling fit of each
 configuration (the ``fit_s`` column), as the cost-aware paper profiles its configurations; the budget is ``rho``
@@ -39,7 +39,7 @@ CONFIGS = [
     ("ridge", "ridge", {"alpha": 1.0}),
 ]
 TINY = ["knn_5", "knn_25", "tree_d4", "tree_d8", "nb_gauss", "ridge"]
-SIZES = {"tiny": dict(names=TINY, rho=4.0, reps=2), "full": dict(names=[c[0] for c in CONFIGS], rho=8.0, reps=12)}
+SIZES = {"tiny": dict(names=TINY, rho=4.0, reps=2), "full": dict(names=[c[0] for c in CONFIGS], rho=20.0, reps=12)}
 
 
 def make_model(family: str, params: dict, seed: int):
@@ -84,9 +84,13 @@ def evaluate_once(family: str, params: dict, seed: int):
         warnings.simplefilter("ignore")  # convergence warnings of the small MLPs and regularised models
         model.fit(X_train, y_train)
     fit_s = time.perf_counter() - start
-    start = time.perf_counter()
-    accuracy = float(np.mean(model.predict(X_test) == y_test))
-    ms_per_100 = (time.perf_counter() - start) * 1e3 * 100 / len(y_test)
+    seconds = []
+    for _ in range(3):  # the fastest of three predictions: little of another thread's or process's load in it
+        start = time.perf_counter()
+        predicted = model.predict(X_test)
+        seconds.append(time.perf_counter() - start)
+    accuracy = float(np.mean(predicted == y_test))
+    ms_per_100 = min(seconds) * 1e3 * 100 / len(y_test)
     return [accuracy, 1.0 / (1.0 + ms_per_100)], fit_s
 
 

@@ -194,11 +194,7 @@ def paveba(num_arms: int, dim: int, sample) -> Identifier:
     def identify(key_env, key_pol, env_params, p: PavebaParams) -> PacResult:
         """Run PaVeBa once on the common stream ``key_env`` (``key_pol`` is unused: the method is deterministic)."""
         dtype = p.sigma.dtype
-        slack = p.epsilon * p.geo.alpha
-        none = jnp.zeros(K, bool)
-        init = PavebaCarry(t=jnp.zeros((), jnp.int32), counts=jnp.zeros(K, jnp.int32), sums=jnp.zeros((K, d), dtype),
-                           r=jnp.zeros(K, dtype), S=jnp.ones(K, bool), P=none, U=none, spent=jnp.zeros((), dtype),
-                           halted=jnp.zeros((), bool))
+        init = paveba_start(K, d, p)
 
         def cond(s: PavebaCarry):
             return jnp.any(s.S) & (s.t < p.cap) & ~s.halted
@@ -208,29 +204,53 @@ def paveba(num_arms: int, dim: int, sample) -> Identifier:
             y, c = _draw_among(sample, key_env, env_params, s.counts, s.t, A)
             cost = jnp.sum(jnp.where(A, c.astype(dtype), 0.0))
             ok = s.spent + cost <= p.budget
-            counts = s.counts + A.astype(jnp.int32)
-            sums = s.sums + jnp.where(A[:, None], y.astype(dtype), 0.0)
-            mu = sums / jnp.maximum(counts, 1)[:, None].astype(dtype)
-            n = jnp.where(p.round_radius, s.t + 1, counts)  # "round": every arm of A gets the round's radius
-            r = jnp.where(A, paveba_radius(n, K, d, p.sigma, p.delta, p.conf_contraction), s.r)
-            discard = s.S & jnp.any(ball_dominated(mu, r, p.geo) & A[:, None], axis=0)
-            S1 = s.S & ~discard
-            # j reaches i: some point of j's ball beats some point of i's by the slack
-            new_p = S1 & ~ball_reaches_any(mu, r, slack, p.geo, rows=S1 | s.U, cols=S1, axis=0)
-            P1, S2 = s.P | new_p, S1 & ~new_p
-            U1 = P1 & ball_reaches_any(mu, r, slack, p.geo, rows=P1, cols=S2, axis=1)
-            new = PavebaCarry(t=s.t + 1, counts=counts, sums=sums, r=r, S=S2, P=P1, U=U1, spent=s.spent + cost,
-                              halted=jnp.zeros((), bool))
+            new = paveba_round(s, A, y, cost, p, K, d)
             old = s._replace(halted=jnp.ones((), bool))
             return jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)
 
         end = jax.lax.while_loop(cond, body, init)
-        stopped = ~jnp.any(end.S)
-        mu = end.sums / jnp.maximum(end.counts, 1)[:, None].astype(dtype)
-        guess = empirical_cone_optimal(mu, p.geo.W.astype(dtype), end.S | end.P)
-        return PacResult(end.P | (end.S & guess), end.spent, end.counts, stopped, p.epsilon, p.delta)
+        return PacResult(paveba_returned(end, p), end.spent, end.counts, ~jnp.any(end.S), p.epsilon, p.delta)
 
-    return Identifier(identify)
+    from .pac_rounds import paveba_steps  # its module reads this one's rounds
+
+    return Identifier(identify, stepwise=paveba_steps(K, d))
+
+
+def paveba_start(K: int, d: int, p: PavebaParams) -> PavebaCarry:
+    """PaVeBa before its first round: every arm undecided."""
+    dtype = p.sigma.dtype
+    none = jnp.zeros(K, bool)
+    return PavebaCarry(t=jnp.zeros((), jnp.int32), counts=jnp.zeros(K, jnp.int32), sums=jnp.zeros((K, d), dtype),
+                       r=jnp.zeros(K, dtype), S=jnp.ones(K, bool), P=none, U=none, spent=jnp.zeros((), dtype),
+                       halted=jnp.zeros((), bool))
+
+
+def paveba_round(s: PavebaCarry, A, y, cost, p: PavebaParams, K: int, d: int) -> PavebaCarry:
+    """One round of PaVeBa (module docstring, steps 1-4) after the arms of ``A = S | U`` were pulled once each with
+    rewards ``y (K, d)`` (rows outside ``A`` ignored) at total ``cost``."""
+    dtype = p.sigma.dtype
+    slack = p.epsilon * p.geo.alpha
+    counts = s.counts + A.astype(jnp.int32)
+    sums = s.sums + jnp.where(A[:, None], y.astype(dtype), 0.0)
+    mu = sums / jnp.maximum(counts, 1)[:, None].astype(dtype)
+    n = jnp.where(p.round_radius, s.t + 1, counts)  # "round": every arm of A gets the round's radius
+    r = jnp.where(A, paveba_radius(n, K, d, p.sigma, p.delta, p.conf_contraction), s.r)
+    discard = s.S & jnp.any(ball_dominated(mu, r, p.geo) & A[:, None], axis=0)
+    S1 = s.S & ~discard
+    # j reaches i: some point of j's ball beats some point of i's by the slack
+    new_p = S1 & ~ball_reaches_any(mu, r, slack, p.geo, rows=S1 | s.U, cols=S1, axis=0)
+    P1, S2 = s.P | new_p, S1 & ~new_p
+    U1 = P1 & ball_reaches_any(mu, r, slack, p.geo, rows=P1, cols=S2, axis=1)
+    return PavebaCarry(t=s.t + 1, counts=counts, sums=sums, r=r, S=S2, P=P1, U=U1, spent=s.spent + cost,
+                       halted=jnp.zeros((), bool))
+
+
+def paveba_returned(end: PavebaCarry, p: PavebaParams):
+    """The set PaVeBa returns: ``P``, plus the undecided arms no arm of ``S | P`` C-dominates empirically."""
+    dtype = p.sigma.dtype
+    mu = end.sums / jnp.maximum(end.counts, 1)[:, None].astype(dtype)
+    guess = empirical_cone_optimal(mu, p.geo.W.astype(dtype), end.S | end.P)
+    return end.P | (end.S & guess)
 
 
 def naive_elimination(num_arms: int, dim: int, sample) -> Identifier:
@@ -255,11 +275,18 @@ def naive_elimination(num_arms: int, dim: int, sample) -> Identifier:
                               spent=jnp.where(ok, s.spent + cost, s.spent), halted=~ok)
 
         end = jax.lax.while_loop(cond, body, init)
-        mu = end.sums / jnp.maximum(end.r, 1).astype(dtype)
-        rec = empirical_cone_optimal(mu, p.W.astype(dtype), jnp.ones(K, bool))
-        return PacResult(rec, end.spent, jnp.full(K, end.r, jnp.int32), end.r == p.L, p.epsilon)
+        return PacResult(naive_returned(end, p), end.spent, jnp.full(K, end.r, jnp.int32), end.r == p.L, p.epsilon)
 
-    return Identifier(identify)
+    from .pac_rounds import naive_steps  # its module reads this one's rounds
+
+    return Identifier(identify, stepwise=naive_steps(K, d))
+
+
+def naive_returned(end: NaiveCarry, p: NaiveParams):
+    """The set Naive Elimination returns: the empirical C-Pareto set of every arm's ``end.r`` pulls."""
+    dtype = p.epsilon.dtype
+    mu = end.sums / jnp.maximum(end.r, 1).astype(dtype)
+    return empirical_cone_optimal(mu, p.W.astype(dtype), jnp.ones(end.sums.shape[0], bool))
 
 
 # --------------------------------------------------------------------------------------------
