@@ -159,11 +159,39 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
     assert hist.set_index("ticket")["state"].to_dict() == {t1.id: "told", t2.id: "abandoned", t3.id: "pending"}
 
 
+def _bulk_only():
+    """An identifier family's policy with no step-wise form (a plugin's, say)."""
+    if "identification/test_study_bulk_only" not in mb.POLICIES:
+        from mobandit_jax.types import Identifier, IdentifyResult
+
+        mb.register_policy("identification/test_study_bulk_only", "identification",
+                           lambda: Identifier(lambda *a: IdentifyResult(None, None, None)), lambda ctx: ({}, {}))
+
+
+def test_fixed_confidence_study_rounds(tmp_path):
+    """Naive Elimination (L = 2): a round hands out every arm once, waits at the barrier, and the study stops with
+    the rule fired after two rounds, recommending the empirical Pareto set of the told means."""
+    spec = _spec("naive_elimination") | {"policies": [{"name": "naive_elimination", "L": 2}]}
+    study = mb.Study.create(tmp_path / "s", spec, seed=0)
+    told = {}
+    for _ in range(2):
+        batch = study.ask(10)
+        assert sorted(t.index for t in batch) == list(range(6)) and study.status()["reason"] == "pending"
+        for t in batch:
+            study.tell(t, MEANS[t.index].tolist())
+            told[t.index] = MEANS[t.index]
+    status = study.status()
+    assert study.ask() == [] and status["reason"] == "finished" and status["stopped"] is True
+    front = np.asarray(mb.pareto_front_mask(MEANS.astype(np.float32)))
+    assert study.recommend() == [f"m{i}" for i in np.flatnonzero(front)]
+
+
 def test_spec_errors_are_one_line(tmp_path):
+    _bulk_only()
     cases = [({"study": {"arms": ["a", "b"]}, "policies": [{"name": "prefucb"}]}, "objectives"),
              (_spec() | {"policies": []}, "exactly one"),
              (_spec() | {"policies": [{"name": "nope"}]}, "nope"),
-             (_spec("paveba"), "step-wise"),
+             (_spec("test_study_bulk_only"), "step-wise"),
              (_spec() | {"budget": {"B": -1}}, "budget.B"),
              ({**_spec(), "study": {**_spec()["study"], "lower": [0, 2]}}, "study.lower[1]")]
     for spec, word in cases:
