@@ -226,3 +226,48 @@ def test_snapshot_load_equals_full_replay(tmp_path, monkeypatch):
                     strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert with_snap.recommend() == full.recommend() and with_snap.status() == full.status()
+
+
+PLUGIN = '''
+import jax.numpy as jnp
+import mobandit_jax as mb
+from mobandit_jax.types import Policy
+
+
+def build_metrics(ctx):
+    return mb.MetricSet((mb.Metric("zero", "sum"),), lambda mp, a, obs: {"zero": 0.0}), None
+
+
+def greedy(num_arms):
+    def init(params):
+        return jnp.zeros(num_arms, jnp.int32), jnp.zeros(num_arms)
+
+    def select(key, state, params):
+        n, s = state
+        return jnp.where(jnp.any(n == 0), jnp.argmin(n), jnp.argmax(s / jnp.maximum(n, 1))).astype(jnp.int32)
+
+    def update(state, action, obs, params):
+        n, s = state
+        return n.at[action].add(1), s.at[action].add(jnp.sum(obs.reward))
+
+    return Policy(init, select, update)
+
+
+mb.register_family("study_plugin_family", kind="online", metrics=build_metrics)
+mb.register_policy("sum_greedy", "study_plugin_family", greedy, lambda ctx: (dict(num_arms=ctx.num_arms), {}))
+'''
+
+
+def test_plugin_family_study(tmp_path):
+    """A family and policy a plugin file registers runs as a study, built through the registry."""
+    (tmp_path / "plug.py").write_text(PLUGIN)
+    (tmp_path / "spec.toml").write_text('[experiment]\nplugins = ["plug.py"]\n[study]\narms = ["a", "b", "c"]\n'
+                                        'objectives = ["x", "y"]\nhorizon = 5\n[[policies]]\nname = "sum_greedy"\n')
+    study = mb.Study.create(tmp_path / "s", str(tmp_path / "spec.toml"))
+    values = {"a": [0.2, 0.2], "b": [0.9, 0.8], "c": [0.5, 0.1]}
+    arms = []
+    while tickets := study.ask():
+        arms.append(tickets[0].arm)
+        study.tell(tickets[0], values[tickets[0].arm])
+    assert arms == ["a", "b", "c", "b", "b"]
+    assert study.recommend() == ["b"] and mb.Study.load(tmp_path / "s").recommend() == ["b"]

@@ -47,6 +47,14 @@ def build(spec: StudySpec) -> Built:
     import mobandit_jax.metrics  # noqa: F401  (fills the family registry)
     import mobandit_jax.policies  # noqa: F401
 
+    if spec.plugins:
+        from ..runner import plugins
+
+        try:
+            plugins.load(plugins.validate(spec.plugins))
+        except ConfigError as err:
+            raise StudyError(str(err)) from None
+
     try:
         name = POLICIES.resolve(spec.policy, spec.family)
     except RegistryError as err:

@@ -17,6 +17,8 @@
     cost = 1.0                    # each evaluation's expected cost: a number, one per arm, or a CSV column name
     [[policies]]
     name = "psi_sr"               # exactly one entry: a registered policy and its options
+    [experiment]
+    plugins = ["my_policies.py"]  # optional: modules that register policies or families (as a run's spec)
 
 Values are maximised. A policy sees them scaled to [0, 1] by the bounds (``(v - lower) / (upper - lower)``), or, with
 ``noise``, as they are; costs are scaled by the largest expected cost (policies plan with costs in (0, 1]).
@@ -56,6 +58,7 @@ class StudySpec(NamedTuple):
     horizon: int
     plain: dict
     slate: int = 0
+    plugins: list = []
 
 
 def _num(value, key: str, *, positive=False, nonneg=False) -> float:
@@ -124,7 +127,7 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     base = base or os.getcwd()
     unknown = sorted(set(data) - set(TOP) - {"_configs"})  # _configs: a stored spec's CSV rows
     if unknown:
-        raise StudyError(f"unknown table(s) {unknown} in a study spec; allowed: {list(TOP[:4])}")
+        raise StudyError(f"unknown table(s) {unknown} in a study spec; allowed: {list(TOP)}")
     study = data.get("study")
     if not isinstance(study, dict):
         raise StudyError("the spec needs a [study] table with arms and objectives")
@@ -205,6 +208,17 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
             costs = [_num(c, f"budget.cost[{i}]", positive=True) for i, c in enumerate(cost)]
         else:
             costs = [_num(cost, "budget.cost", positive=True)] * len(names)
+    plugins = []
+    if "experiment" in data:
+        exp = data["experiment"]
+        if not isinstance(exp, dict) or set(exp) - {"plugins"}:
+            raise StudyError("[experiment] in a study spec takes one key, plugins: the files or modules that "
+                             "register your policies or families")
+        plugins = [p if not p.endswith(".py") or os.path.isabs(p) else os.path.join(base, p)
+                   for p in (exp.get("plugins") or []) if isinstance(p, str)]
+        if len(plugins) != len(exp.get("plugins") or []):
+            raise StudyError(f"experiment.plugins = {exp.get('plugins')!r} must be a list of file paths or modules")
+        plain = {**plain, "experiment": {"plugins": plugins}}
     policies = data.get("policies")
     if not isinstance(policies, list) or len(policies) != 1 or not isinstance(policies[0], dict):
         n = len(policies) if isinstance(policies, list) else 0
@@ -218,4 +232,4 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     if "sweep" in entry:
         raise StudyError(f"[[policies]] {name}: a study runs one configuration; give options, not a sweep")
     return StudySpec(names, configs, list(objectives), lower, upper, noise, W, budget, costs, name, family, entry,
-                     int(horizon), plain, slate)
+                     int(horizon), plain, slate, plugins)
