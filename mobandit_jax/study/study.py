@@ -21,8 +21,9 @@ Batches (``ask(n)``, or several workers):
 Budget: a pending ticket reserves its arm's expected cost (the arm's mean told cost, else ``[budget] cost``) and a
 tell settles the actual one; a ticket is handed out only if the cost spent, the reservations and its own expected
 cost (an identifier: its whole sweep's) fit in ``B``, so ``B`` is never exceeded while evaluations cost what was
-expected of them (one that costs more overshoots by its excess: a live cost is known once spent). An identifier whose next sweep cannot fit, with nothing pending,
-is ``short``: it does what its budget makes it do in simulation (end the phase; halt).
+expected of them (one that costs more overshoots by its excess: a live cost is known once spent). An identifier
+whose next sweep cannot fit, with nothing pending, is ``short``: it does what its budget makes it do in simulation
+(end the phase; halt).
 
 Every :data:`SNAPSHOT_EVERY` tells, the online policy's state is kept beside the events (a cached snapshot, written in
 the same transaction as the tell), so that a load replays the policy's ``update`` over the tells after it only.
