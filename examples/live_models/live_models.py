@@ -1,13 +1,13 @@
 """Choose among scikit-learn model configurations with a live, budgeted Pareto set identification study.
 
-Each evaluation fits one configuration on one random train/test split of the digits data set (shipped with scikit-
-learn, so it runs offline) and tells the study two objectives, the test accuracy and a normalised prediction speed
-``1 / (1 + milliseconds per 100 test images)`` (the fastest of three predictions), and its cost, the measured fit
-time in seconds. The study runs PSI-SR (Kone et al., 2024: empirical gap elimination by successive rejects) under a
-budget of fit seconds, with two evaluations at a time (``Study.optimize(workers=2)``). The expected costs come from
-one profiling fit of each configuration (the ``fit_s`` column), as the cost-aware paper profiles its configurations;
-the budget is ``rho`` times their sum. At the end it prints the recommended set beside the set found by evaluating
-every configuration many times.
+Each evaluation fits one configuration on one random train/test split of the digits data set (shipped with
+scikit-learn, so it runs offline) and tells the study two objectives, the test accuracy and a normalised prediction
+speed ``1 / (1 + milliseconds per 100 test images)`` (the fastest of three predictions), and its cost, the measured
+fit time in seconds. The study runs PSI-SR (Kone et al., 2024: empirical gap elimination by successive rejects)
+under a budget of fit seconds, with two evaluations at a time (``Study.optimize(workers=2)``). The expected costs
+come from one profiling fit of each configuration (the ``fit_s`` column), as the cost-aware paper profiles its
+configurations; the budget is ``rho`` times their sum. At the end it prints the recommended set beside the set found
+by evaluating every configuration many times.
 
     python examples/live_models/live_models.py [--size tiny|full] [--out DIR] [--workers 2] [--seed 0]
 """
