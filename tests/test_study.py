@@ -271,3 +271,36 @@ def test_plugin_family_study(tmp_path):
         study.tell(tickets[0], values[tickets[0].arm])
     assert arms == ["a", "b", "c", "b", "b"]
     assert study.recommend() == ["b"] and mb.Study.load(tmp_path / "s").recommend() == ["b"]
+
+
+def test_slate_study(tmp_path):
+    spec = {"study": {"arms": [f"a{i}" for i in range(6)], "objectives": ["x", "y"], "slate": 2, "horizon": 10},
+            "policies": [{"name": "thv_ucb"}]}
+    study = mb.Study.create(tmp_path / "s", spec)
+    batch = study.ask(3)
+    assert all(len(t.slate) == 2 and t.arm == t.slate[0] for t in batch)
+    assert len({a for t in batch for a in t.slate}) == 6  # unpulled arms first, pending slates counted as pulled
+    with pytest.raises(mb.StudyError, match="2 rows"):
+        study.tell(batch[0], [0.1, 0.2])
+    for t in batch:
+        study.tell(t, [[0.5, 0.2], [0.3, 0.6]])
+    assert len(study.recommend()) == 2
+
+
+def test_optimize_fails_and_retries_what_raises(tmp_path, capsys):
+    study = mb.Study.create(tmp_path / "s", _spec(horizon=12), seed=0)
+    raised = []
+
+    def evaluate(ticket):
+        if ticket.arm == "m1" and not raised:
+            raised.append(ticket.id)
+            raise RuntimeError("out of memory")
+        return MEANS[ticket.index].tolist(), 0.5
+
+    errors = study.optimize(evaluate, workers=2, progress=False)
+    assert [(t.id, str(e)) for t, e in errors] == [(raised[0], "out of memory")]
+    assert "out of memory" in capsys.readouterr().err
+    status = study.status()
+    assert status["told"] == 12 and status["failed"] == 1 and status["finished"] and status["spent"] == 6.0
+    hist = study.history().set_index("ticket")
+    assert hist.loc[raised[0], "state"] == "failed" and (hist["arm"] == "m1").sum() >= 2
