@@ -16,6 +16,12 @@ round). EGE-SH has ``ceil(log2 K)`` halving rounds: round ``r`` samples every ac
 removes ``floor(|A_r| / 2)`` arms, so ``sum_r |A_r| t_r <= T``. Both are cost insensitive:
 ``T = floor(B / c_bar)`` unit pulls at the mean allocation cost ``c_bar``, charged the actual costs.
 
+Step-wise form (:func:`stepwise_elimination`, ``Identifier.stepwise``): the same phases (:class:`Schedule`), but
+the caller owns the pulls: ``select`` says how many each active arm still needs before the phase barrier, ``update``
+takes any of them, and ``short`` ends the phase when the caller cannot afford the next sweep (one pull of every active
+arm). Fed the same sweeps, with ``short`` at the first sweep whose cost would exceed the budget (the bulk run's
+:func:`top_up` keeps the most complete sweeps the budget affords), it recommends what the bulk run recommends.
+
 Every method is an :class:`Identifier`: ``identify(key_env, key_pol, env_params, params)`` returns
 an :class:`IdentifyResult` (recommended set, budget spent, pulls per arm). Pulls come from the
 environment's common bootstrap stream: the prefix sums of the first pulls of every arm (at least the
@@ -36,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -47,7 +53,7 @@ from ..kernels.gaps import classification_gaps_np, empirical_gaps, pairwise_marg
 from ..kernels.prefix import prefix_at
 from ..problems.costs import validate_budget, validate_costs
 from ..registry import register_policy
-from ..types import Identifier, IdentifyResult, PrefixSums
+from ..types import Identifier, IdentifyResult, PrefixSums, Stepwise
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -281,8 +287,6 @@ def _identifier(schedule: Schedule, num_arms: int, prefix_table, length: int, di
         return IdentifyResult(*elimination(P, p.costs, p.budget, schedule.target(p), p.jmax,
                                            phases=schedule.phases, removals=schedule.removals))
 
-    from .identification_stepwise import stepwise_elimination  # its module reads this one's helpers
-
     return Identifier(identify, stepwise=None if dim is None else stepwise_elimination(schedule, K, int(dim)))
 
 
@@ -355,6 +359,91 @@ def ege_sh(num_arms: int, length: int, prefix_table, dim: int | None = None) -> 
 def uniform_alloc(num_arms: int, length: int, prefix_table, dim: int | None = None) -> Identifier:
     """Uniform allocation: ``jmax`` complete rounds (as the budget affords), then the empirical Pareto set."""
     return _identifier(uniform_schedule(num_arms), num_arms, prefix_table, length, dim)
+
+
+# --------------------------------------------------------------------------------------------
+# Step-wise form: the caller owns the pulls (a live study)
+# --------------------------------------------------------------------------------------------
+
+class EliminationState(NamedTuple):
+    """Phase ``r`` (1-based) and its target, the active and accepted sets (K,) bool, pulls (K,) int32, the sums
+    (K, d + 1) of each arm's rewards and costs, the cost spent, and whether the last phase has ended."""
+
+    r: Any
+    target: Any
+    active: Any
+    accepted: Any
+    N: Any
+    sums: Any
+    spent: Any
+    done: Any
+
+
+def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwise:
+    """The :class:`~mobandit_jax.types.Stepwise` form of a method of :mod:`.identification` (module docstring).
+
+    Args:
+      schedule: the method's :class:`~.identification.Schedule`.
+      num_arms: ``K``.
+      dim: the objectives ``d`` of the rewards it is told.
+
+    Returns:
+      Its steps, on the method's :class:`~.identification.IdentParams`.
+    """
+    K = num_arms
+
+    def phase_target(r, active, p: IdentParams):
+        C_r = jnp.sum(jnp.where(active, p.costs, 0.0))
+        return jnp.asarray(schedule.target(p)(r, jnp.sum(active), C_r), jnp.int32)
+
+    def remaining(s: EliminationState, p: IdentParams):
+        n0 = jnp.max(jnp.where(s.active, s.N, 0))
+        need = jnp.clip(s.target - n0, 0, p.jmax - n0)
+        return jnp.where(s.active & ~s.done, need, 0).astype(jnp.int32)
+
+    def close(s: EliminationState, p: IdentParams) -> EliminationState:
+        active, accepted = s.active, s.accepted
+        if schedule.final == "elimination":
+            gamma, dominated = empirical_gaps(_means(s.sums, s.N), active)
+            active, accepted = close_phase(gamma, dominated, active, accepted, schedule.removals)
+        r = s.r + 1
+        return s._replace(r=r, target=phase_target(r, active, p), active=active, accepted=accepted,
+                          done=r > schedule.phases)
+
+    def advance(s: EliminationState, p: IdentParams) -> EliminationState:
+        """Close every phase whose target is reached (a phase may need no pulls at all)."""
+        return jax.lax.while_loop(lambda s: ~s.done & ~jnp.any(remaining(s, p) > 0), lambda s: close(s, p), s)
+
+    def init(p: IdentParams) -> EliminationState:
+        dtype = p.budget.dtype
+        active = jnp.ones(K, bool)
+        one = jnp.ones((), jnp.int32)
+        s = EliminationState(one, phase_target(one, active, p), active, jnp.zeros(K, bool), jnp.zeros(K, jnp.int32),
+                             jnp.zeros((K, dim + 1), dtype), jnp.zeros((), dtype), jnp.asarray(schedule.phases < 1))
+        return advance(s, p)
+
+    def select(key, s: EliminationState, p: IdentParams):
+        return remaining(s, p)
+
+    def update(s: EliminationState, pulls, reward_sums, cost_sums, p: IdentParams) -> EliminationState:
+        dtype = s.sums.dtype
+        add = jnp.concatenate([reward_sums.astype(dtype), cost_sums.astype(dtype)[:, None]], axis=1)
+        s = s._replace(N=s.N + pulls.astype(jnp.int32), sums=s.sums + add,
+                       spent=s.spent + jnp.sum(cost_sums.astype(dtype)))
+        return advance(s, p)
+
+    def short(s: EliminationState, p: IdentParams) -> EliminationState:
+        return advance(s._replace(target=jnp.max(jnp.where(s.active, s.N, 0))), p)
+
+    def recommend(s: EliminationState, p: IdentParams):
+        if schedule.final == "pareto":
+            return empirical_pareto(_means(s.sums, s.N), s.active)
+        return s.accepted | s.active
+
+    def stopped(s: EliminationState, p: IdentParams):
+        return s.done
+
+    return Stepwise(init, select, update, short, recommend, stopped)
 
 
 # --------------------------------------------------------------------------------------------

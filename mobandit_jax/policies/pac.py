@@ -45,6 +45,10 @@ any real values; ``sigma`` is the environment's noise scale (``Context.noise_sig
 [0, 1] without one (Bernoulli, Beta: bounded rewards are 1/2-sub-Gaussian). A finite budget
 stops a run before the round whose pulls would exceed it (``spent`` reports the cost).
 
+Step-wise forms (``Identifier.stepwise``, :func:`paveba_steps`, :func:`naive_steps`): the same rounds
+(:func:`paveba_round`, :func:`naive_returned`) for a caller that owns the pulls; ``short`` halts (the caller cannot
+afford the round). Fed the bulk run's pulls round by round, each returns the bulk run's set.
+
 Each ``identify`` returns a :class:`PacResult`: the fields of an ``IdentifyResult`` plus the
 ``epsilon`` the result is scored at (the pac metrics' epsilon-F1).
 """
@@ -67,7 +71,7 @@ from ..kernels.cone_regions import (
 )
 from ..kernels.lanes import packed_indices
 from ..registry import register_policy
-from ..types import Identifier
+from ..types import Identifier, Stepwise
 
 C_NAIVE = 1.0 + math.sqrt(2.0)  # the constant c of Naive Elimination's L (any c > 0 works; VOPy's choice)
 DRAW_WIDTH = 8  # arms per block of PaVeBa's sampling
@@ -211,8 +215,6 @@ def paveba(num_arms: int, dim: int, sample) -> Identifier:
         end = jax.lax.while_loop(cond, body, init)
         return PacResult(paveba_returned(end, p), end.spent, end.counts, ~jnp.any(end.S), p.epsilon, p.delta)
 
-    from .pac_rounds import paveba_steps  # its module reads this one's rounds
-
     return Identifier(identify, stepwise=paveba_steps(K, d))
 
 
@@ -277,8 +279,6 @@ def naive_elimination(num_arms: int, dim: int, sample) -> Identifier:
         end = jax.lax.while_loop(cond, body, init)
         return PacResult(naive_returned(end, p), end.spent, jnp.full(K, end.r, jnp.int32), end.r == p.L, p.epsilon)
 
-    from .pac_rounds import naive_steps  # its module reads this one's rounds
-
     return Identifier(identify, stepwise=naive_steps(K, d))
 
 
@@ -287,6 +287,67 @@ def naive_returned(end: NaiveCarry, p: NaiveParams):
     dtype = p.epsilon.dtype
     mu = end.sums / jnp.maximum(end.r, 1).astype(dtype)
     return empirical_cone_optimal(mu, p.W.astype(dtype), jnp.ones(end.sums.shape[0], bool))
+
+
+# --------------------------------------------------------------------------------------------
+# Step-wise forms: the caller owns the pulls (a live study)
+# --------------------------------------------------------------------------------------------
+
+def paveba_steps(num_arms: int, dim: int) -> Stepwise:
+    """PaVeBa's :class:`~mobandit_jax.types.Stepwise` form on its :class:`~.pac.PavebaParams`.
+
+    Args:
+      num_arms: ``K``.
+      dim: ``d``.
+
+    Returns:
+      Its steps.
+    """
+    K, d = num_arms, dim
+
+    def stopped(s: PavebaCarry, p: PavebaParams):
+        return ~jnp.any(s.S) | (s.t >= p.cap) | s.halted
+
+    def select(key, s: PavebaCarry, p: PavebaParams):
+        return jnp.where(stopped(s, p), 0, (s.S | s.U).astype(jnp.int32))
+
+    def update(s: PavebaCarry, pulls, reward_sums, cost_sums, p: PavebaParams) -> PavebaCarry:
+        return paveba_round(s, pulls > 0, reward_sums, jnp.sum(cost_sums).astype(p.sigma.dtype), p, K, d)
+
+    return Stepwise(lambda p: paveba_start(K, d, p), select, update, lambda s, p: s._replace(halted=jnp.ones((), bool)),
+                    paveba_returned, stopped, lambda s, p: ~jnp.any(s.S))
+
+
+def naive_steps(num_arms: int, dim: int) -> Stepwise:
+    """Naive Elimination's :class:`~mobandit_jax.types.Stepwise` form on its :class:`~.pac.NaiveParams`.
+
+    Args:
+      num_arms: ``K``.
+      dim: ``d``.
+
+    Returns:
+      Its steps.
+    """
+    K, d = num_arms, dim
+
+    def init(p: NaiveParams) -> NaiveCarry:
+        dtype = p.epsilon.dtype
+        return NaiveCarry(jnp.zeros((), jnp.int32), jnp.zeros((K, d), dtype), jnp.zeros((), dtype),
+                          jnp.zeros((), bool))
+
+    def stopped(s: NaiveCarry, p: NaiveParams):
+        return (s.r >= jnp.minimum(p.L, p.cap)) | s.halted
+
+    def select(key, s: NaiveCarry, p: NaiveParams):
+        return jnp.where(stopped(s, p), jnp.zeros(K, jnp.int32), jnp.ones(K, jnp.int32))
+
+    def update(s: NaiveCarry, pulls, reward_sums, cost_sums, p: NaiveParams) -> NaiveCarry:
+        dtype = p.epsilon.dtype
+        return NaiveCarry(s.r + 1, s.sums + reward_sums.astype(dtype), s.spent + jnp.sum(cost_sums).astype(dtype),
+                          s.halted)
+
+    return Stepwise(init, select, update, lambda s, p: s._replace(halted=jnp.ones((), bool)), naive_returned,
+                    stopped, lambda s, p: s.r >= p.L)
 
 
 # --------------------------------------------------------------------------------------------
