@@ -8,7 +8,8 @@
     lower = [0.0, 0.0]            # each objective's bounds (default [0, 1]); told values outside them are refused
     upper = [1.0, 1.0]
     # noise = 0.1                 # or: the values' sub-Gaussian noise scale, for unbounded values (no lower/upper)
-    horizon = 1000                # evaluations (online families) or rounds (fixed confidence); default 1000
+    horizon = 1000                # evaluations (online families) or rounds (fixed confidence); default 1000,
+                                  # or 1,000,000 with a [budget] (which ends the study first)
     slate = 0                     # k, the slate size of a slate policy (each ticket then names k arms)
     [preference]
     W = [[1.0, 0.0], [0.0, 1.0]]  # optional cone C = {x : W x >= 0}
@@ -36,7 +37,8 @@ from .errors import StudyError
 TOP = ("study", "preference", "budget", "policies", "experiment")
 STUDY_KEYS = ("arms", "arm_column", "objectives", "lower", "upper", "noise", "horizon", "slate")
 BUDGET_KEYS = ("B", "cost")
-DEFAULT_HORIZON = 1000
+DEFAULT_HORIZON = 1000  # evaluations (online) or rounds (fixed confidence) of a study without a budget
+BUDGET_HORIZON = 1_000_000  # with a budget, which then ends the study
 
 
 class StudySpec(NamedTuple):
@@ -175,7 +177,7 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     if isinstance(slate, bool) or not isinstance(slate, int) or not 0 <= slate < len(names):
         raise StudyError(f"study.slate = {slate!r} must be a whole number from 1 to K - 1 = {len(names) - 1} (the "
                          "slate size k of a slate policy; 0: none)")
-    horizon = study.get("horizon", DEFAULT_HORIZON)
+    horizon = study.get("horizon", DEFAULT_HORIZON if "budget" not in data else BUDGET_HORIZON)
     if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
         raise StudyError(f"study.horizon = {horizon!r} must be a whole number >= 1")
     W = None
