@@ -36,7 +36,7 @@ def _stepwise_loop(step, params, values, budget):
 @pytest.mark.parametrize("name", ["psi_sr", "uniform_alloc", "copsi", "ege_sh"])
 def test_stepwise_matches_bulk(name):
     agree = 0
-    for seed in range(3):
+    for seed in range(2):
         ctx = family_of("identification").example(seed)
         ident, params, _ = mb.make_policy(name, ctx)
         assert ident.stepwise is not None
@@ -51,7 +51,7 @@ def test_stepwise_matches_bulk(name):
         np.testing.assert_array_equal(N, np.asarray(bulk.pulls))
         np.testing.assert_array_equal(rec, np.asarray(bulk.recommended))
         agree += 1
-    assert agree == 3
+    assert agree == 2
 
 
 def _round_loop(step, params, sample, key_env, key_pol, env_params, K, cap=100_000):
@@ -75,7 +75,7 @@ def _round_loop(step, params, sample, key_env, key_pol, env_params, K, cap=100_0
 @pytest.mark.parametrize("name", ["paveba", "naive_elimination", "ape"])
 def test_round_based_stepwise_matches_bulk(name):
     ctx = family_of("pac").example(0)
-    ctx = mb.Context.of(ctx.instance, 40, ctx.W)  # a round cap of 40: both forms stop there, or earlier alike
+    ctx = mb.Context.of(ctx.instance, 20, ctx.W)  # a round cap of 20: both forms stop there, or earlier alike
     options = {"L": 6} if name == "naive_elimination" else {}
     ident, params, _ = mb.make_policy(name, ctx, **options)
     key_env, key_pol = jax.random.PRNGKey(3), jax.random.PRNGKey(4)
