@@ -28,6 +28,7 @@ A name registered twice is refused (:class:`RegistryError`), built-ins included.
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -284,6 +285,81 @@ def register_family(name: str, *, kind: str, metrics: Callable, truth: Callable 
     return FAMILIES.add(FamilyEntry(name, kind, metrics, truth or metric_params, truth_json or as_is,
                                     bool(reads_cone), recommended or default, example, budget, doc,
                                     _module(metrics)))
+
+
+OPTION_SECTIONS = ("Options:", "Args:")  # the docstring sections that document a policy's options
+
+
+def _documented(doc: str | None) -> dict:
+    """``{name: text}`` of the ``Options:`` / ``Args:`` sections of a Google-style docstring (continuations joined)."""
+    found: dict = {}
+    lines = inspect.cleandoc(doc or "").splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() not in OPTION_SECTIONS:
+            continue
+        base = len(line) - len(line.lstrip())
+        item, indent = None, None
+        for entry in lines[i + 1:]:
+            depth = len(entry) - len(entry.lstrip())
+            if entry.strip() and depth <= base:
+                break
+            if indent is None and entry.strip():
+                indent = depth
+            name, colon, text = entry.strip().partition(":")
+            if depth == indent and colon and name.isidentifier():
+                item = name
+                found[item] = text.strip()
+            elif item is not None and entry.strip():
+                found[item] += " " + entry.strip()
+    return found
+
+
+class PolicyOption(NamedTuple):
+    """One option of a registered policy: its default (from the registration), the values it allows and its
+    meaning (from the ``Options:`` section of the docstring of its configure function, its factory, or its
+    module, whichever documents it first)."""
+
+    name: str
+    default: object
+    allowed: str
+    meaning: str
+
+
+def policy_options(name: str) -> list:
+    """The options of a registered policy, documented.
+
+    Args:
+      name: a registered policy name (or a bare name that resolves to one).
+
+    Returns:
+      A :class:`PolicyOption` per option, in registration order; ``meaning`` and ``allowed`` are ``""``
+      where no docstring documents the option.
+    """
+    import sys
+
+    entry = POLICIES[POLICIES.resolve(name)]
+    sources = [entry.configure, entry.factory, sys.modules.get(getattr(entry.configure, "__module__", "")),
+               sys.modules.get(getattr(entry.factory, "__module__", ""))]
+    docs: dict = {}
+    for source in sources:
+        for key, text in _documented(getattr(source, "__doc__", None)).items():
+            if key not in docs or (" Allowed: " in text and " Allowed: " not in docs[key]):
+                docs[key] = text  # the first source that documents it, or the first that says what it allows
+    out = []
+    for key, default in entry.defaults.items():
+        meaning, _, allowed = docs.get(key, "").partition(" Allowed: ")
+        out.append(PolicyOption(key, default, allowed.rstrip("."), meaning.strip()))
+    return out
+
+
+def family_metrics() -> dict:
+    """Every registered family's metrics, as its example context builds them.
+
+    Returns:
+      ``{family: (Metric, ...)}``; a metric set per objective (``reward_0``, ``reward_1``, ...) is listed for
+      the example's objectives.
+    """
+    return {name: tuple(entry.metrics(entry.example(0))[0].metrics) for name, entry in sorted(FAMILIES.items())}
 
 
 def make_policy(name: str, ctx, **options):

@@ -326,12 +326,17 @@ class Metric(NamedTuple):
     """One metric of a set: its name, how its per-round values are summarised, and its meaning in one line.
 
     ``reduce``: ``"sum"`` (value at the horizon), ``"mean"`` (per round played) or ``"lastN"`` (mean over
-    the last N rounds).
+    the last N rounds). ``bounds``: ``(low, high)`` that every per-seed value lies within (None: unbounded
+    on that side); ``(0, 1)`` marks a rate, whose interval is Wilson's and stays within [0, 1], and a
+    lower bound clips the figures' bands. ``goal``: ``"min"`` or ``"max"`` when lower or higher is better
+    (the best policy of a paired comparison and a grid's winner), ``""`` when neither is.
     """
 
     name: str
     reduce: str
     doc: str = ""
+    bounds: tuple = (None, None)
+    goal: str = ""
 
 
 class MetricSet(NamedTuple):

@@ -60,7 +60,7 @@ def test_curves_are_labelled_and_records_are_their_seed_means(sandbox):
             p, s = c.policies.index(r["policy"]), c.settings.index(r["setting"])
             assert r["mean"] == pytest.approx(float(np.mean(c.values[p, s, :, -1])), rel=1e-6)
     frame = res.frame()
-    assert list(frame.columns) == ["policy", "concentration", "metric", "mean", "std", "n"]
+    assert list(frame.columns) == ["policy", "concentration", "metric", "mean", "std", "n", "se", "ci_low", "ci_high"]
     assert len(frame) == len(res.records) == 2 * 2 * len(res.metrics()) and set(frame["n"]) == {2}
     assert res.plot("regret_gap").axes[0].get_title() == "concentration=1.0"
     with pytest.raises(ValueError, match="unknown metric 'nope'"):
@@ -83,8 +83,8 @@ def test_save_writes_a_run_folder_that_compare_reads(sandbox, capsys):
     out = capsys.readouterr().out
     mean = {n: r["mean"] for n, rr in (("a", res), ("b", other)) for r in rr.records if r["metric"] == "regret_gap"}
     row = next(line for line in out.splitlines() if line.startswith("| default | PrefUCB |"))
-    assert row.split("|")[3].strip().startswith(f"{mean['a']:.4g} ±") and row.split("|")[4].strip().startswith(
-        f"{mean['b']:.4g} ±")
+    assert row.split("|")[3].strip().startswith(f"{mean['a']:.4g} [") and row.split("|")[4].strip().startswith(
+        f"{mean['b']:.4g} [")
     assert (sandbox / "work/cmp.png").stat().st_size > 0
     assert cli.main(["compare", "a", "b", "--metric", "regret_gap", "regret_indicator", "--out", "two.png"]) == 0
     assert capsys.readouterr().out.count("### ") == 2

@@ -50,7 +50,7 @@ def _fails(argv, capsys, expected):
 
 
 def test_runs_of_different_policies_settings_metrics_and_seeds_give_tables_with_blanks(work, capsys):
-    assert cli.main(["compare", "a", "b", "--out", "cmp.png"]) == 0
+    assert cli.main(["compare", "a", "b", "--out", "cmp.png", "--band", "std"]) == 0
     out = capsys.readouterr().out
     assert out.count("### ") == 3  # hv, regret (only a), cost (only b)
     rows = [line for line in out.splitlines() if line.startswith("| d=")]
@@ -59,7 +59,7 @@ def test_runs_of_different_policies_settings_metrics_and_seeds_give_tables_with_
     assert "| d=3 | R {'eta': 0.1} |  | 0.25 ± 0.25 |" in rows  # a has no R and no d=3
     assert "| d=2 | P | 4 ± 0.25 |  |" in rows  # regret: a only
     assert compare.written_by_compare(work / "cmp.png")
-    assert cli.main(["compare", "b", "a", "--metric", "cost", "cost", "--out", "cmp.png"]) == 0  # its own figure
+    assert cli.main(["compare", "b", "a", "--metric", "cost", "cost", "--out", "cmp.png", "--band", "std"]) == 0
     out = capsys.readouterr().out
     assert out.count("### ") == 1 and "| d=3 | R {'eta': 0.1} | 2 ± 0.25 |  |" in out
 

@@ -244,7 +244,7 @@ def test_psi_sr_equal_costs_schedule_matches_numpy_loop():
     ref, ref_spent = algorithm2_numpy(vals, c, B, lambda r, k, C: math.floor(B / (Lk * k * c.mean())))
     np.testing.assert_array_equal(np.asarray(rec), ref)
     assert float(spent) == pytest.approx(ref_spent, rel=1e-4)
-    with pytest.raises(ValueError, match="schedule must be 'sr' or 'equal_costs', got 'fast'"):
+    with pytest.raises(ValueError, match=r"schedule must be one of \['sr', 'equal_costs'\], got 'fast'"):
         registry.make_policy("psi_sr", ctx, schedule="fast")
 
 

@@ -211,7 +211,8 @@ def test_shipped_report_list_covers_the_paper_specs():
     root = Path(__file__).resolve().parents[1]
     builders = reproduce.report_builders(root / "experiments")
     assert {p: b.path for p, b in builders.items()} == {
-        p: root / "experiments" / p / "report.py" for p in ("pdmob", "topk_pareto", "cost_aware", "composed", "fixed_confidence")}
+        p: root / "experiments" / p / "report.py"
+        for p in ("pdmob", "topk_pareto", "cost_aware", "composed", "fixed_confidence")}
     grouped, alone = reproduce.group(reproduce.discover(root / "configs"), builders)
     assert alone == ["quickstart"]
     assert grouped["topk_pareto"] == {
@@ -479,3 +480,14 @@ def test_runs_in_a_users_folder_keep_the_users_files(tmp_path, monkeypatch, cli_
     assert cli.main(["reproduce", *BASE, "--quick"]) == 0  # its own quick report folder again
     assert (tmp_path / "mine" / "quick" / "experiments" / "paper" / "summary.json").is_file()
     capsys.readouterr()
+
+
+def test_interval_fields_absent_from_an_earlier_committed_record_are_not_compared():
+    """A committed summary of an earlier version has no se / ci_low / ci_high / interval: re-runs that add them pass;
+    where both have them they are compared, and follow their mean's sampling class."""
+    new = {**REC, "se": 0.006, "ci_low": 0.52, "ci_high": 0.54, "interval": "t"}
+    assert reproduce.classify(REC, new) == {"mean": "bitwise", "n": "bitwise", "std": "bitwise"}
+    assert reproduce.classify(new, REC)["ci_low"] == "different"  # a field the committed record has, lost
+    moved = {**new, "mean": 0.5305 + 0.0099, "ci_low": 0.53, "ci_high": 0.55}
+    found = reproduce.classify(new, moved)
+    assert found["mean"] == found["ci_low"] == found["ci_high"] == "sampling" and found["interval"] == "bitwise"

@@ -132,7 +132,8 @@ def build(run_dirs: dict, out_dir) -> Path:
           "(Crepon, Garivier & Koolen, AISTATS 2024) and PaVeBa (Karagozlu et al. 2024, epsilon = 0), each with "
           "its authors' confidence radius (docs page *Fixed-confidence identification*). The lower bound is "
           "`T*(mu) log(1/delta)`, with the characteristic time `T*(mu)` of Gaussian objectives computed once per "
-          "instance (within 1%). The papers plot these curves without tables of numbers, so the numbers below stand on their own.", ""]
+          "instance (within 1%). The papers plot these curves without tables of numbers, so the numbers below "
+          "stand on their own.", ""]
     checks = []
     for name, run in runs.items():
         lines, found = _section(name, run)

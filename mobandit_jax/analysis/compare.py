@@ -1,10 +1,19 @@
 """``mobandit compare``: several run folders side by side, as markdown tables and one PNG figure.
 
 One table per metric: a row per (setting, policy column), a column per run folder, cells
-``mean ± std`` over seeds (from each folder's ``summary.json``; blank where a run has no such
-record, so runs of other policies, settings, metrics, seeds or horizons sit side by side). The
-figure has one panel per metric: grouped bars of the final mean with ±1 std error bars, a bar per
-run in each row's group. Only ``summary.json`` and the ``run.json`` marker are read.
+``mean [95% CI]`` over seeds (``band="std"``: ``mean ± std``; from each folder's ``summary.json``;
+blank where a run has no such record, so runs of other policies, settings, metrics, seeds or horizons
+sit side by side). Runs that differ in their seed count or environment are compared with a one-line
+warning. The figure, titled, has one panel per metric the runs have: grouped bars of the final mean
+with its 95% interval (or ±1 std, clipped to a rate's [0, 1] and a count's 0), a bar per run in each
+row's group, the legend outside the bars.
+
+``paired=True`` (``mobandit compare --paired``) adds, for every run after the first, the per-seed
+differences to the first run of each (setting, policy, metric) both have, their mean, paired 95%
+t-interval and win/tie/loss counts over the seeds (read from ``finals.npz``): runs on the same
+seeds of the same environment face the same reward streams (common random numbers), so the paired
+interval is the one to report. Runs whose seeds or environment differ are refused unless
+``unpaired=True``, which gives the difference of the means with Welch's interval instead.
 
 The figure is a PNG written atomically with the text chunk ``Software`` = :data:`SOFTWARE`: ``--out``
 may name an existing file only if it is such a PNG (a figure compare wrote earlier); any other
@@ -16,14 +25,16 @@ import json
 import struct
 from pathlib import Path
 
-from . import files
+from . import files, stats
 from .files import column
-from .plots import setting_title
-from .report import fmt_mean_std
+from .plots import DPI, save, setting_title, wrap_title
+from .report import fmt_cell
 
 SOFTWARE = "mobandit compare"  # the PNG text chunk that marks a figure written by compare
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-MAX_WIDTH = 160.0  # inches: the figure stays below Agg's 2**16 pixels at 110 dpi however many rows
+MAX_WIDTH = 160.0 * 110 / DPI  # inches: the figure stays below Agg's 2**16 pixels however many rows
+
+
 def read_records(path) -> list:
     """The records of run folder ``path``'s ``summary.json``; a bad folder raises a one-line ``ValueError``."""
     path = Path(path)
@@ -82,51 +93,165 @@ def pick_metrics(runs: dict, wanted) -> list:
 
 
 def cells(runs: dict, metric: str) -> dict:
-    """``{(setting title, policy column): {run name: (mean, std)}}`` in order of first appearance."""
+    """``{(setting title, policy column): {run name: record}}`` in order of first appearance."""
     table: dict = {}
     for name, records in runs.items():
         for r in records:
             if r["metric"] == metric:
                 row = (setting_title(r["setting"]), column(r["policy"], r["params"]))
-                table.setdefault(row, {})[name] = (r["mean"], r["std"])
+                table.setdefault(row, {})[name] = r
     return table
 
 
-def tables(runs: dict, metrics: list) -> str:
+def tables(runs: dict, metrics: list, band: str = "ci") -> str:
     """Markdown tables, one per metric: rows (setting, policy), one column per run, blank where it has none."""
     lines = []
     for m in metrics:
         lines += [f"### {m}", "", "| setting | policy | " + " | ".join(runs) + " |", "|---" * (len(runs) + 2) + "|"]
         for (setting, policy), values in cells(runs, m).items():
-            shown = [fmt_mean_std(*values[n]) if n in values else "" for n in runs]
+            shown = [fmt_cell(values[n], band) if n in values else "" for n in runs]
             lines.append(f"| {setting} | {policy} | " + " | ".join(shown) + " |")
         lines.append("")
     return "\n".join(lines)
 
 
-def figure(runs: dict, metrics: list):
-    """A Figure with one panel per metric: grouped bars of final means (±1 std), a bar per run."""
+def _bars(r: dict, band: str, bounds) -> tuple:
+    """A record's bar height and its error bar ends: its 95% interval, or ± std clipped to ``bounds``."""
+    if band != "std":
+        lo, hi = stats.record_interval(r)
+    else:
+        lo, hi = r["mean"] - r["std"], r["mean"] + r["std"]
+    low, high = bounds if bounds is not None else (None, None)
+    if r.get("interval") == "wilson":
+        low, high = 0.0, 1.0
+    lo = max(lo, low) if low is not None else lo
+    hi = min(hi, high) if high is not None else hi
+    return r["mean"], lo, hi
+
+
+def seeds_of(runs: dict) -> dict:
+    """``{run name: its seed count}`` (the largest ``n`` of its records)."""
+    return {name: max(r["n"] for r in records) for name, records in runs.items()}
+
+
+def figure(runs: dict, metrics: list, band: str = "ci", bounds: dict | None = None):
+    """A Figure with one panel per metric the runs have: grouped bars of final means with their 95% interval
+    (``band="std"``: ±1 std clipped to the metric's bounds), a bar per run, titled and labelled."""
     import numpy as np
 
     from .plots import Figure
 
+    metrics = [m for m in metrics if cells(runs, m)]
     rows = max(len(cells(runs, m)) for m in metrics)
-    fig = Figure(figsize=(min(MAX_WIDTH, max(6.0, 1.2 * rows)), 3.2 * len(metrics)))
-    axes = fig.subplots(len(metrics), 1, squeeze=False)
-    width = 0.8 / len(runs)
-    for ax, m in zip(axes[:, 0], metrics, strict=False):
+    cols = min(2 if rows <= 8 else 1, len(metrics))  # many bars: one panel a line
+    lines = -(-len(metrics) // cols)
+    width = min(MAX_WIDTH, max(3.4, 0.9 * rows) * cols)
+    fig = Figure(figsize=(width, 2.8 * lines + 0.8), layout="constrained")
+    axes = fig.subplots(lines, cols, squeeze=False)
+    bar = 0.8 / len(runs)
+    seeds = seeds_of(runs)
+    for ax, m in zip(axes.flat, metrics, strict=False):
         table = cells(runs, m)
         x = np.arange(len(table))
         for i, name in enumerate(runs):
-            mean = [v[name][0] if name in v else np.nan for v in table.values()]
-            std = [v[name][1] if name in v else np.nan for v in table.values()]
-            ax.bar(x + (i - (len(runs) - 1) / 2) * width, mean, width, yerr=std, capsize=2, label=name)
+            drawn = [_bars(v[name], band, (bounds or {}).get(m)) if name in v else (np.nan,) * 3
+                     for v in table.values()]
+            mean, lo, hi = (np.array(c, float) for c in zip(*drawn, strict=True))
+            ax.bar(x + (i - (len(runs) - 1) / 2) * bar, mean, bar, yerr=np.stack([mean - lo, hi - mean]), capsize=2,
+                   label=f"{name} ({seeds[name]} seeds)")
         ax.set_xticks(x, [f"{p}\n{s}" if len({s for s, _ in table}) > 1 else p for s, p in table],
                       fontsize=7, rotation=20, ha="right")
-        ax.set_ylabel(m)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+        ax.set_ylabel(f"final {m}", fontsize=8)
+        ax.set_xlabel("policy" + (" and setting" if len({s for s, _ in table}) > 1 else ""), fontsize=8)
+        ax.set_title(m, fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+    for ax in list(axes.flat)[len(metrics):]:
+        ax.axis("off")
+    what = "mean ± 1 std (clipped to each metric's range)" if band == "std" else "mean, 95% CI"
+    fig.suptitle(wrap_title([f"compare {', '.join(runs)}", f"final values: {what} over seeds"], width), fontsize=9)
+    handles, names = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, names, fontsize=7, loc="outside lower center", ncols=min(4, len(handles)))
     return fig
+
+
+def environment(path) -> dict:
+    """What a run's reward streams depend on, from its ``run.json``: the environment table and the seeds."""
+    spec = (files.run_marker(path) or {}).get("spec", {})
+    exp = spec.get("experiment", {})
+    return {"env": spec.get("env"), "seed": exp.get("seed", 0)}
+
+
+def differences(dirs, runs: dict) -> list:
+    """One line per way the runs differ that pairing needs equal: seed counts, base seeds, environments."""
+    names = list(runs)
+    seeds = seeds_of(runs)
+    envs = {name: environment(d) for name, d in zip(names, dirs, strict=True)}
+    found = []
+    if len(set(seeds.values())) > 1:
+        found.append("seed counts differ (" + ", ".join(f"{n}: {k}" for n, k in seeds.items()) + ")")
+    if len({json.dumps(e["seed"]) for e in envs.values()}) > 1:
+        found.append("base seeds differ (" + ", ".join(f"{n}: {e['seed']}" for n, e in envs.items()) + ")")
+    if len({json.dumps(e["env"], sort_keys=True, default=str) for e in envs.values()}) > 1:
+        found.append("environments ([env]) differ")
+    return found
+
+
+def paired_rows(dirs, runs: dict, metrics: list, unpaired: bool = False) -> list:
+    """Per-seed differences of each later run to the first, per (metric, setting, policy) both have.
+
+    Args:
+      dirs: the run folders, in the order of ``runs``.
+      runs: ``{run name: records}`` (:func:`load_runs`).
+      metrics: the metrics compared.
+      unpaired: the difference of the means with Welch's interval, for runs on different seeds.
+
+    Returns:
+      Rows ``{"metric", "setting", "policy", "run", "reference", "diff", "ci_low", "ci_high", "wins", "ties",
+      "losses", "n"}`` (no win counts when unpaired, or when the metric has no goal).
+    """
+    from .results import Results
+
+    loaded = [Results.load(d) for d in dirs]
+    names = list(runs)
+    ref = loaded[0]
+    rows = []
+    for m in metrics:
+        for i, res in enumerate(loaded[1:], start=1):
+            for r in res.records:
+                if r["metric"] != m:
+                    continue
+                where = {**r["params"], **r["setting"]}
+                base = ref.record(r["policy"], m, **where)
+                if base is None:
+                    continue
+                a, b = res.final(r["policy"], m, **where), ref.final(r["policy"], m, **where)
+                goal = (res.goal.get(r["policy"], {}) or {}).get(m) or ""
+                if unpaired:
+                    row = stats.unpaired_difference(a, b)
+                    row.update(wins=None, ties=None, losses=None)
+                else:
+                    row = stats.paired_differences(a, b, goal=goal or "max")
+                    if not goal:
+                        row.update(wins=None, ties=None, losses=None)
+                rows.append({"metric": m, "setting": setting_title(r["setting"]),
+                             "policy": column(r["policy"], r["params"]), "run": names[i], "reference": names[0],
+                             **row})
+    return rows
+
+
+def paired_tables(rows: list, unpaired: bool = False) -> str:
+    """Markdown tables of :func:`paired_rows`, one per metric."""
+    what = "difference of means [95% Welch CI]" if unpaired else "mean paired difference [95% CI]"
+    lines = []
+    for m in dict.fromkeys(r["metric"] for r in rows):
+        lines += [f"### {m}: run minus {rows[0]['reference']}, {what}", "",
+                  "| setting | policy | run | difference | wins / ties / losses |", "|---|---|---|---|---|"]
+        for r in (r for r in rows if r["metric"] == m):
+            wtl = f"{r['wins']} / {r['ties']} / {r['losses']}" if r["wins"] is not None else ""
+            lines.append(f"| {r['setting']} | {r['policy']} | {r['run']} | "
+                         f"{fmt_cell({'mean': r['diff'], 'ci_low': r['ci_low'], 'ci_high': r['ci_high']})} | {wtl} |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def written_by_compare(path) -> bool:
@@ -163,17 +288,45 @@ def check_out(out) -> Path:
     return out
 
 
-def main(dirs, metrics=None, out="compare.png") -> str:
+def main(dirs, metrics=None, out="compare.png", band: str = "ci", paired: bool = False,
+         unpaired: bool = False) -> str:
     """Print the tables of ``dirs`` and write the figure to ``out``; return the tables.
 
-    Every argument is checked before anything is written (a one-line ``ValueError``).
+    Every argument is checked before anything is written (a one-line ``ValueError``); runs that differ in
+    seed count or environment get a one-line warning on stderr, and ``paired`` refuses them unless
+    ``unpaired``.
     """
+    import sys
+
     runs = load_runs(dirs)
     chosen = pick_metrics(runs, metrics)
     out = check_out(out)
-    text = tables(runs, chosen)
-    fig = figure(runs, chosen)
-    files.atomic_write(out, lambda f: fig.savefig(f, format="png", dpi=110, metadata={"Software": SOFTWARE}))
+    differ = differences(dirs, runs)
+    if paired and differ and not unpaired:
+        raise ValueError(f"--paired needs runs on the same seeds of the same environment: {'; '.join(differ)}; "
+                         "give --unpaired to compare their means instead")
+    if differ:
+        print(f"warning: the runs are not paired: {'; '.join(differ)}", file=sys.stderr)
+    text = tables(runs, chosen, band)
+    if paired or unpaired:
+        rows = paired_rows(dirs, runs, chosen, unpaired)
+        text += "\n" + (paired_tables(rows, unpaired) if rows else "no (setting, policy, metric) is in two runs\n")
+    fig = figure(runs, chosen, band, _bounds(dirs))
+    files.atomic_write(out, lambda f: save(fig, f, Software=SOFTWARE))
     print(text)
     print(f"wrote {out}")
     return text
+
+
+def _bounds(dirs) -> dict:
+    """``{metric: (low, high)}`` from the runs' ``metrics.json`` where they have it."""
+    found: dict = {}
+    for d in dirs:
+        try:
+            meta = json.loads((Path(d) / "metrics.json").read_text())
+        except (OSError, ValueError):
+            continue
+        for per_label in (meta.get("bounds") or {}).values():
+            for m, b in per_label.items():
+                found.setdefault(m, tuple(b))
+    return found

@@ -6,8 +6,10 @@ chunks, :mod:`mobandit_jax.runner.run_folder`), and after merging ``curves.npz``
 ``"{label}|{grid}|{metric}"`` -> ``(seeds, checkpoints)`` cumulative sums, plus ``checkpoints``),
 ``finals.npz`` (same keys -> ``(seeds,)`` final values), ``grid.json`` (the setting and params of each grid
 index per label), ``summary.json`` (``{"records": [{"policy", "params", "setting", "metric", "mean", "std",
-"n"}]}``), ``metrics.json`` (each label's metric names and reducers), ``truth.json`` (per setting: the arm
-means, mean costs and the optimal set each family scores against), ``report.md`` and PNG figures (written by
+"n", "se", "ci_low", "ci_high", "interval"}]}``: the 95% interval of the mean, Wilson's for a rate, Student
+t's otherwise; records of earlier versions stop at ``n``), ``metrics.json`` (each label's metric names,
+reducers, bounds and goals), ``truth.json`` (per setting: the arm means, mean costs and the optimal set each
+family scores against), ``report.md`` and PNG figures (written by
 :meth:`mobandit_jax.analysis.results.Results.save`, read back by
 :meth:`~mobandit_jax.analysis.results.Results.load`). No pickles anywhere. Files are written atomically
 with the mode the umask allows (0644 under umask 022). The runner writes a run folder; this package reads it,
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .stats import interval_fields
 from .trailing import trailing_mean
 
 MARKER = "run.json"
@@ -102,11 +105,14 @@ RECORD_TYPES = {"policy": str, "params": dict, "setting": dict, "metric": str, "
                 "std": (int, float)}  # the fields of a summary.json record and their types
 
 
-def record(policy: str, params: dict, setting: dict, metric: str, values) -> dict:
-    """A ``summary.json`` record of per-seed ``values``: their mean, standard deviation (ddof 1; 0 for one seed), n."""
+def record(policy: str, params: dict, setting: dict, metric: str, values, bounds=None) -> dict:
+    """A ``summary.json`` record of per-seed ``values``: their mean, standard deviation (ddof 1; 0 for one seed), n,
+    and the 95% interval of the mean (:func:`~mobandit_jax.analysis.stats.interval_fields`: ``se``, ``ci_low``,
+    ``ci_high`` and ``interval``, Wilson's for a rate, ``bounds == (0, 1)``, else Student t's)."""
     values = np.asarray(values)
     return {"policy": policy, "params": params, "setting": setting, "metric": metric, "mean": float(np.mean(values)),
-            "std": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, "n": int(len(values))}
+            "std": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, "n": int(len(values)),
+            **interval_fields(values, bounds)}
 
 
 def record_problem(r) -> str | None:

@@ -1,4 +1,6 @@
-"""``report.md``: one table per summary metric (rows: settings, columns: policies, mean +- std)."""
+"""``report.md``: one table per summary metric (rows: settings, columns: policies), each cell the mean and its
+95% interval over seeds (Student t; Wilson's for rates) by default, or mean +- 1 std (``band="std"``), or the
+median / interquartile mean with a bootstrap interval (``band="median"`` / ``"iqm"``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from .files import column, record
-from .plots import paid, setting_title
+from .plots import BANDS, paid, setting_title
+from .stats import record_interval
 
 
 def fmt_mean_std(mean: float, std: float) -> str:
@@ -14,15 +17,50 @@ def fmt_mean_std(mean: float, std: float) -> str:
     return f"{mean:.4g} ± {std:.2g}"
 
 
-def tables(records: list) -> str:
-    """Markdown tables of the records, one per metric."""
+def fmt_ci(mean: float, low: float, high: float) -> str:
+    """A table cell: ``mean [low, high]``."""
+    return f"{mean:.4g} [{low:.4g}, {high:.4g}]"
+
+
+def fmt_cell(r: dict, band: str = "ci") -> str:
+    """A record's table cell: ``mean [95% CI]`` (``band="ci"``, and ``"median"`` / ``"iqm"`` records of
+    :func:`band_records`), or ``mean ± std`` (``band="std"``)."""
+    if band == "std":
+        return fmt_mean_std(r["mean"], r["std"])
+    return fmt_ci(r["mean"], *record_interval(r))
+
+
+def band_words(band: str, seeds: int) -> str:
+    """The sentence that says what the table cells are."""
+    if band == "std":
+        return f"Values are mean ± 1 std over {seeds} seeds."
+    if band == "ci":
+        return (f"Values are mean [95% CI] over {seeds} seeds (Student t; Wilson's score interval for rates, "
+                "which stays within [0, 1]).")
+    return f"Values are {BANDS[band]} [low, high] over {seeds} seeds (percentile bootstrap, seeded)."
+
+
+def band_records(plan, records: list, band: str) -> list:
+    """``records`` with ``mean`` / ``ci_low`` / ``ci_high`` replaced by the median or IQM and its bootstrap
+    interval from the per-seed finals (``band`` ``"median"`` / ``"iqm"``; otherwise ``records`` as they are)."""
+    if band not in ("median", "iqm"):
+        return records
+    out = []
+    for r in records:
+        point, lo, hi = plan.interval(r["policy"], r["metric"], band, **r["params"], **r["setting"])
+        out.append({**r, "mean": point, "ci_low": lo, "ci_high": hi})
+    return out
+
+
+def tables(records: list, band: str = "ci") -> str:
+    """Markdown tables of the records, one per metric (cells: :func:`fmt_cell`)."""
     metrics = list(dict.fromkeys(r["metric"] for r in records))
     lines = []
     for m in metrics:
         rows = [r for r in records if r["metric"] == m]
         cols = list(dict.fromkeys(_column(r) for r in rows))
         settings = list(dict.fromkeys(setting_title(r["setting"]) for r in rows))
-        cell = {(setting_title(r["setting"]), _column(r)): fmt_mean_std(r["mean"], r["std"]) for r in rows}
+        cell = {(setting_title(r["setting"]), _column(r)): fmt_cell(r, band) for r in rows}
         lines += [f"### {m}", "", "| setting | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         for s in settings:
             lines.append(f"| {s} | " + " | ".join(cell.get((s, c), "") for c in cols) + " |")
@@ -30,9 +68,9 @@ def tables(records: list) -> str:
     return "\n".join(lines)
 
 
-def budget_tables(plan) -> str:
+def budget_tables(plan, band: str = "ci") -> str:
     """Where pulls cost: rounds played, budget spent and each cumulative metric per unit of budget spent
-    (per seed, its final sum over its final spend), as mean ± std over seeds, one table each."""
+    (per seed, its final sum over its final spend), as mean [95% CI] (or ± std) over seeds, one table each."""
     records = []
     for label, points in plan.grid.items():
         sums = [m for m in plan.names[label] if plan.reduce[label][m] == "sum"]
@@ -44,25 +82,108 @@ def budget_tables(plan) -> str:
             values = [("rounds played", final("rounds")), ("budget spent", spent)]
             values += [(f"{m} per unit of budget", final(m) / np.maximum(spent, 1e-300)) for m in sums]
             records += [record(label, point["params"], point["setting"], name, v) for name, v in values]
-    return tables(records) if records else ""
+    return tables(records, "std" if band == "std" else "ci") if records else ""
 
 
 def _column(r) -> str:
     return column(r["policy"], r["params"])
 
 
-def write(plan, summary: dict, figures: list, out: Path):
-    """Write ``out/report.md``."""
+def text(plan, summary: dict, figures: list, band: str = "ci", baseline: str | None = None) -> str:
+    """The text of ``report.md``: the tables of ``summary``'s records, cells as ``band`` says, the paired
+    differences to the best policy (or to ``baseline``), the grid winners, and ``figures``."""
     exp = plan.spec["experiment"]
     n = summary["records"][0]["n"] if summary["records"] else 0
     head = [
         f"# {exp.get('name', 'experiment')}",
         "",
         f"Environment `{plan.spec['env']['kind']}`, horizon {plan.horizon}, {n} seeds (base seed {plan.base_seed}), "
-        f"curves recorded every {plan.record_every} rounds. Values are mean ± std over seeds.",
+        f"curves recorded every {plan.record_every} rounds. {band_words(band, n)}",
         "",
     ]
     figs = [f"![{f}]({f})" for f in figures]
-    budget = budget_tables(plan)
+    budget = budget_tables(plan, band)
     budget = ["## Against the budget spent", "", budget] if budget else []
-    (out / "report.md").write_text("\n".join(head + [tables(summary["records"])] + budget + figs) + "\n")
+    extra = paired_section(plan, baseline) + grid_section(plan)
+    return "\n".join(head + [tables(band_records(plan, summary["records"], band), band)] + budget + extra + figs) + "\n"
+
+
+def write(plan, summary: dict, figures: list, out: Path, band: str = "ci"):
+    """Write ``out/report.md`` (:func:`text`)."""
+    (out / "report.md").write_text(text(plan, summary, figures, band))
+
+
+GOAL_WORDS = {"min": "lower is better", "max": "higher is better"}
+
+
+def _wtl(row: dict) -> str:
+    return f"{row['wins']} / {row['ties']} / {row['losses']}" if row.get("wins") is not None else ""
+
+
+def paired_section(plan, baseline: str | None = None) -> list:
+    """``report.md`` lines: each policy's per-seed difference to the best policy of its setting (or to
+    ``baseline``), mean [paired 95% CI] and wins / ties / losses over seeds, one table per metric with a goal
+    (:meth:`~mobandit_jax.analysis.results.Results.compare`); no lines where no setting has two policies."""
+    if not hasattr(plan, "compare") or not plan.finals:
+        return []
+    lines = []
+    for m in plan.metrics():
+        goal = plan.metric_goal(m)
+        if not goal and baseline is None:
+            continue
+        try:
+            rows = plan.compare(m, baseline)
+        except (KeyError, ValueError):  # a folder without per-seed finals, or a baseline absent from a setting
+            continue
+        if not rows:
+            continue
+        lines += [f"### {m} ({GOAL_WORDS.get(goal, 'no direction')})", "",
+                  "| setting | policy | mean | difference to " + ("best" if baseline is None else baseline)
+                  + " [95% CI] | wins / ties / losses |", "|---|---|---|---|---|"]
+        for where in dict.fromkeys(setting_title(r["setting"]) for r in rows):
+            mine = [r for r in rows if setting_title(r["setting"]) == where]
+            ref = mine[0]["reference"]
+            lines.append(f"| {where} | {ref} | {mine[0]['reference_mean']:.4g} | "
+                         f"{'best' if baseline is None else 'baseline'} | |")
+            for r in mine:
+                lines.append(f"| {where} | {r['policy']} | {r['mean']:.4g} | "
+                             f"{fmt_ci(r['diff'], r['ci_low'], r['ci_high'])} | {_wtl(r)} |")
+        lines.append("")
+    if not lines:
+        return []
+    n = plan.records[0]["n"] if plan.records else 0
+    to = "the best policy of its setting" if baseline is None else f"{baseline}"
+    return ["## Paired differences", "",
+            f"Per seed, each policy minus {to}: every policy of a seed faces the same reward streams (common "
+            f"random numbers), so the differences are paired; mean [paired Student-t 95% CI] over {n} seeds, and "
+            "the seeds on which the policy is better / equal / worse.", ""] + lines
+
+
+def grid_section(plan) -> list:
+    """``report.md`` lines: for each policy that sweeps options, the best grid point per setting and metric with
+    its 95% CI, the runner-up's paired difference, and a flag where the best value is at the grid's edge
+    (:meth:`~mobandit_jax.analysis.results.Results.grid_winners`)."""
+    if not hasattr(plan, "grid_winners") or not plan.finals:
+        return []
+    lines = []
+    for m in plan.metrics():
+        if not plan.metric_goal(m):
+            continue
+        try:
+            rows = plan.grid_winners(m)
+        except KeyError:  # a folder without per-seed finals
+            continue
+        for r in rows:
+            edge = {True: "**at the edge**: widen the grid", False: "inside", None: "(not numeric)"}[r["edge"]]
+            runner = {k: v for k, v in r["runner_up"].items() if k != "name"}
+            lines.append(f"| {r['policy']} | {setting_title(r['setting'])} | {m} | {r['option']} | {r['grid']} | "
+                         f"{r['best']} | {fmt_ci(r['mean'], r['ci_low'], r['ci_high'])} | {runner}: "
+                         f"{fmt_ci(r['runner_up_diff'], r['runner_up_ci_low'], r['runner_up_ci_high'])} | {edge} |")
+    if not lines:
+        return []
+    return ["## Grid winners", "",
+            "For each swept option, the best setting per policy and metric (mean [95% CI]), the runner-up's paired "
+            "difference to it (runner-up minus best [95% CI]), and whether the best value lies at the edge of the "
+            "grid (the optimum may then lie outside it).", "",
+            "| policy | setting | metric | option | grid | best | mean [95% CI] | runner-up: difference | edge |",
+            "|---|---|---|---|---|---|---|---|---|"] + lines + [""]

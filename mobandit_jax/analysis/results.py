@@ -6,11 +6,13 @@
 ``report.md``; file layout in :mod:`mobandit_jax.analysis.files`), and ``Results.load`` reads a
 run folder back, so that ``Results.load(d).save(e)`` writes the files of ``d`` again, byte for byte.
 
-``metrics.json``: ``{"names": {label: [metric, ...]}, "reduce": {label: {metric: reducer}}}``, what
+``metrics.json``: ``{"names": {label: [metric, ...]}, "reduce": {label: {metric: reducer}},
+"bounds": {label: {metric: [low, high]}}, "goal": {label: {metric: "min" | "max" | ""}}}``, what
 reading a folder back needs beyond the records (the reducers pick the figures: one per ``"sum"``
-metric). A folder of an earlier version has none: its metrics come from the records, and a metric
+metric; the bounds mark rates and clip bands; the goal names the best policy of a paired comparison).
+A folder of an earlier version has none: its metrics come from the records, and a metric
 with a figure ``METRIC.png`` in the folder is a ``"sum"``; the other reducers cannot be derived
-from the folder and are null.
+from the folder and are null; without ``bounds`` and ``goal`` no metric is a rate and none has a goal.
 
 ``truth.json``: the ground truth every metric scores against, per grid setting
 (:mod:`mobandit_jax.analysis.truth`).
@@ -28,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..engine import checkpoint_rounds
-from . import files
+from . import files, stats
 from .files import column
 from .truth import TRUTH_FILE
 
@@ -122,6 +124,8 @@ class Results:
     marker: dict = field(default_factory=dict)  # run.json of the run folder
     truths: Sequence = field(default_factory=list)  # truth.json's entries per grid setting (a TruthTable: lazy)
     folder: Path | None = None  # the run folder read back by load
+    bounds: dict = field(default_factory=dict)  # label -> {metric: [low, high]} (Metric.bounds; metrics.json)
+    goal: dict = field(default_factory=dict)  # label -> {metric: "min" | "max" | ""} (Metric.goal; metrics.json)
 
     def __repr__(self) -> str:
         """One short paragraph: policies, settings, seeds and metrics (not the arrays)."""
@@ -159,11 +163,13 @@ class Results:
                     curves[key] = cum
                     vals = files.final_values(cum, rounds, plan.reduce[label][m])
                     finals[key] = vals
-                    records.append(files.record(label, point["params"], point["setting"], m, vals))
+                    records.append(files.record(label, point["params"], point["setting"], m, vals,
+                                                plan.bounds.get(label, {}).get(m)))
                 for extra in ("rounds", "spent"):
                     curves[f"{label}|{g}|{extra}"] = merged[f"{label}|{g}|{extra}"]
         return cls(plan.spec, plan.grid, plan.names, plan.reduce, plan.horizon, plan.record_every, plan.base_seed,
-                   curves, finals, records, wall, marker, plan.truth)
+                   curves, finals, records, wall, marker, plan.truth,
+                   bounds=plan.bounds, goal=plan.goal)
 
     @classmethod
     def load(cls, path) -> Results:
@@ -207,7 +213,8 @@ class Results:
         timing = run.json("timing.json", {})
         return cls(spec, run.json("grid.json", {}), {k: tuple(v) for k, v in meta["names"].items()}, meta["reduce"],
                    horizon, every, exp.get("seed", 0), arrays, finals, records,
-                   timing.get("wall_seconds_this_invocation", 0.0), marker, truths, run.path)
+                   timing.get("wall_seconds_this_invocation", 0.0), marker, truths, run.path,
+                   bounds=meta.get("bounds", {}), goal=meta.get("goal", {}))
 
     def _where(self) -> str:
         return f"run folder {self.folder}" if self.folder is not None else "these results"
@@ -321,6 +328,140 @@ class Results:
             raise KeyError(f"{self._where()}: finals.npz has no array {key!r}")
         return np.asarray(self.finals[key])
 
+    def interval(self, label: str, metric: str, statistic: str = "mean", resamples: int = 2000, **setting) -> tuple:
+        """A 95% interval of a statistic of one grid point's per-seed final values.
+
+        ``"mean"`` is the record's interval (Student t, or Wilson's for a rate); ``"median"`` and ``"iqm"``
+        (the interquartile mean) are percentile bootstrap intervals over the seeds, seeded by the run's base
+        seed, so the same run gives the same interval (:func:`~mobandit_jax.analysis.stats.bootstrap_interval`).
+
+        Args:
+          label: a policy label.
+          metric: a metric name.
+          statistic: ``"mean"``, ``"median"`` or ``"iqm"``.
+          resamples: bootstrap resamples (median and IQM only).
+          **setting: setting items and policy options of the grid point (:meth:`index`).
+
+        Returns:
+          ``(point, low, high)``.
+        """
+        values = self.final(label, metric, **setting)
+        if statistic == "mean":
+            fields = stats.interval_fields(values, self.bounds.get(label, {}).get(metric))
+            return float(np.mean(values)), fields["ci_low"], fields["ci_high"]
+        return stats.bootstrap_interval(values, statistic, resamples=resamples, seed=self.base_seed)
+
+    def metric_goal(self, metric: str) -> str:
+        """The metric's goal: ``"min"`` or ``"max"`` when lower or higher is better, ``""`` when neither is known
+        (as the first policy that declares one says; ``metrics.json``)."""
+        return next((g[metric] for g in self.goal.values() if g.get(metric)), "")
+
+    def _columns(self, metric: str) -> dict:
+        """``{setting json: {policy column: (label, grid index)}}`` of the grid points that have ``metric``."""
+        out: dict = {}
+        for label, points in self.grid.items():
+            if metric not in self.names.get(label, ()):
+                continue
+            for g, point in enumerate(points):
+                where = json.dumps(point["setting"], sort_keys=True, default=str)
+                out.setdefault(where, {})[column(label, point["params"])] = (label, g)
+        return out
+
+    def compare(self, metric: str, baseline: str | None = None) -> list:
+        """Paired differences of every policy to the best (or to ``baseline``), per setting, over the same seeds.
+
+        Every policy of a seed faces the same reward streams (common random numbers), so the per-seed
+        differences ``policy - reference`` cancel the noise the policies share: their mean, paired 95%
+        t-interval and the seeds each policy wins, ties and loses (a win: better as the metric's goal says).
+
+        Args:
+          metric: a metric name; without ``baseline`` it needs a goal (lower or higher is better).
+          baseline: a policy column (``"CoHV-UCB"``, or ``"CoHV-UCB {'alpha': 0.5}"`` for one point of a sweep)
+            or label (its first point in each setting) to compare with; default the best mean in each setting.
+
+        Returns:
+          A list of rows, one per (setting, policy column) other than the reference: ``{"setting", "policy",
+          "reference", "mean", "reference_mean", "diff", "se", "ci_low", "ci_high", "wins", "ties", "losses",
+          "n"}`` (``diff`` and its interval: policy minus reference; ``mean``: the policy's own; the counts are
+          None for a metric without a goal).
+        """
+        self._check_metric(metric)
+        goal = self.metric_goal(metric)
+        if not goal and baseline is None:
+            raise ValueError(f"metric {metric!r} has no goal (neither lower nor higher is better); give a baseline")
+        rows = []
+        for where, cols in self._columns(metric).items():
+            values = {c: np.asarray(self.finals[f"{label}|{g}|{metric}"], np.float64) for c, (label, g) in cols.items()}
+            if baseline is None:
+                pick = min if goal == "min" else max
+                ref = pick(values, key=lambda c: float(np.mean(values[c])))
+            else:
+                ref = baseline if baseline in values else next((c for c, (label, _) in cols.items()
+                                                                if label == baseline), None)
+                if ref is None:
+                    raise ValueError(f"baseline {baseline!r} is no policy of setting {where}; there: {list(values)}")
+            for c, v in values.items():
+                if c != ref:
+                    row = stats.paired_differences(v, values[ref], goal=goal or "max")
+                    if not goal:
+                        row.update(wins=None, ties=None, losses=None)
+                    rows.append({"setting": json.loads(where), "policy": c, "reference": ref,
+                                 "mean": float(np.mean(v)), "reference_mean": float(np.mean(values[ref])), **row})
+        return rows
+
+    def grid_winners(self, metric: str) -> list:
+        """The best grid point of every policy that sweeps options, per setting, and whether it sits at an edge.
+
+        For each policy whose options vary over its grid, in each setting: the point with the best mean (as the
+        metric's goal says), its 95% interval, the runner-up's paired difference to it over the same seeds, and
+        for each swept option whether the best value is the smallest or largest of the grid (``edge``: the
+        optimum may lie outside; widen the grid). An option whose values are not all numbers has ``edge`` None.
+
+        Args:
+          metric: a metric name with a goal (lower or higher is better).
+
+        Returns:
+          A list of rows, one per (policy, setting, swept option): ``{"policy", "setting", "metric", "option",
+          "grid" (the option's values, sorted), "best" (its value at the best point), "best_params", "mean",
+          "ci_low", "ci_high", "n", "runner_up" (its params), "runner_up_diff", "runner_up_ci_low",
+          "runner_up_ci_high", "edge"}`` (``runner_up_diff``: runner-up minus best).
+        """
+        from .plots import varying
+
+        self._check_metric(metric)
+        goal = self.metric_goal(metric)
+        if not goal:
+            raise ValueError(f"metric {metric!r} has no goal (neither lower nor higher is better): no grid winner")
+        rows = []
+        for label, points in self.grid.items():
+            swept = varying(p["params"] for p in points)
+            if metric not in self.names.get(label, ()) or not swept:
+                continue
+            groups: dict = {}
+            for g, point in enumerate(points):
+                groups.setdefault(json.dumps(point["setting"], sort_keys=True, default=str), []).append(g)
+            for where, members in groups.items():
+                if len(members) < 2:
+                    continue
+                values = {g: np.asarray(self.finals[f"{label}|{g}|{metric}"], np.float64) for g in members}
+                order = sorted(members, key=lambda g: float(np.mean(values[g])), reverse=goal == "max")
+                best, runner = order[0], order[1]
+                ci = stats.interval_fields(values[best], self.bounds.get(label, {}).get(metric))
+                diff = stats.paired_differences(values[runner], values[best], goal=goal)
+                for option in swept:
+                    grid = [points[g]["params"].get(option) for g in members]
+                    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in grid)
+                    shown = sorted(set(grid)) if numeric else list(dict.fromkeys(map(str, grid)))
+                    value = points[best]["params"].get(option)
+                    rows.append({"policy": label, "setting": json.loads(where), "metric": metric, "option": option,
+                                 "grid": shown, "best": value, "best_params": points[best]["params"],
+                                 "mean": float(np.mean(values[best])), "ci_low": ci["ci_low"],
+                                 "ci_high": ci["ci_high"], "n": int(values[best].shape[0]),
+                                 "runner_up": points[runner]["params"], "runner_up_diff": diff["diff"],
+                                 "runner_up_ci_low": diff["ci_low"], "runner_up_ci_high": diff["ci_high"],
+                                 "edge": (value in (shown[0], shown[-1])) if numeric else None})
+        return rows
+
     def metrics(self) -> list:
         """The metric names of the records.
 
@@ -366,36 +507,41 @@ class Results:
         """The records as a table.
 
         Returns:
-          A pandas DataFrame: policy, setting labels, policy options, metric, mean, std, n.
+          A pandas DataFrame: policy, setting labels, policy options, metric, mean, std, n, and the 95%
+          interval of the mean (se, ci_low, ci_high) where the records have it.
         """
         try:
             import pandas as pd
         except ImportError:
             raise ImportError("Results.frame() needs pandas: pip install 'mobandit_jax[pandas]'") from None
         rows = [{"policy": r["policy"], **r["setting"], **{k: v for k, v in r["params"].items() if k != "name"},
-                 "metric": r["metric"], "mean": r["mean"], "std": r["std"], "n": r["n"]} for r in self.records]
+                 "metric": r["metric"], "mean": r["mean"], "std": r["std"], "n": r["n"],
+                 **{k: r[k] for k in ("se", "ci_low", "ci_high") if k in r}} for r in self.records]
         return pd.DataFrame(rows)
 
-    def plot(self, metric: str):
+    def plot(self, metric: str, band: str = "ci"):
         """A figure of one metric's cumulative curves.
 
         Args:
           metric: a metric name.
+          band: ``"ci"`` (the mean and its 95% CI over seeds), ``"std"`` (mean ± 1 std), ``"median"`` or
+            ``"iqm"`` (with a bootstrap 95% CI); :data:`~mobandit_jax.analysis.plots.BANDS`.
 
         Returns:
-          A matplotlib Figure (mean ± std over seeds), a panel per setting.
+          A matplotlib Figure, a panel per setting, titled with the experiment, the band and the seeds.
         """
         from . import plots
 
         self._check_metric(metric)
         self._need_arrays()
-        return plots.metric_figure(self, self.arrays, metric)
+        return plots.metric_figure(self, self.arrays, metric, band=band)
 
-    def save(self, out) -> Results:
+    def save(self, out, band: str = "ci") -> Results:
         """Write the run folder files of ``mobandit run``.
 
         Args:
           out: a new or empty folder, or this run's folder.
+          band: what the report's cells and the figures' bands are (:meth:`write`).
 
         Returns:
           These results.
@@ -409,15 +555,17 @@ class Results:
                                        f"{old.get('fingerprint')} != {fp}); choose another folder")
         if self.marker:
             files.write_json(out / files.MARKER, self.marker)
-        self.write(out)
+        self.write(out, band=band)
         return self
 
-    def write(self, out: Path, figures: bool = True):
+    def write(self, out: Path, figures: bool = True, band: str = "ci"):
         """Write the result files (not the ``run.json`` marker) into a run folder.
 
         Args:
           out: the run folder.
           figures: False draws no figure (``report.md`` then has the tables only).
+          band: what the report's cells and the figures' bands are (:data:`~mobandit_jax.analysis.plots.BANDS`;
+            default the mean and its 95% CI).
         """
         from . import plots, report  # local: matplotlib only when writing results
 
@@ -430,7 +578,12 @@ class Results:
         files.write_json(out / "timing.json", {"wall_seconds_this_invocation": round(self.wall, 3),
                                                 "seeds": int(len(self.arrays["seed_index"]))})
         names = {label: list(ms) for label, ms in self.names.items()}
-        files.write_json(out / METRICS_FILE, {"names": names, "reduce": self.reduce})
+        meta = {"names": names, "reduce": self.reduce}
+        declared = {"bounds": any(any(x is not None for x in b) for ms in self.bounds.values() for b in ms.values()),
+                    "goal": any(g for ms in self.goal.values() for g in ms.values())}
+        meta.update({k: v for k, v in (("bounds", self.bounds), ("goal", self.goal)) if declared[k]})  # else none
+        files.write_json(out / METRICS_FILE, meta)
         if self.truths:
             files.write_json(out / TRUTH_FILE, {"settings": list(self.truths)})
-        report.write(self, summary, plots.regret_figures(self, self.arrays, out) if figures else [], out)
+        drawn = plots.regret_figures(self, self.arrays, out, band) + plots.grid_figures(self, out) if figures else []
+        report.write(self, summary, drawn, out, band)

@@ -11,7 +11,16 @@ import jax.numpy as jnp
 
 
 def uniform_from_mask(key, mask):
-    """Index drawn uniformly among the ``True`` entries of ``mask (K,)`` (index 0 if none)."""
+    """Index drawn uniformly among the ``True`` entries of ``mask (K,)`` (index 0 if none).
+
+    Args:
+      key: a PRNG key.
+      mask: ``(K,)`` bool, the candidates.
+
+    Returns:
+      ``()`` int32: the index of one ``True`` entry, each with probability ``1 / sum(mask)``; 0 if
+      ``mask`` has no ``True`` entry.
+    """
     # running count of candidates as one small matmul with a triangle of ones (exact: counts < 2^24);
     # XLA's CPU cumsum is a reduce-window of K^2 scalar steps
     K = mask.shape[-1]
@@ -22,5 +31,13 @@ def uniform_from_mask(key, mask):
 
 
 def argmax_random_tie(key, values):
-    """``argmax`` of ``values (K,)`` with ties broken uniformly at random."""
+    """``argmax`` of ``values (K,)`` with ties broken uniformly at random.
+
+    Args:
+      key: a PRNG key.
+      values: ``(K,)`` numbers.
+
+    Returns:
+      ``()`` int32: an index ``i`` with ``values[i] == max(values)``, uniform among the ties.
+    """
     return uniform_from_mask(key, values >= jnp.max(values))

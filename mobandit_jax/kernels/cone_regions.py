@@ -38,6 +38,12 @@ has no hit yet, so every answer that is computed is the same float arithmetic as
 The numpy functions (suffix ``_np`` and the cone constants) run once per cone on concrete arrays in
 float64; :func:`min_norm_sq`, :func:`ball_dominated`, :func:`ball_reaches` and :func:`ball_reaches_any`
 are jittable.
+
+References:
+  - Ararat & Tekin, "Vector Optimization with Stochastic Bandit Feedback", AISTATS 2023 (PMLR 206).
+  - Karagozlu, Yildirim, Ararat & Tekin, "Learning the Pareto Set Under Incomplete Preferences: Pure
+    Exploration in Vector Bandits", AISTATS 2024, https://proceedings.mlr.press/v238/karagozlu24a.html
+    (arXiv 2402.07696).
 """
 from __future__ import annotations
 
@@ -68,6 +74,12 @@ def face_projectors(W) -> tuple:
     that depends only on ``(M, d)`` (so cones of one shape share compiled code). For a linearly
     independent ``S``, ``proj[s] @ h = W_S^T (W_S W_S^T)^{-1} h_S`` (zero columns outside ``S``);
     a dependent ``S`` has ``valid = False`` and a zero matrix.
+
+    Args:
+      W: ``(M, d)`` preference matrix (checked by :func:`~mobandit_jax.kernels.dominance.validate_cone`).
+
+    Returns:
+      ``(proj, valid)``: ``(n_S, d, M)`` float64 and ``(n_S,)`` bool numpy arrays.
     """
     W = validate_cone(W)
     M, d = W.shape
@@ -104,6 +116,14 @@ def min_norm_point_np(W, h, faces=None) -> tuple:
 
     ``h`` may carry leading axes ``(..., M)``; ``faces`` is :func:`face_projectors` ``(W)`` (computed
     here when omitted).
+
+    Args:
+      W: ``(M, d)`` preference matrix.
+      h: ``(..., M)`` right-hand sides.
+      faces: optional :func:`face_projectors` of ``W``.
+
+    Returns:
+      ``(y*, dist)``: ``(..., d)`` minimisers and ``(...)`` their norms (numpy float64).
     """
     W = validate_cone(W)
     faces = face_projectors(W) if faces is None else faces
@@ -116,7 +136,18 @@ def min_norm_point_np(W, h, faces=None) -> tuple:
 
 
 def validate_pac_cone(W) -> np.ndarray:
-    """``W`` as a float (M, d) array of a solid cone (some ``z`` has ``W z > 0``); else a one-line ValueError."""
+    """``W`` as a float (M, d) array of a solid cone (some ``z`` has ``W z > 0``); else a one-line ValueError.
+
+    Args:
+      W: ``(M, d)`` preference matrix, or one row ``(d,)`` (array-like).
+
+    Returns:
+      ``(M, d)`` float64 numpy array.
+
+    Raises:
+      ValueError: ``W`` fails :func:`~mobandit_jax.kernels.dominance.validate_cone` or its cone has an
+        empty interior.
+    """
     W = validate_cone(W)
     _, dist = min_norm_point_np(W, np.ones(W.shape[0]))
     if not np.isfinite(dist):
@@ -126,14 +157,28 @@ def validate_pac_cone(W) -> np.ndarray:
 
 
 def cone_alpha(W) -> np.ndarray:
-    """``(M,)``: ``alpha_n = max{w_n . z : z in C, ||z|| <= 1} = ||P_C(w_n)||`` (float64, positive on a solid cone)."""
+    """``(M,)``: ``alpha_n = max{w_n . z : z in C, ||z|| <= 1} = ||P_C(w_n)||`` (float64, positive on a solid cone).
+
+    Args:
+      W: ``(M, d)`` preference matrix of a solid cone.
+
+    Returns:
+      ``(M,)`` float64 numpy ``alpha_n``.
+    """
     W = validate_pac_cone(W)
     y, _ = min_norm_point_np(W, -(W @ W.T))  # row n: y_n minimises ||y|| s.t. W (w_n + y) >= 0
     return np.linalg.norm(W + y, axis=1)
 
 
 def ordering_complexity(W) -> float:
-    """``beta = max_n ||w_n|| / alpha_n``: VOPy's ``ConeTheta2D.beta`` (``1 / sin theta`` below 90 degrees, else 1)."""
+    """``beta = max_n ||w_n|| / alpha_n``: VOPy's ``ConeTheta2D.beta`` (``1 / sin theta`` below 90 degrees, else 1).
+
+    Args:
+      W: ``(M, d)`` preference matrix of a solid cone.
+
+    Returns:
+      ``beta >= 1``.
+    """
     W = validate_pac_cone(W)
     return float(np.max(np.linalg.norm(W, axis=1) / cone_alpha(W)))
 
@@ -143,6 +188,14 @@ def cone_gaps_np(mu, W, alpha=None) -> np.ndarray:
 
     The least distance arm ``i``'s mean must move along a unit direction of ``C`` to leave every other
     arm's strict dominance region: the gap of the epsilon-F1 score's true positives (``Delta_i <= epsilon``).
+
+    Args:
+      mu: ``(K, d)`` true means.
+      W: ``(M, d)`` preference matrix of a solid cone.
+      alpha: optional ``(M,)`` :func:`cone_alpha` of ``W``.
+
+    Returns:
+      ``(K,)`` float64 numpy gaps.
     """
     W = validate_pac_cone(W)
     alpha = cone_alpha(W) if alpha is None else np.asarray(alpha, float)
@@ -157,6 +210,13 @@ def cover_distances_np(mu, W) -> np.ndarray:
     Arm ``j`` epsilon-covers arm ``i`` iff ``D[i, j] <= epsilon``: some ``z`` in ``C`` of length at most
     epsilon lifts ``mu_j`` above ``mu_i`` (``W z >= 0`` and ``W (mu_j + z - mu_i) >= 0``), the covering
     test of VOPy's ``is_covered``. Computed as ``min ||z|| s.t. W z >= max(0, W (mu_i - mu_j))``.
+
+    Args:
+      mu: ``(K, d)`` means.
+      W: ``(M, d)`` preference matrix of a solid cone.
+
+    Returns:
+      ``(K, K)`` float64 numpy distances (0 on the diagonal).
     """
     W = validate_pac_cone(W)
     p = np.asarray(mu, float) @ W.T
@@ -181,7 +241,15 @@ class ConeGeometry(NamedTuple):
 
 def cone_geometry(W, dtype=float) -> ConeGeometry:
     """The :class:`ConeGeometry` of a concrete solid cone ``W`` (float arrays in ``dtype``; the default
-    float dtype unless given)."""
+    float dtype unless given).
+
+    Args:
+      W: ``(M, d)`` preference matrix of a solid cone (concrete).
+      dtype: float dtype of the arrays.
+
+    Returns:
+      The :class:`ConeGeometry`.
+    """
     W = validate_pac_cone(W)
     proj, valid = face_projectors(W)
     return ConeGeometry(jnp.asarray(W, dtype), jnp.asarray(np.linalg.norm(W, axis=1), dtype),
@@ -194,6 +262,13 @@ def min_norm_sq(h, geo: ConeGeometry):
     Every candidate of :func:`face_projectors` is formed and checked at once; a candidate counts as
     feasible when each row holds up to ``TOL_ULPS`` machine epsilons of ``||w_n|| ||y|| + |h_n|`` (the
     rounding of the active rows' equalities).
+
+    Args:
+      h: ``(..., M)`` right-hand sides.
+      geo: the cone's :class:`ConeGeometry`.
+
+    Returns:
+      ``(...)`` squared distances, in ``h``'s dtype.
     """
     h = jnp.asarray(h)
     y = jnp.einsum("sdm,...m->...sd", geo.proj.astype(h.dtype), h, precision="highest")
@@ -222,6 +297,13 @@ def min_norm_sq_bounds(h, geo: ConeGeometry):
     A candidate surely passes the check in any evaluation when every row's margin exceeds its move, and may
     pass when it exceeds minus it: ``hi`` is the least ``sq + dsq`` of the sure ones, ``lo`` the least
     ``sq - dsq`` of the possible ones (``inf`` where there are none).
+
+    Args:
+      h: ``(..., M)`` right-hand sides.
+      geo: the cone's :class:`ConeGeometry`.
+
+    Returns:
+      ``(lo, hi)``, each ``(...)`` in ``h``'s dtype.
     """
     h = jnp.asarray(h)
     dtype = h.dtype
@@ -251,7 +333,16 @@ def min_norm_sq_bounds(h, geo: ConeGeometry):
 
 def ball_dominated(mu, r, geo: ConeGeometry):
     """``(K, d), (K,) -> (K, K)`` bool: ``[j, i]`` iff every point of ``B(mu_j, r_j)`` C-dominates every point
-    of ``B(mu_i, r_i)``, i.e. ``w_n . (mu_j - mu_i) >= (r_i + r_j) ||w_n||`` for every row (``j != i``)."""
+    of ``B(mu_i, r_i)``, i.e. ``w_n . (mu_j - mu_i) >= (r_i + r_j) ||w_n||`` for every row (``j != i``).
+
+    Args:
+      mu: ``(K, d)`` ball centres (empirical means).
+      r: ``(K,)`` radii.
+      geo: the cone's :class:`ConeGeometry`.
+
+    Returns:
+      ``(K, K)`` bool.
+    """
     p = jnp.matmul(mu, geo.W.T.astype(mu.dtype), precision="highest")  # (K, M)
     need = (r[:, None] + r[None, :])[..., None] * geo.wnorm.astype(mu.dtype)  # symmetric in (j, i)
     out = jnp.all(p[:, None, :] - p[None, :, :] >= need, axis=-1)
@@ -271,7 +362,17 @@ def ball_reaches(mu, r, slack, geo: ConeGeometry):
     """``(K, d), (K,), (M,) -> (K, K)`` bool: ``[j, i]`` iff some ``y`` in ``B(mu_j, r_j)`` and ``x`` in
     ``B(mu_i, r_i)`` have ``W (y - x) >= slack`` (``j != i``): ``dist(mu_j - mu_i, {W z >= slack}) <= r_i + r_j``.
 
-    Every pair, every candidate: the reference of :func:`ball_reaches_any`."""
+    Every pair, every candidate: the reference of :func:`ball_reaches_any`.
+
+    Args:
+      mu: ``(K, d)`` ball centres.
+      r: ``(K,)`` radii.
+      slack: ``(M,)`` per-row slack ``s``.
+      geo: the cone's :class:`ConeGeometry`.
+
+    Returns:
+      ``(K, K)`` bool.
+    """
     p = jnp.matmul(mu, geo.W.T.astype(mu.dtype), precision="highest")
     h, bound = _reach_problems(p[:, None, :], r[:, None], p[None, :, :], r[None, :], slack)
     return (min_norm_sq(h, geo) <= bound) & ~jnp.eye(mu.shape[0], dtype=bool)
@@ -287,6 +388,14 @@ def reach_shortcuts(h, bound, geo: ConeGeometry):
     candidate's squared norm is at least ``L^2 (1 - c eps)`` with ``c`` a few times ``TOL_ULPS``: when
     ``L^2 > bound (1 + BOUND_ULPS eps)`` (the bound floored at a normal number, clear of flushed
     subnormals), every accepted candidate exceeds ``bound``. NaN falls in neither.
+
+    Args:
+      h: ``(..., M)`` right-hand sides of the pairs.
+      bound: ``(...)`` their squared radius sums ``(r_i + r_j)^2``.
+      geo: the cone's :class:`ConeGeometry`.
+
+    Returns:
+      ``(yes, no)``, each ``(...)`` bool (never both true).
     """
     finfo = jnp.finfo(h.dtype)
     yes = jnp.all(h <= 0, axis=-1)
@@ -348,7 +457,22 @@ def ball_reaches_any(mu, r, slack, geo: ConeGeometry, rows, cols, axis: int, chu
     :func:`reach_shortcuts` settles what it can, and the open pairs whose target has no hit yet are tested
     by :func:`min_norm_sq_bounds` (:func:`_test_until_settled`). The pass stops once every pair is listed or
     every target has a hit. A target left without a hit but with a pair the bounds could not decide takes
-    its answer from :func:`ball_reaches` itself, computed then (:func:`_ball_reaches_once`)."""
+    its answer from :func:`ball_reaches` itself, computed then (:func:`_ball_reaches_once`).
+
+    Args:
+      mu: ``(K, d)`` ball centres.
+      r: ``(K,)`` radii.
+      slack: ``(M,)`` per-row slack ``s``.
+      geo: the cone's :class:`ConeGeometry`.
+      rows: ``(K,)`` bool, the arms ``j``.
+      cols: ``(K,)`` bool, the arms ``i``.
+      axis: 0 or 1, the axis reduced by ``any``.
+      chunk: pairs listed per pass (static).
+      block: pairs tested per step of the candidate loop (static).
+
+    Returns:
+      ``(K,)`` bool, ``False`` outside ``cols`` (``axis = 0``) or ``rows`` (``axis = 1``).
+    """
     K = mu.shape[0]
     p = jnp.matmul(mu, geo.W.T.astype(mu.dtype), precision="highest")
     row_arms, col_arms = packed_indices(rows, 0), packed_indices(cols, 0)  # K past the last one

@@ -1,5 +1,8 @@
 """NSGA-II crowding distance (Deb et al. 2002, Section III-B) computed within each Pareto layer.
 
+Deb, Pratap, Agarwal & Meyarivan, "A fast and elitist multiobjective genetic algorithm: NSGA-II",
+IEEE Transactions on Evolutionary Computation 6(2), 2002, https://doi.org/10.1109/4235.996017.
+
 Per objective ``l``, the arms of a layer sorted by value give each interior arm the term
 ``(x_above - x_below) / (x_last - x_first)``; the terms are summed over objectives. How a layer's
 boundary arms rank is a choice (:data:`CROWD_BOUNDARY`).
@@ -24,6 +27,19 @@ def crowding_distance(x, layer, boundary: str = "inf", ranks=None, num_layers: i
     boundary arm; its term is +inf (``boundary = "inf"``, NSGA-II), the normalised gap to its one
     neighbour (``"neighbour"``; 0 for an arm alone in its layer) or 0 (``"zero"``). The per-objective
     terms are summed in objective order. ``x`` must be finite.
+
+    Args:
+      x: ``(n, d)`` finite points (arms' values).
+      layer: ``(n,)`` int, each point's layer (e.g. :func:`~mobandit_jax.kernels.layers.top_layers`).
+      boundary: the term of a boundary arm, one of :data:`CROWD_BOUNDARY`.
+      ranks: optional :func:`~mobandit_jax.kernels.order.key_ranks` of ``x.T``, ``(d, n)``.
+      num_layers: optional static bound on the layers (every layer in ``[0, num_layers)``).
+
+    Returns:
+      ``(n,)`` crowding distances, in ``x``'s dtype.
+
+    Raises:
+      ValueError: ``boundary`` is not one of :data:`CROWD_BOUNDARY`.
     """
     if boundary not in CROWD_BOUNDARY:
         raise ValueError(f"boundary must be one of {CROWD_BOUNDARY}, got {boundary!r}")

@@ -18,6 +18,9 @@ the volumes and terms are the same products (multiplied left to right, each roun
 added in the order in which XLA:CPU adds them there (:func:`subset_sum`), and at the second pick, where
 that kernel subtracts its one product from the volume, the last multiply is fused into the subtraction
 there and here. Slates of more than :data:`MAX_SLATE` arms, and ``d <= 2``, use ``greedy_hv_subset``.
+
+Gutowski, Chhel, Letard & Lamprier, "Top-k Pareto Bandits: Hypervolume Regret for Multi-Objective
+Slate Selection" (preprint).
 """
 from __future__ import annotations
 
@@ -33,6 +36,13 @@ def lesser(a, b):
     """``min(a, b)`` of numbers that are never NaN (gaps and their minima), as one compare and select.
 
     ``jnp.minimum`` also orders NaN and signed zeros, which costs several instructions per element.
+
+    Args:
+      a: an array without NaN.
+      b: an array without NaN (broadcast against ``a``).
+
+    Returns:
+      The elementwise minimum (``b`` where they are equal).
     """
     return jnp.where(a < b, a, b)
 
@@ -44,6 +54,12 @@ def first_argmax(x):
     ``jnp.argmax`` is one (value, index) reduction, into which XLA:CPU fuses the computation of ``x`` and
     which it runs one element at a time; a max and a min run vectorised, and reductions of at most 32
     elements are not split in two passes.
+
+    Args:
+      x: ``(n,)`` values without NaN.
+
+    Returns:
+      ``()`` int32: the lowest index of the largest value.
     """
     n = x.shape[0]
     rows = -(-n // 32)
@@ -55,13 +71,29 @@ def first_argmax(x):
 
 def extend_subset_minima(rows, gap):
     """The subset minima that a new point adds, in ``_subset_minima``'s order: ``gap (d,)`` itself, then
-    ``min(row, gap)`` for each row of the current table ``rows (2^m - 1, d)`` -> ``(2^m, d)``."""
+    ``min(row, gap)`` for each row of the current table ``rows (2^m - 1, d)`` -> ``(2^m, d)``.
+
+    Args:
+      rows: ``(2^m - 1, d)`` subset minima of the first ``m`` points.
+      gap: ``(d,)`` gap of the new point.
+
+    Returns:
+      ``(2^m, d)`` the rows that the new point appends.
+    """
     return jnp.minimum(jnp.concatenate([jnp.full((1, gap.shape[0]), jnp.inf, gap.dtype), rows]), gap)
 
 
 def clipped_terms(rows, gaps):
     """``prod_j min(row_j, g_ij)`` for each row and arm, multiplied left to right: ``(R, n)`` from the
-    rows ``(R, d)`` and the arms' gaps ``(n, d)``."""
+    rows ``(R, d)`` and the arms' gaps ``(n, d)``.
+
+    Args:
+      rows: ``(R, d)`` subset minima.
+      gaps: ``(n, d)`` the arms' gaps ``(u_i - r)_+``.
+
+    Returns:
+      ``(R, n)`` products.
+    """
     terms = lesser(rows[:, :1], gaps[:, 0])
     for j in range(1, rows.shape[1]):
         terms = terms * lesser(rows[:, j:j + 1], gaps[:, j])
@@ -75,6 +107,14 @@ def subset_sum(terms, head=None):
     previous step's). 31 terms: the first 24 in 4 lanes (term ``r`` in lane ``r % 4``), their blocks
     ``terms[4b:4b + 4]`` added lane by lane in the order :data:`LANE_BLOCKS`, the lanes folded as
     ``(l0 + l2) + (l1 + l3)``, then the last 7 terms in sequence.
+
+    Args:
+      terms: a list of ``2^m - 1`` arrays (each ``(n,)``), the signed terms in row order; ``m <= 5``.
+      head: optional sum of the first ``2^(m-1) - 1`` terms (the previous step's result); ignored for 31
+        terms.
+
+    Returns:
+      The sum, shaped like one term.
     """
     if len(terms) == 31:
         lanes = terms[4 * LANE_BLOCKS[0]:4 * LANE_BLOCKS[0] + 4]
@@ -96,6 +136,16 @@ def greedy_hv_slate(points, ref, k: int, gain_tol=None, eligible=None):
     ``points (n, d)``, ``ref (d,)``: step ``l`` adds the untaken ``eligible`` point of largest gain ``HV(S + i)
     - HV(S)``, ties to the lowest index; with ``gain_tol``, gains ``<= gain_tol`` count as zero. At
     ``d <= 2`` (the sweep) and for ``k >`` :data:`MAX_SLATE` it is :func:`greedy_hv_subset`.
+
+    Args:
+      points: ``(n, d)`` points.
+      ref: ``(d,)`` reference point.
+      k: slate size (static), at most ``n``.
+      gain_tol: optional threshold at or below which a gain counts as zero.
+      eligible: optional ``(n,)`` bool, the points that may be chosen (all if ``None``).
+
+    Returns:
+      ``(k,)`` int32 indices in the order chosen.
     """
     points = jnp.asarray(points)
     ref = jnp.asarray(ref, points.dtype)

@@ -14,6 +14,13 @@ d >= 3 the subset minima of ``B`` are built once and clipped by each candidate. 
 recomputes every step's sums; :mod:`.greedy_hv` keeps them across steps (the same gains, for THV-UCB).
 Padding rows equal to ``r`` (or anything not dominating ``r``) are inert, so variable-size sets
 fit in fixed shapes.
+
+References:
+  - Zitzler & Thiele, "Multiobjective evolutionary algorithms: a comparative case study and the
+    strength Pareto approach", IEEE Transactions on Evolutionary Computation 3(4), 1999 (the hypervolume
+    indicator).
+  - Gutowski, Chhel, Letard & Lamprier, "Top-k Pareto Bandits: Hypervolume Regret for Multi-Objective
+    Slate Selection" (preprint).
 """
 from __future__ import annotations
 
@@ -25,7 +32,15 @@ MAX_POINTS_INCLUSION_EXCLUSION = 16
 
 
 def box_volume(points, ref):
-    """Volume of the box ``[ref, p]`` for each point ``(..., d) -> (...)``; zero unless p > ref."""
+    """Volume of the box ``[ref, p]`` for each point ``(..., d) -> (...)``; zero unless p > ref.
+
+    Args:
+      points: ``(..., d)`` points.
+      ref: ``(d,)`` reference point (broadcast against ``points``).
+
+    Returns:
+      ``(...)`` volumes ``prod_j (p_j - ref_j)_+``.
+    """
     points = jnp.asarray(points)
     return jnp.prod(jnp.maximum(points - jnp.asarray(ref, points.dtype), 0.0), axis=-1)
 
@@ -107,7 +122,19 @@ def _batched(fn, points, ref, core_ndim_points: int):
 
 @jax.jit
 def hypervolume(points, ref):
-    """Exact dominated hypervolume of ``points (..., m, d)`` w.r.t. ``ref (..., d)`` -> ``(...)``."""
+    """Exact dominated hypervolume of ``points (..., m, d)`` w.r.t. ``ref (..., d)`` -> ``(...)``.
+
+    Args:
+      points: ``(..., m, d)`` points (integer points are cast to float32); at ``d >= 3`` at most
+        :data:`MAX_POINTS_INCLUSION_EXCLUSION` of them.
+      ref: ``(..., d)`` reference point; leading axes broadcast against those of ``points``.
+
+    Returns:
+      ``(...)`` hypervolumes (0 for ``m = 0``).
+
+    Raises:
+      ValueError: more than :data:`MAX_POINTS_INCLUSION_EXCLUSION` points at ``d >= 3``.
+    """
     points, ref = _promote(points, ref)
     _check_size(points.shape[-2], points.shape[-1])
     return _batched(_hv_single, points, ref, 2)
@@ -138,7 +165,20 @@ def _clipped_hv_incl_excl(cands, base, ref):
 
 @jax.jit
 def hv_contributions(candidates, base, ref):
-    """Marginal HV gain of each candidate: ``(..., n, d), (..., m, d), (..., d) -> (..., n)``."""
+    """Marginal HV gain of each candidate: ``(..., n, d), (..., m, d), (..., d) -> (..., n)``.
+
+    Args:
+      candidates: ``(..., n, d)`` candidate points.
+      base: ``(..., m, d)`` the set ``B`` (at ``d >= 3`` at most :data:`MAX_POINTS_INCLUSION_EXCLUSION`
+        points).
+      ref: ``(..., d)`` reference point; leading axes of the three broadcast.
+
+    Returns:
+      ``(..., n)`` gains ``HV(B + c) - HV(B)``.
+
+    Raises:
+      ValueError: more than :data:`MAX_POINTS_INCLUSION_EXCLUSION` base points at ``d >= 3``.
+    """
     candidates, ref = _promote(candidates, ref)
     base = jnp.asarray(base, candidates.dtype)
     _check_size(base.shape[-2], base.shape[-1])
@@ -158,6 +198,17 @@ def greedy_hv_subset(points, ref, k: int, gain_tol=None, eligible=None):
     Step ``l`` adds the untaken (and ``eligible``) point of largest gain ``HV(S + i) - HV(S)``, ties to
     the lowest index. With ``gain_tol``, gains ``<= gain_tol`` count as zero (so float round-off does not
     choose among points that add no volume); ``None`` compares the raw gains.
+
+    Args:
+      points: ``(n, d)`` points.
+      ref: ``(d,)`` reference point.
+      k: slate size (static), at most ``n``; at ``d >= 3`` at most
+        ``MAX_POINTS_INCLUSION_EXCLUSION + 1``.
+      gain_tol: optional threshold at or below which a gain counts as zero.
+      eligible: optional ``(n,)`` bool, the points that may be chosen (all if ``None``).
+
+    Returns:
+      ``(k,)`` int32 indices in the order chosen.
     """
     points = jnp.asarray(points)
     ref = jnp.asarray(ref, points.dtype)

@@ -1,5 +1,11 @@
 """Bernoulli KL divergence and the KL-UCB confidence indices (Garivier & Cappe, 2011).
 
+References:
+  - Garivier & Cappe, "The KL-UCB Algorithm for Bounded Stochastic Bandits and Beyond", COLT 2011,
+    https://proceedings.mlr.press/v19/garivier11a.html.
+  - PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed
+    Multi-Objective Bandits", arXiv 2026, https://arxiv.org/abs/2606.21929.
+
 PDMOB, Eq. (3): ``U = sup{q in [p, 1] : n kl(p, q) <= beta}``; here ``level = beta / n``.
 The root is found by a fixed number of Halley steps (3 in float32, 4 in float64), started above the
 root at the tightest of four closed-form caps (Pinsker's inequality and three sharper lower bounds
@@ -18,7 +24,15 @@ import jax.scipy.special
 
 
 def kl_bernoulli(p, q):
-    """Elementwise ``kl(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q))`` with ``0 log 0 = 0``."""
+    """Elementwise ``kl(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q))`` with ``0 log 0 = 0``.
+
+    Args:
+      p: means in ``[0, 1]``.
+      q: means in ``(0, 1)``, broadcast against ``p``.
+
+    Returns:
+      The divergences, broadcast shape.
+    """
     p, q = jnp.asarray(p), jnp.asarray(q)
     diff = p - q  # exact when p and q are close: both terms below use it, not (1 - p) - (1 - q)
     return _x_log_ratio(p, q, diff) + _x_log_ratio(1 - p, 1 - q, -diff)
@@ -122,13 +136,29 @@ def _upper(p, level):
 
 @jax.jit
 def klucb_upper(p, level):
-    """Elementwise ``sup{q in [p, 1] : kl(p, q) <= level}`` (exact at p = 1, level = 0 or inf)."""
+    """Elementwise ``sup{q in [p, 1] : kl(p, q) <= level}`` (exact at p = 1, level = 0 or inf).
+
+    Args:
+      p: empirical means (clipped to ``[0, 1]``; integers are cast to float32).
+      level: exploration levels ``beta / n`` (negative values count as 0), broadcast against ``p``.
+
+    Returns:
+      The upper indices, broadcast shape, in ``p``'s float dtype.
+    """
     return _upper(*_prepare(p, level))
 
 
 @jax.jit
 def klucb_lower(p, level):
-    """Elementwise ``inf{q in [0, p] : kl(p, q) <= level}``, by the symmetry ``kl(p, q) = kl(1-p, 1-q)``."""
+    """Elementwise ``inf{q in [0, p] : kl(p, q) <= level}``, by the symmetry ``kl(p, q) = kl(1-p, 1-q)``.
+
+    Args:
+      p: empirical means (clipped to ``[0, 1]``; integers are cast to float32).
+      level: exploration levels ``beta / n`` (negative values count as 0), broadcast against ``p``.
+
+    Returns:
+      The lower indices, broadcast shape, in ``p``'s float dtype.
+    """
     p, level = _prepare(p, level)
     return 1 - _upper(1 - p, level)
 
@@ -144,6 +174,15 @@ def klucb_upper_refine(p, level, previous, previous_level):
     above the new root, at no logarithm. One :func:`_halley_step` from there is exact to float32
     round-off once ``level / previous_level < 1.07`` (``t >= 7`` above; tested against brentq); in
     float64 two steps are, once ``t >= 20``.
+
+    Args:
+      p: empirical means (clipped to ``[0, 1]``).
+      level: the new levels, broadcast against ``p``.
+      previous: :func:`klucb_upper` of ``p`` at ``previous_level``.
+      previous_level: the old levels, at most ``level``.
+
+    Returns:
+      The upper indices at ``level``, broadcast shape, in ``p``'s float dtype.
     """
     p, level = _prepare(p, level)
     eps = jnp.finfo(p.dtype).eps / 2

@@ -19,6 +19,15 @@ def where_needed(need, fn, default, *args):
 
     ``need`` is a scalar bool, ``default`` an array shaped like ``fn``'s result. ``fn`` must read its
     arrays from ``args`` (it may not close over traced values).
+
+    Args:
+      need: ``()`` bool, whether ``fn``'s result is wanted.
+      fn: a function of ``args`` returning one array shaped like ``default``.
+      default: the array returned where ``need`` is false.
+      *args: the arrays ``fn`` reads.
+
+    Returns:
+      ``fn(*args)`` where ``need``, else ``default``; batched, per lane.
     """
     @custom_vmap
     def run(need, default, *args):
@@ -41,7 +50,15 @@ def where_needed(need, fn, default, *args):
 
 def packed_indices(mask, pad: int):
     """``(n + pad,)`` int32: the indices of ``mask``'s (``(n,)`` bool) True entries first, in order, then ``n``
-    (out of range) in every other slot."""
+    (out of range) in every other slot.
+
+    Args:
+      mask: ``(n,)`` bool.
+      pad: number of extra slots (static).
+
+    Returns:
+      ``(n + pad,)`` int32 indices.
+    """
     n = mask.shape[0]
     rank = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1
     slot = jnp.where(mask, rank, n + pad)

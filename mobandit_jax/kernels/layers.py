@@ -1,6 +1,9 @@
 """Pareto layers by peeling (the non-dominated sorting of NSGA-II, Deb et al. 2002), truncated to the
 first ``k`` layers: all a layer-by-layer choice of ``k`` arms can reach.
 
+Deb, Pratap, Agarwal & Meyarivan, "A fast and elitist multiobjective genetic algorithm: NSGA-II",
+IEEE Transactions on Evolutionary Computation 6(2), 2002, https://doi.org/10.1109/4235.996017.
+
 Layer ``0`` is the set of undominated points, layer ``r`` the undominated points once layers
 ``0..r-1`` are removed; points beyond the first ``k`` layers get rank ``k``.
 """
@@ -18,12 +21,29 @@ def top_layers(x, k: int, fill: int | None = None):
     With ``fill = s``, peeling stops as soon as the ranked layers hold at least ``s`` arms and every
     arm not yet ranked gets ``k``: a layer-by-layer choice of ``s`` arms never reaches those arms, and
     the ranks (and any within-layer statistic) of the arms it can reach are unchanged.
+
+    Args:
+      x: ``(n, d)`` points (larger is better).
+      k: number of layers ranked (static).
+      fill: optional arm count ``s`` at which peeling stops.
+
+    Returns:
+      ``(n,)`` int32 layer ranks in ``[0, k]``.
     """
     return peel_layers(dominance_matrix(x), k, fill)
 
 
 def peel_layers(dom, k: int, fill: int | None = None):
-    """:func:`top_layers` from the dominance matrix ``dom[j, i]`` (j dominates i) of the points."""
+    """:func:`top_layers` from the dominance matrix ``dom[j, i]`` (j dominates i) of the points.
+
+    Args:
+      dom: ``(n, n)`` bool, ``dom[j, i]`` true iff point ``j`` dominates point ``i``.
+      k: number of layers ranked (static).
+      fill: optional arm count ``s`` at which peeling stops.
+
+    Returns:
+      ``(n,)`` int32 layer ranks in ``[0, k]``.
+    """
     n = dom.shape[0]
     need = n if fill is None else fill
 
@@ -41,6 +61,14 @@ def peel_layers(dom, k: int, fill: int | None = None):
 
 
 def current_layer(layer, taken):
-    """Mask of the untaken arms in the best (lowest) layer that still has untaken arms."""
+    """Mask of the untaken arms in the best (lowest) layer that still has untaken arms.
+
+    Args:
+      layer: ``(n,)`` int layer ranks.
+      taken: ``(n,)`` bool, the arms already chosen.
+
+    Returns:
+      ``(n,)`` bool mask of those arms (all ``False`` if every arm is taken).
+    """
     current = jnp.min(jnp.where(taken, jnp.iinfo(jnp.int32).max, layer))
     return ~taken & (layer == current)

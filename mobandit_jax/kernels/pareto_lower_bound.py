@@ -26,6 +26,12 @@ maximises it by exponentiated gradient (their Hedge step), in float64 on the hos
 (cached), and stops once the gap to an upper bound is below :data:`TOLERANCE`: every gradient ``G`` seen
 is the cost vector of an alternative, so ``g(w') <= <w', G>`` for every ``w'`` and ``max g`` is at most
 ``max_k G_k`` for ``G`` the average of the gradients seen (or any one of them).
+
+References:
+  - Crepon, Garivier & Koolen, "Sequential learning of the Pareto front for multi-objective bandits",
+    AISTATS 2024, https://proceedings.mlr.press/v238/crepon24a.html.
+  - Kone, Kaufmann & Richert, "Adaptive Algorithms for Relaxed Pareto Set Identification", NeurIPS 2023,
+    https://arxiv.org/abs/2307.00424.
 """
 from __future__ import annotations
 
@@ -43,7 +49,14 @@ MAX_ASSIGNMENTS = 4096  # most assignments d^P of one add alternative that alter
 
 
 def pareto_mask_np(mu) -> np.ndarray:
-    """``(K,)`` bool: the arms no other arm weakly dominates (``mu_j >= mu_i`` on every objective)."""
+    """``(K,)`` bool: the arms no other arm weakly dominates (``mu_j >= mu_i`` on every objective).
+
+    Args:
+      mu: ``(K, d)`` means (array-like).
+
+    Returns:
+      ``(K,)`` numpy bool (exact duplicates exclude each other).
+    """
     mu = np.asarray(mu, float)
     dom = np.all(mu[None, :, :] >= mu[:, None, :], axis=-1)
     np.fill_diagonal(dom, False)
@@ -66,7 +79,16 @@ def _level_np(mu0, w0, vals, ws):
 
 
 def alternative_cost_np(mu, w):
-    """``(g(w), grad (K,))`` of the module docstring for unit-variance objectives, any dimension (float64)."""
+    """``(g(w), grad (K,))`` of the module docstring for unit-variance objectives, any dimension (float64).
+
+    Args:
+      mu: ``(K, d)`` means, in units of each objective's standard deviation.
+      w: ``(K,)`` positive sampling weights.
+
+    Returns:
+      ``(g, grad)``: the least alternative cost (``inf`` if there is no alternative) and ``(K,)`` float64
+      numpy gradient ``||mu_k - lambda*_k||^2 / 2``.
+    """
     mu, w = np.asarray(mu, float), np.asarray(w, float)
     K, d = mu.shape
     front = pareto_mask_np(mu)
@@ -119,7 +141,18 @@ def characteristic_time(mu, sigma=1.0, steps: int = ASCENT_STEPS, tol: float = T
     (relative) of the upper bound of the module docstring, or ``steps``; returns the best weights seen, so
     ``T*`` is an upper bound on the true value, within a factor ``1 / (1 - tol)`` when the gap closed.
     ``inf`` when an alternative costs nothing (an arm ties another on an objective it is dominated on);
-    ``(nan, None)`` when an add alternative has more than :data:`MAX_ASSIGNMENTS` assignments to enumerate."""
+    ``(nan, None)`` when an add alternative has more than :data:`MAX_ASSIGNMENTS` assignments to enumerate.
+
+    Args:
+      mu: ``(K, d)`` means.
+      sigma: the objectives' standard deviations, a number or ``(d,)``.
+      steps: most ascent steps.
+      tol: relative gap at which the ascent stops.
+
+    Returns:
+      ``(T*, w*)``: a float and ``(K,)`` float64 numpy weights on the simplex (``(nan, None)`` beyond
+      :data:`MAX_ASSIGNMENTS`).
+    """
     mu = np.asarray(mu, float) / np.broadcast_to(np.asarray(sigma, float), np.shape(mu)[-1:])
     return _characteristic_time(mu.tobytes(), mu.shape, int(steps), float(tol))
 
@@ -157,7 +190,14 @@ def _characteristic_time(data: bytes, shape: tuple, steps: int, tol: float):
 # --------------------------------------------------------------------------------------------
 
 def pareto_mask(mu):
-    """:func:`pareto_mask_np` in JAX."""
+    """:func:`pareto_mask_np` in JAX.
+
+    Args:
+      mu: ``(K, d)`` means.
+
+    Returns:
+      ``(K,)`` bool.
+    """
     dom = jnp.all(mu[None, :, :] >= mu[:, None, :], axis=-1) & ~jnp.eye(mu.shape[0], dtype=bool)
     return ~jnp.any(dom, axis=1)
 
@@ -182,7 +222,15 @@ def alternative_cost_2d(mu, w):
 
     ``mu (K, 2)``, ``w (K,)`` positive. The add cost of arm ``b`` and split ``m`` solves each objective's level
     from prefix sums over the Pareto arms sorted by the first objective (the first ``m`` lowered on it, whose
-    values rise with rank; the others on the second, whose values fall with rank): ``O(K^3)`` per call."""
+    values rise with rank; the others on the second, whose values fall with rank): ``O(K^3)`` per call.
+
+    Args:
+      mu: ``(K, 2)`` means, in units of each objective's standard deviation.
+      w: ``(K,)`` positive sampling weights.
+
+    Returns:
+      ``(g, grad)``: ``()`` least alternative cost and ``(K,)`` gradient, in ``mu``'s dtype.
+    """
     K = mu.shape[0]
     dtype = mu.dtype
     front = pareto_mask(mu)

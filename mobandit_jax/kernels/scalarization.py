@@ -1,6 +1,12 @@
 """Scalarisation weights, directions and reference points: the interior simplex lattice (ChebyshevUCB,
 Mandow et al. 2023), directions uniform on the positive unit sphere and the hypervolume scalarisation
 ``s_lambda`` (Zhang & Golovin 2020, Lemma 5), and the nadir of an empirical Pareto front.
+
+References:
+  - Mandow, Martin-Albo & Perez-de-la-Cruz, "Multi-objective bandit algorithms with Chebyshev
+    scalarization", Multi-Objective Decision Making Workshop (MODeM, ECAI) 2023.
+  - Zhang & Golovin, "Random hypervolume scalarizations for provable multi-objective black box
+    optimization", ICML 2020 (PMLR 119).
 """
 from __future__ import annotations
 
@@ -18,6 +24,13 @@ def simplex_interior_lattice(d: int, at_least: int) -> np.ndarray:
 
     The ``C(H - 1, d - 1)`` compositions of ``H`` into ``d`` positive parts are those of the cut points
     ``0 < c_1 < ... < c_{d-1} < H`` (``h_l = c_l - c_{l-1}``), whose lexicographic order is that of ``h``.
+
+    Args:
+      d: number of objectives.
+      at_least: the least number of weights wanted.
+
+    Returns:
+      ``(C(H - 1, d - 1), d)`` float numpy weights, each row positive and summing to 1.
     """
     if d == 1:
         return np.ones((1, 1))
@@ -30,17 +43,42 @@ def simplex_interior_lattice(d: int, at_least: int) -> np.ndarray:
 
 
 def positive_sphere(key, shape):
-    """Directions uniform on the positive unit sphere ``S^{d-1}_+`` (``|N(0, I)|`` normalised)."""
+    """Directions uniform on the positive unit sphere ``S^{d-1}_+`` (``|N(0, I)|`` normalised).
+
+    Args:
+      key: a PRNG key.
+      shape: output shape ``(..., d)``.
+
+    Returns:
+      An array of ``shape``, each last-axis vector non-negative with unit norm.
+    """
     z = jnp.abs(jax.random.normal(key, shape))
     return z / jnp.maximum(jnp.linalg.norm(z, axis=-1, keepdims=True), 1e-12)
 
 
 def hv_scalarization(U, ref, lam):
-    """``s_lambda(U) = (min_l max(0, (U_l - r_l) / lambda_l))^d`` (Zhang & Golovin 2020, Lemma 5)."""
+    """``s_lambda(U) = (min_l max(0, (U_l - r_l) / lambda_l))^d`` (Zhang & Golovin 2020, Lemma 5).
+
+    Args:
+      U: ``(..., d)`` points.
+      ref: ``(d,)`` reference point.
+      lam: ``(..., d)`` positive directions (broadcast against ``U``).
+
+    Returns:
+      ``(...)`` scalarised values.
+    """
     d = U.shape[-1]
     return jnp.min(jnp.maximum(0.0, (U - ref) / lam), axis=-1) ** d
 
 
 def empirical_nadir(mu, front):
-    """Nadir of the empirical Pareto front ``front`` (K,) bool: coordinate-wise minimum over its ``mu_hat``."""
+    """Nadir of the empirical Pareto front ``front`` (K,) bool: coordinate-wise minimum over its ``mu_hat``.
+
+    Args:
+      mu: ``(K, d)`` empirical means.
+      front: ``(K,)`` bool, the empirical front.
+
+    Returns:
+      ``(d,)`` the nadir (``+inf`` for an empty front).
+    """
     return jnp.min(jnp.where(front[:, None], mu, jnp.inf), axis=0)

@@ -15,6 +15,9 @@ With the zero reference point, ``H_i = HV(mu_i) = prod_d mu_i^(d)``, ``nu_i = H_
 
 ``mu`` and ``mu^c`` are the environment's true means (the bootstrap population: evaluation-split
 means of accuracy, efficiency and charged cost).
+
+Xue, Hong, Li, Wan, Cheng & Qiu, "Cost-Aware Multi-Objective Bandits: Theory and Application to
+Budgeted LLM Configuration Evaluation" (preprint).
 """
 from __future__ import annotations
 
@@ -30,9 +33,12 @@ from ..registry import ONLINE, register_family
 from ..types import Context, Metric, MetricSet
 
 METRICS = (
-    Metric("hv_efficiency_regret", "sum", "efficiency gap nu* - nu of the pulled arm (summed: R_B^HV)"),
-    Metric("hv_regret", "sum", "cost-weighted gap mu^c (nu* - nu) of the pulled arm (summed: R_B^std)"),
-    Metric("moving_avg_regret_w50", "last50", "efficiency gap, averaged over the last 50 pulls"),
+    Metric("hv_efficiency_regret", "sum", "efficiency gap nu* - nu of the pulled arm (summed: R_B^HV)",
+           (0, None), "min"),
+    Metric("hv_regret", "sum", "cost-weighted gap mu^c (nu* - nu) of the pulled arm (summed: R_B^std)",
+           (0, None), "min"),
+    Metric("moving_avg_regret_w50", "last50", "efficiency gap, averaged over the last 50 pulls",
+           (0, None), "min"),
 )
 
 
@@ -45,7 +51,15 @@ class BudgetMetricParams(NamedTuple):
 
 
 def efficiency(means, mean_costs):
-    """``nu_i = HV(mu_i) / mu_i^c`` with the zero reference point."""
+    """``nu_i = HV(mu_i) / mu_i^c`` with the zero reference point.
+
+    Args:
+      means: ``(K, d)`` true means.
+      mean_costs: ``(K,)`` positive mean costs ``mu^c``.
+
+    Returns:
+      ``(K,)`` float64 numpy efficiencies ``nu``.
+    """
     means = jnp.asarray(means, float_dtype())
     H = np.asarray(box_volume(means, jnp.zeros(means.shape[-1], means.dtype)), np.float64)
     return H / np.asarray(mean_costs, np.float64)
@@ -77,12 +91,27 @@ def build(ctx):
 
 
 def truth(mp: BudgetMetricParams, slate_size: int) -> dict:
-    """What the metrics score against (``truth.json``): the efficiencies ``nu``, ``nu*`` and the arms at ``nu*``."""
+    """What the metrics score against (``truth.json``): the efficiencies ``nu``, ``nu*`` and the arms at ``nu*``.
+
+    Args:
+      mp: the :class:`BudgetMetricParams` of :func:`build`.
+      slate_size: unused (the family interface).
+
+    Returns:
+      A dict with ``efficiency`` ``(K,)``, ``nu_star`` ``()`` and ``optimal`` ``(K,)`` bool.
+    """
     return {"efficiency": mp.nu, "nu_star": mp.nu_star, "optimal": mp.nu == mp.nu_star}
 
 
 def example(seed: int) -> Context:
-    """A small context of the family (the conformance test): 6 arms, 2 objectives, costs and a budget of 6 + seed."""
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, costs and a budget of 6 + seed.
+
+    Args:
+      seed: draws the means.
+
+    Returns:
+      A :class:`~mobandit_jax.types.Context` with horizon ``20 + 10 seed``.
+    """
     means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
     costs = np.random.default_rng(7).uniform(0.3, 1.0, 6)
     budget = 6.0 + seed
@@ -91,4 +120,4 @@ def example(seed: int) -> Context:
 
 
 register_family("budgeted", kind=ONLINE, metrics=build, truth=truth, example=example,
-                doc="budgeted hypervolume-efficiency regret (Xue et al. 2025, Section 3.1)")
+                doc="budgeted hypervolume-efficiency regret (Xue et al., Section 3.1)")

@@ -12,6 +12,9 @@ from the environment's true means):
 
 All reduce by ``"mean"`` (the engine records one checkpoint for an Identifier, whose
 :class:`~mobandit_jax.types.IdentifyResult` it passes as the observation).
+
+Xue, Hong, Li, Wan, Cheng & Qiu, "Cost-Aware Multi-Objective Bandits: Theory and Application to
+Budgeted LLM Configuration Evaluation" (preprint).
 """
 from __future__ import annotations
 
@@ -25,19 +28,35 @@ from ..registry import IDENTIFIER, register_family
 from ..types import Context, Metric, MetricSet
 
 METRICS = (
-    Metric("misidentification", "mean", "1 if the recommended set is not the Pareto set P*"),
-    Metric("f1", "mean", "F1 score of the recommended set against P*"),
-    Metric("budget_spent", "mean", "fraction of the budget B the method spent"),
+    Metric("misidentification", "mean", "1 if the recommended set is not the Pareto set P*", (0, 1), "min"),
+    Metric("f1", "mean", "F1 score of the recommended set against P*", (0, 1), "max"),
+    Metric("budget_spent", "mean", "fraction of the budget B the method spent", (0, None)),
 )
 
 
 def true_pareto_mask(means) -> np.ndarray:
-    """``P*`` of Section 3.2: no other arm is strictly better in every coordinate."""
+    """``P*`` of Section 3.2: no other arm is strictly better in every coordinate.
+
+    Args:
+      means: ``(K, d)`` true means.
+
+    Returns:
+      ``(K,)`` numpy bool mask of ``P*``.
+    """
     return strict_pareto_mask_np(means)
 
 
 def set_scores(recommended, truth):
-    """``(1{P_hat != P*}, F1)`` for boolean masks."""
+    """``(1{P_hat != P*}, F1)`` for boolean masks.
+
+    Args:
+      recommended: ``(K,)`` bool, the recommended set.
+      truth: ``(K,)`` bool, the true set.
+
+    Returns:
+      ``(mis, f1)``, two scalars of :func:`~mobandit_jax.engine.float_dtype` (F1 is 1 when both sets are
+      empty).
+    """
     rec, tru = jnp.asarray(recommended, bool), jnp.asarray(truth, bool)
     mis = jnp.any(rec != tru).astype(float_dtype())
     inter = jnp.sum(rec & tru).astype(float_dtype())
@@ -69,13 +88,28 @@ def build(ctx):
 
 
 def truth(mp, slate_size: int) -> dict:
-    """What the metrics score against (``truth.json``): the strict Pareto set ``P*`` and the budget ``B``."""
+    """What the metrics score against (``truth.json``): the strict Pareto set ``P*`` and the budget ``B``.
+
+    Args:
+      mp: the metric parameters of :func:`build`, ``(P* mask, B)``.
+      slate_size: unused (the family interface).
+
+    Returns:
+      A dict with ``pareto`` ``(K,)`` bool and ``budget`` ``()``.
+    """
     truth_mask, budget = mp
     return {"pareto": truth_mask, "budget": budget}
 
 
 def example(seed: int) -> Context:
-    """A small context of the family (the conformance test): 6 arms, 2 objectives, costs and a budget of 6."""
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, costs and a budget of 6.
+
+    Args:
+      seed: draws the means.
+
+    Returns:
+      A :class:`~mobandit_jax.types.Context` with horizon ``20 + 10 seed``.
+    """
     means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
     costs = np.random.default_rng(7).uniform(0.3, 1.0, 6)
     inst = constant_instance(means, costs, budget=6.0, budget_ratio=6.0 / (6 * costs.mean()))
@@ -83,4 +117,4 @@ def example(seed: int) -> Context:
 
 
 register_family("identification", kind=IDENTIFIER, metrics=build, truth=truth, example=example,
-                doc="fixed-budget Pareto set identification under costs (Xue et al. 2025, Section 3.2)")
+                doc="fixed-budget Pareto set identification under costs (Xue et al., Section 3.2)")

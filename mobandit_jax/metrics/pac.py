@@ -26,6 +26,15 @@ true cone-optimal set ``P* = cone_optimal_mask(means, W)`` of the context's true
 - ``cost``: the cost of the pulls made (the number of pulls where pulls cost 1).
 
 All reduce by ``"mean"`` over seeds (the engine records one checkpoint for an Identifier).
+
+References:
+  - Karagozlu, Yildirim, Ararat & Tekin, "Learning the Pareto Set Under Incomplete Preferences: Pure
+    Exploration in Vector Bandits", AISTATS 2024, https://proceedings.mlr.press/v238/karagozlu24a.html
+    (the epsilon-F1 score of their library VOPy).
+  - Crepon, Garivier & Koolen, "Sequential learning of the Pareto front for multi-objective bandits",
+    AISTATS 2024, https://proceedings.mlr.press/v238/crepon24a.html (the lower bound).
+  - Kone, Kaufmann & Richert, "Adaptive Algorithms for Relaxed Pareto Set Identification", NeurIPS
+    2023, https://arxiv.org/abs/2307.00424 (the lower bound).
 """
 from __future__ import annotations
 
@@ -44,13 +53,16 @@ from ..registry import IDENTIFIER, register_family
 from ..types import Context, Metric, MetricSet
 
 METRICS = (
-    Metric("samples", "mean", "total pulls until the stop"),
-    Metric("misidentification", "mean", "1 if the returned set is not the cone-optimal set P*"),
-    Metric("eps_f1", "mean", "epsilon-F1 score of the returned set (VOPy's)"),
-    Metric("returned", "mean", "size of the returned set"),
-    Metric("stopped", "mean", "1 if the stopping rule fired before the round cap and the budget"),
-    Metric("tau_over_lower_bound", "mean", "samples / (T*(mu) log(1/delta)): samples over the lower bound"),
-    Metric("cost", "mean", "the cost of the pulls made (the number of pulls where pulls cost 1)"),
+    Metric("samples", "mean", "total pulls until the stop", (0, None), "min"),
+    Metric("misidentification", "mean", "1 if the returned set is not the cone-optimal set P*", (0, 1), "min"),
+    Metric("eps_f1", "mean", "epsilon-F1 score of the returned set (VOPy's)", (0, 1), "max"),
+    Metric("returned", "mean", "size of the returned set", (0, None)),
+    Metric("stopped", "mean", "1 if the stopping rule fired before the round cap and the budget",
+           (0, 1)),
+    Metric("tau_over_lower_bound", "mean", "samples / (T*(mu) log(1/delta)): samples over the lower bound",
+           (0, None), "min"),
+    Metric("cost", "mean", "the cost of the pulls made (the number of pulls where pulls cost 1)",
+           (0, None), "min"),
 )
 
 
@@ -66,7 +78,16 @@ class PacTruth(NamedTuple):
 
 def pac_truth(means, W, sigma=None) -> PacTruth:
     """The :class:`PacTruth` of true means ``(K, d)`` under the solid cone ``W`` (computed in float64), with the
-    characteristic time of Gaussian noise of scale ``sigma`` (None: NaN)."""
+    characteristic time of Gaussian noise of scale ``sigma`` (None: NaN).
+
+    Args:
+      means: ``(K, d)`` true means.
+      W: ``(M, d)`` preference matrix of a solid cone.
+      sigma: the noise scale of every objective (a number), or ``None`` (``lower_bound`` NaN).
+
+    Returns:
+      The :class:`PacTruth`, in :func:`~mobandit_jax.engine.float_dtype`.
+    """
     means = np.asarray(means, float)
     W = np.asarray(W, float)
     dtype = float_dtype()
@@ -76,7 +97,16 @@ def pac_truth(means, W, sigma=None) -> PacTruth:
 
 
 def eps_f1_score(recommended, truth: PacTruth, epsilon):
-    """VOPy's epsilon-F1 of the returned mask ``recommended`` at accuracy ``epsilon`` (module docstring)."""
+    """VOPy's epsilon-F1 of the returned mask ``recommended`` at accuracy ``epsilon`` (module docstring).
+
+    Args:
+      recommended: ``(K,)`` bool, the returned set.
+      truth: the :class:`PacTruth` of the instance.
+      epsilon: ``()`` accuracy.
+
+    Returns:
+      ``()`` score in ``[0, 1]`` (1 when the denominator is 0).
+    """
     rec = jnp.asarray(recommended, bool)
     dtype = float_dtype()
     tp = jnp.sum(rec & (truth.gaps <= epsilon)).astype(dtype)
@@ -120,7 +150,14 @@ def build(ctx):
 
 
 def example(seed: int) -> Context:
-    """A small context of the family (the conformance test): 6 arms, 2 objectives, unclipped Gaussian noise."""
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, unclipped Gaussian noise.
+
+    Args:
+      seed: draws the means.
+
+    Returns:
+      A :class:`~mobandit_jax.types.Context` with horizon ``20 + 10 seed``.
+    """
     means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
     inst = make_stochastic(means, noise="gaussian", sigma=0.1, clip=False)
     return Context.of(inst, 20 + 10 * seed, np.array([[1.0, 0.0], [0.5, 0.5]]))

@@ -5,6 +5,9 @@
 - ``optimal_selection_ratio``: ``1{a_t in P*_C}`` (averaged over rounds: Table 1);
 - ``reward_j``: the true mean reward of the played arm on objective ``j`` (averaged; the
   sub-objective trends of Figure 4 are moving averages of it).
+
+PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed Multi-Objective
+Bandits", arXiv 2026, https://arxiv.org/abs/2606.21929.
 """
 from __future__ import annotations
 
@@ -31,7 +34,15 @@ class PreferenceTruth(NamedTuple):
 
 def preference_truth(means, W) -> PreferenceTruth:
     """Ground truth of Defs. 2 and 4 for a mean table and preference matrix (one compiled program, not a
-    dispatch per operation: a plan builds it at every run)."""
+    dispatch per operation: a plan builds it at every run).
+
+    Args:
+      means: ``(K, d)`` true means.
+      W: ``(M, d)`` preference matrix.
+
+    Returns:
+      The :class:`PreferenceTruth`, in :func:`~mobandit_jax.engine.float_dtype`.
+    """
     return _truth(jnp.asarray(means, float_dtype()), jnp.asarray(W, float_dtype()))
 
 
@@ -49,9 +60,14 @@ def preference_metrics(dim: int) -> MetricSet:
     Returns:
       The :class:`~mobandit_jax.types.MetricSet`; its params are a :class:`PreferenceTruth`.
     """
-    metrics = (Metric("regret_indicator", "sum", "1 if the played arm is not C-optimal (summed: R^01_T)"),
-               Metric("regret_gap", "sum", "the played arm's preference gap (summed: R^gap_T)"),
-               Metric("optimal_selection_ratio", "mean", "1 if the played arm is C-optimal (averaged over rounds)"))
+    metrics = (Metric("regret_indicator", "sum", "1 if the played arm is not C-optimal (summed: R^01_T)",
+                      (0, None), "min"),
+               Metric("regret_gap", "sum", "the played arm's preference gap (summed: R^gap_T)",
+                      (0, None), "min"),
+               # within [0, 1], but an average over the rounds, not one outcome per seed: bounded below only, so
+               # its interval is Student t's (Wilson's, for a proportion of seeds, would be far too wide)
+               Metric("optimal_selection_ratio", "mean", "1 if the played arm is C-optimal (averaged over rounds)",
+                      (0, None), "max"))
     metrics += tuple(Metric(f"reward_{j}", "mean", f"true mean reward of the played arm on objective {j}")
                      for j in range(dim))
 
@@ -80,12 +96,27 @@ def build(ctx):
 
 
 def truth(mp: PreferenceTruth, slate_size: int) -> dict:
-    """What the metrics score against (``truth.json``): the cone-optimal mask ``P*_C`` and the gaps."""
+    """What the metrics score against (``truth.json``): the cone-optimal mask ``P*_C`` and the gaps.
+
+    Args:
+      mp: the :class:`PreferenceTruth` of :func:`build`.
+      slate_size: unused (the family interface).
+
+    Returns:
+      A dict with ``cone_optimal`` ``(K,)`` bool and ``gaps`` ``(K,)``.
+    """
     return {"cone_optimal": mp.optimal > 0, "gaps": mp.gaps}
 
 
 def example(seed: int) -> Context:
-    """A small context of the family (the conformance test): 6 arms, 2 objectives, a 2-row cone."""
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, a 2-row cone.
+
+    Args:
+      seed: draws the means.
+
+    Returns:
+      A :class:`~mobandit_jax.types.Context` with horizon ``20 + 10 seed``.
+    """
     means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
     return Context.of(make_stochastic(means), 20 + 10 * seed, np.array([[1.0, 0.0], [0.5, 0.5]]))
 

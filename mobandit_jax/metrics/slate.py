@@ -15,6 +15,9 @@ The benchmark is ``V* = max_{|S| = k} HV(S)`` by exhaustive enumeration over all
 d = 2, and the greedy proxy ``HV(G*)`` (greedy maximisation of the true marginal gains, Fact 1) at
 d >= 3, as in the paper. Both are computed inside the compiled run by ``prepare`` from the seed's
 instance (``env_params.means`` when the environment carries one, else the context's means).
+
+Gutowski, Chhel, Letard & Lamprier, "Top-k Pareto Bandits: Hypervolume Regret for Multi-Objective
+Slate Selection" (preprint).
 """
 from __future__ import annotations
 
@@ -33,16 +36,30 @@ from ..types import Context, Final, Metric, MetricSet
 
 ALPHA = 1.0 - 1.0 / math.e
 METRICS = (
-    Metric("hv_last100", "last100", "hypervolume HV(S_t) of the played slate, averaged over the last 100 rounds"),
-    Metric("alpha_regret", "sum", "alpha-regret alpha V* - HV(S_t) (Eq. 2), summed"),
-    Metric("alpha_regret_pos", "sum", "its positive part max(0, alpha V* - HV(S_t)), summed"),
-    Metric("vstar", "mean", "the benchmark V* (exact at d = 2, greedy HV(G*) at d >= 3)"),
+    Metric("hv_last100", "last100", "hypervolume HV(S_t) of the played slate, averaged over the last 100 rounds",
+           (0, None), "max"),
+    Metric("alpha_regret", "sum", "alpha-regret alpha V* - HV(S_t) (Eq. 2), summed", goal="min"),
+    Metric("alpha_regret_pos", "sum", "its positive part max(0, alpha V* - HV(S_t)), summed",
+           (0, None), "min"),
+    Metric("vstar", "mean", "the benchmark V* (exact at d = 2, greedy HV(G*) at d >= 3)",
+           (0, None)),
 )
 MAX_ENUMERATION_SUBSETS = 2_000_000
 
 
 def subset_table(n: int, k: int) -> np.ndarray:
-    """All k-subsets of ``range(n)`` as an ``(C(n, k), k)`` int32 array."""
+    """All k-subsets of ``range(n)`` as an ``(C(n, k), k)`` int32 array.
+
+    Args:
+      n: number of arms.
+      k: subset size.
+
+    Returns:
+      ``(C(n, k), k)`` int32 numpy array, in lexicographic order.
+
+    Raises:
+      ValueError: more than :data:`MAX_ENUMERATION_SUBSETS` subsets.
+    """
     count = math.comb(n, k)
     if count > MAX_ENUMERATION_SUBSETS:
         raise ValueError(
@@ -54,7 +71,17 @@ def subset_table(n: int, k: int) -> np.ndarray:
 
 
 def best_subset_value(means, k: int, ref, chunk: int = 8192):
-    """``V* = max_{|S| = k} HV(S)`` by exhaustive enumeration (batched ``hypervolume``)."""
+    """``V* = max_{|S| = k} HV(S)`` by exhaustive enumeration (batched ``hypervolume``).
+
+    Args:
+      means: ``(K, d)`` true means.
+      k: slate size.
+      ref: ``(d,)`` reference point.
+      chunk: subsets per batched hypervolume call.
+
+    Returns:
+      ``()`` ``V*``, in ``means``' dtype.
+    """
     means = jnp.asarray(means)
     table = subset_table(means.shape[0], k)
     pad = (-len(table)) % chunk
@@ -68,18 +95,45 @@ def best_subset_value(means, k: int, ref, chunk: int = 8192):
 
 
 def greedy_subset(means, k: int, ref):
-    """Greedy benchmark ``G*`` (Fact 1 on the true means, raw gains): ``(k,)`` int32 arm indices."""
+    """Greedy benchmark ``G*`` (Fact 1 on the true means, raw gains): ``(k,)`` int32 arm indices.
+
+    Args:
+      means: ``(K, d)`` true means.
+      k: slate size.
+      ref: ``(d,)`` reference point.
+
+    Returns:
+      ``(k,)`` int32 arm indices in the order chosen.
+    """
     return greedy_hv_subset(means, ref, k)
 
 
 def greedy_value(means, k: int, ref):
-    """``HV(G*)`` of the greedy benchmark."""
+    """``HV(G*)`` of the greedy benchmark.
+
+    Args:
+      means: ``(K, d)`` true means.
+      k: slate size.
+      ref: ``(d,)`` reference point.
+
+    Returns:
+      ``()`` hypervolume of :func:`greedy_subset`.
+    """
     means = jnp.asarray(means)
     return hypervolume(means[greedy_subset(means, k, ref)], jnp.asarray(ref, means.dtype))
 
 
 def benchmark_value(means, k: int, ref):
-    """The paper's benchmark: exact ``V*`` at d = 2, greedy ``HV(G*)`` at d >= 3."""
+    """The paper's benchmark: exact ``V*`` at d = 2, greedy ``HV(G*)`` at d >= 3.
+
+    Args:
+      means: ``(K, d)`` true means.
+      k: slate size.
+      ref: ``(d,)`` reference point.
+
+    Returns:
+      ``()`` benchmark value.
+    """
     if jnp.shape(means)[-1] <= 2:
         return best_subset_value(means, k, ref)
     return greedy_value(means, k, ref)
@@ -124,7 +178,15 @@ def build(ctx):
 
 def truth(mp: dict, slate_size: int) -> dict:
     """What the metrics score against (``truth.json``), from the prepared metric params: ``V*`` (or ``HV(G*)``),
-    ``alpha V*``, the reference point and, at d >= 3, the greedy slate ``G*``."""
+    ``alpha V*``, the reference point and, at d >= 3, the greedy slate ``G*``.
+
+    Args:
+      mp: the prepared metric params of :func:`build` (``means``, ``ref``, ``vstar``).
+      slate_size: ``k``.
+
+    Returns:
+      A dict with ``vstar``, ``alpha_vstar``, ``ref`` ``(d,)`` and, at ``d >= 3``, ``slate`` ``(k,)``.
+    """
     out = {"vstar": mp["vstar"], "alpha_vstar": ALPHA * mp["vstar"], "ref": mp["ref"]}
     if mp["means"].shape[-1] > 2:  # benchmark_value: the greedy G* at d >= 3
         out["slate"] = greedy_subset(mp["means"], slate_size, mp["ref"])
@@ -132,23 +194,45 @@ def truth(mp: dict, slate_size: int) -> dict:
 
 
 def truth_json(plain: dict) -> dict:
-    """The truth as ``truth.json`` writes it: ``slate`` null at d = 2, and which ``benchmark`` gave ``V*``."""
+    """The truth as ``truth.json`` writes it: ``slate`` null at d = 2, and which ``benchmark`` gave ``V*``.
+
+    Args:
+      plain: the :func:`truth` dict as plain values (changed in place).
+
+    Returns:
+      ``plain``, with ``slate`` (null at ``d = 2``) and ``benchmark`` (``"exhaustive"`` or ``"greedy"``).
+    """
     plain.setdefault("slate", None)
     plain["benchmark"] = "exhaustive" if plain["slate"] is None else "greedy"
     return plain
 
 
 def final_slate(final: Final, ctx: Context):
-    """The set a slate run recommends: its final slate, as a ``(K,)`` mask."""
+    """The set a slate run recommends: its final slate, as a ``(K,)`` mask.
+
+    Args:
+      final: the run's :class:`~mobandit_jax.types.Final` (its ``action``, the last slate ``(k,)``).
+      ctx: the run's :class:`~mobandit_jax.types.Context`.
+
+    Returns:
+      ``(K,)`` bool.
+    """
     return jnp.zeros(ctx.num_arms, bool).at[final.action].set(True)
 
 
 def example(seed: int) -> Context:
-    """A small context of the family (the conformance test): 6 arms, 2 objectives, slates of 2."""
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, slates of 2.
+
+    Args:
+      seed: draws the means.
+
+    Returns:
+      A :class:`~mobandit_jax.types.Context` with horizon ``20 + 10 seed``.
+    """
     means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
     inst = make_stochastic(means, noise="gaussian", sigma=0.1)._replace(ref=np.zeros(2), slate_size=2)
     return Context.of(inst, 20 + 10 * seed)
 
 
 register_family("slate", kind=ONLINE, metrics=build, truth=truth, truth_json=truth_json, recommended=final_slate,
-                example=example, doc="top-k slates scored by hypervolume, alpha-regret (Gutowski et al. 2023)")
+                example=example, doc="top-k slates scored by hypervolume, alpha-regret (Gutowski et al.)")

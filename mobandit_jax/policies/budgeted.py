@@ -23,6 +23,10 @@ Baselines (Section 5.1): ``hv_ucb`` drops the cost denominator (index ``HV(U_i)`
 ``acc_cost_ucb`` uses optimistic accuracy per cost (``U_i^{(1)} / c_i``, objective 0 = accuracy);
 ``uniform`` is round robin ``t mod K``. All UCB methods share the radii, initial pulls and
 feasibility rule.
+
+References:
+- B. Xue, Z. Hong, J. Li, Y. Wan, J. Cheng and S. Qiu, Cost-Aware Multi-Objective Bandits: Theory and Application
+  to Budgeted LLM Configuration Evaluation (preprint)
 """
 from __future__ import annotations
 
@@ -71,7 +75,15 @@ class BudgetParams(NamedTuple):
 def confidence_bounds(n, sum_r, sum_c, params: BudgetParams):
     """Lines 5-6 of Algorithm 1: clipped optimistic vectors ``U`` (..., d) and cost LCBs (...).
 
-    ``n``, ``sum_r`` (..., d) and ``sum_c`` are the pull counts and sums of one arm or of all arms.
+    Args:
+      n: pull counts (...) of one arm or of all arms.
+      sum_r: reward sums (..., d).
+      sum_c: cost sums (...).
+      params: the policy's :class:`BudgetParams`.
+
+    Returns:
+      ``(U, c_low)``: ``min(1, r_hat + s_r rad)`` (..., d) and ``max(lambda / 2, c_hat - s_c rad)`` (...),
+      with ``rad = sqrt(alpha log T_B / n)``.
     """
     n = jnp.maximum(n, 1).astype(sum_r.dtype)
     rad = jnp.sqrt(params.alpha * params.log_TB / n)
@@ -81,17 +93,41 @@ def confidence_bounds(n, sum_r, sum_c, params: BudgetParams):
 
 
 def cohv_index(U, c_low):
-    """CoHV-UCB index ``HV(U_i) / c_i`` (line 7)."""
+    """CoHV-UCB index ``HV(U_i) / c_i`` (line 7).
+
+    Args:
+      U: optimistic reward vectors (..., d) from :func:`confidence_bounds`.
+      c_low: lower confidence bounds of the costs (...).
+
+    Returns:
+      the index (...), larger is better.
+    """
     return box_volume(U, jnp.zeros(U.shape[-1], U.dtype)) / c_low
 
 
 def hv_index(U, c_low):
-    """HV-UCB index ``HV(U_i)`` (no cost denominator)."""
+    """HV-UCB index ``HV(U_i)`` (no cost denominator).
+
+    Args:
+      U: optimistic reward vectors (..., d) from :func:`confidence_bounds`.
+      c_low: lower confidence bounds of the costs (...).
+
+    Returns:
+      the index (...), larger is better.
+    """
     return box_volume(U, jnp.zeros(U.shape[-1], U.dtype))
 
 
 def acc_cost_index(U, c_low):
-    """Accuracy-Cost-UCB index ``U_i^(accuracy) / c_i``."""
+    """Accuracy-Cost-UCB index ``U_i^(accuracy) / c_i``.
+
+    Args:
+      U: optimistic reward vectors (..., d) from :func:`confidence_bounds`.
+      c_low: lower confidence bounds of the costs (...).
+
+    Returns:
+      the index (...), larger is better.
+    """
     return U[..., 0] / c_low
 
 
@@ -127,17 +163,41 @@ def _ucb_policy(num_arms: int, dim: int, index_fn) -> Policy:
 
 
 def cohv_ucb(num_arms: int, dim: int) -> Policy:
-    """CoHV-UCB (Algorithm 1): argmax of ``HV(U_i) / c_i``."""
+    """CoHV-UCB (Algorithm 1): argmax of ``HV(U_i) / c_i``.
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: d, the number of objectives.
+
+    Returns:
+      a :class:`~mobandit_jax.types.Policy` whose params are :class:`BudgetParams` (:func:`budget_params`).
+    """
     return _ucb_policy(num_arms, dim, cohv_index)
 
 
 def hv_ucb(num_arms: int, dim: int) -> Policy:
-    """HV-UCB: argmax of ``HV(U_i)``."""
+    """HV-UCB: argmax of ``HV(U_i)``.
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: d, the number of objectives.
+
+    Returns:
+      a :class:`~mobandit_jax.types.Policy` whose params are :class:`BudgetParams` (:func:`budget_params`).
+    """
     return _ucb_policy(num_arms, dim, hv_index)
 
 
 def acc_cost_ucb(num_arms: int, dim: int) -> Policy:
-    """Accuracy-Cost-UCB: argmax of ``U_i^(accuracy) / c_i``."""
+    """Accuracy-Cost-UCB: argmax of ``U_i^(accuracy) / c_i``.
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: d, the number of objectives.
+
+    Returns:
+      a :class:`~mobandit_jax.types.Policy` whose params are :class:`BudgetParams` (:func:`budget_params`).
+    """
     return _ucb_policy(num_arms, dim, acc_cost_index)
 
 
@@ -149,6 +209,19 @@ def budget_params(budget, cost_floor, feas_cost, rho, alpha=ALPHA, s_r=S_R, s_c=
 
     ``n_init = max(1, floor(eta rho))``, ``T_B = ceil(B / lambda) + 1``; floats take the default
     float dtype (float32; float64 under ``jax_enable_x64``).
+
+    Args:
+      budget: B, in the problem's cost units.
+      cost_floor: lambda, the smallest cost a pull can be charged (0 < lambda <= 1).
+      feas_cost: (K,) the per-arm cost a pull is planned at; an arm is feasible while it fits the budget left.
+      rho: the budget ratio ``B / (K c_bar)``, which sets the initial round robin.
+      alpha: the exploration factor of the confidence radius (Theorem 1).
+      s_r: the reward radius scale (Appendix A).
+      s_c: the cost radius scale (Appendix A).
+      eta: the initial round robin's share, ``n_init = max(1, floor(eta rho))`` pulls an arm.
+
+    Returns:
+      the :class:`BudgetParams` pytree.
     """
     n_init = max(1, int(math.floor(eta * float(rho))))
     T_B = math.ceil(budget / cost_floor) + 1
@@ -183,6 +256,15 @@ def _configure(ctx, name, alpha, s_r, s_c, eta):
 
 def _row(name, factory, doc):
     def configure(ctx, alpha, s_r, s_c, eta):
+        """Check the options against the context and build the factory's sizes and :class:`BudgetParams`.
+
+        Options:
+          alpha: exploration constant of the confidence radius sqrt(alpha log T_B / n) (Theorem 1). Allowed: a
+            finite number >= 0.
+          s_r: scale of the radius added to the reward means (Appendix A). Allowed: a finite number >= 0.
+          s_c: scale of the radius taken off the cost means (Appendix A). Allowed: a finite number >= 0.
+          eta: initial pulls per arm, max(1, floor(eta rho)) (Appendix A). Allowed: a finite number >= 0.
+        """
         return _configure(ctx, name, alpha, s_r, s_c, eta)
 
     register_policy(name, "budgeted", factory, configure, doc, alpha=ALPHA, s_r=S_R, s_c=S_C, eta=ETA)
@@ -200,7 +282,14 @@ class RoundRobinState(NamedTuple):
 
 
 def uniform(num_arms: int) -> Policy:
-    """Round robin ``t mod K`` until the budget stops the run."""
+    """Round robin ``t mod K`` until the budget stops the run.
+
+    Args:
+      num_arms: K, the number of arms.
+
+    Returns:
+      a :class:`~mobandit_jax.types.Policy` without params.
+    """
     K = num_arms
     return Policy(lambda params: RoundRobinState(jnp.zeros((), jnp.int32)),
                   lambda key, state, params: (state.t % K).astype(jnp.int32),

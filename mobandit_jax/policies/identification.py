@@ -37,6 +37,12 @@ guard; the PSI-SR schedules; the float32 tie tolerances of line 15) is written i
 :func:`top_up` and the tie rule: within a round the arms are removed one after another by
 :func:`choose_arm` on that round's gaps (largest first; near ties prefer a dominated arm, then the lowest
 index).
+
+References:
+- B. Xue, Z. Hong, J. Li, Y. Wan, J. Cheng and S. Qiu, Cost-Aware Multi-Objective Bandits: Theory and Application
+  to Budgeted LLM Configuration Evaluation (preprint)
+- C. Kone, E. Kaufmann and L. Richert (2024), Bandit Pareto Set Identification: the Fixed Budget Setting,
+  AISTATS 2024, https://arxiv.org/abs/2311.03992
 """
 from __future__ import annotations
 
@@ -299,9 +305,12 @@ def copsi_schedule(K: int) -> Schedule:
     return Schedule(target, K - 1)
 
 
+SCHEDULES = ("sr", "equal_costs")  # PSI-SR's targets: successive rejects (the default), or CoPSI's at c_bar
+
+
 def psi_sr_schedule(K: int, schedule: str = "sr") -> Schedule:
     """PSI-SR's targets (:func:`psi_sr`), ``K - 1`` phases."""
-    if schedule == "sr":
+    if schedule == SCHEDULES[0]:
         lb = logbar(K)
 
         def target(p):
@@ -339,7 +348,7 @@ def copsi(num_arms: int, length: int, prefix_table, dim: int | None = None) -> I
     return _identifier(copsi_schedule(num_arms), num_arms, prefix_table, length, dim)
 
 
-def psi_sr(num_arms: int, length: int, prefix_table, schedule: str = "sr", dim: int | None = None) -> Identifier:
+def psi_sr(num_arms: int, length: int, prefix_table, schedule: str, dim: int | None = None) -> Identifier:
     """PSI-SR; ``schedule="sr"``: successive-rejects targets for ``T = floor(B / c_bar)`` unit pulls;
     ``schedule="equal_costs"``: CoPSI's targets with every ``c_i`` replaced by ``c_bar``."""
     return _identifier(psi_sr_schedule(num_arms, schedule), num_arms, prefix_table, length, dim)
@@ -490,13 +499,19 @@ def _configure_copsi(ctx):
             ident_params(budget, det, lam, jmax))
 
 
-def _configure_psi_sr(ctx, schedule="sr"):
-    if schedule not in ("sr", "equal_costs"):
-        raise ValueError(f"psi_sr: option schedule must be 'sr' or 'equal_costs', got {schedule!r}")
+def _configure_psi_sr(ctx, schedule):
+    """PSI-SR's sizes and params.
+
+    Options:
+      schedule: how the budget is split over the phases: successive rejects' schedule, or one for equal costs.
+        Allowed: 'sr' or 'equal_costs'.
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"psi_sr: option schedule must be one of {list(SCHEDULES)}, got {schedule!r}")
     lam, det, budget = _checked(ctx, "psi_sr")
     K = ctx.num_arms
     c_bar = float(det.mean())
-    if schedule == "sr":
+    if schedule == SCHEDULES[0]:
         jmax = int(math.ceil(max(unit_pulls(budget, det) - K, 0) / (logbar(K) * 2)))
     else:
         jmax = _floor(budget / (l_k_lambda(K, lam, np) * 2 * c_bar))
@@ -526,7 +541,7 @@ def _configure_uniform_alloc(ctx):
 register_policy("copsi", "identification", copsi, _configure_copsi,
          "CoPSI, cost-aware Pareto set identification (Xue et al., Algorithm 2)")
 register_policy("psi_sr", "identification", psi_sr, _configure_psi_sr,
-         "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)", schedule="sr")
+         "PSI-SR: cost-insensitive EGE successive rejects (Kone et al., 2024)", schedule=SCHEDULES[0])
 register_policy("ege_sh", "identification", ege_sh, _configure_ege_sh,
          "EGE-SH: cost-insensitive empirical gap elimination by successive halving (Kone et al., 2024)")
 register_policy("uniform_alloc", "identification", uniform_alloc, _configure_uniform_alloc,

@@ -51,6 +51,12 @@ afford the round). Fed the bulk run's pulls round by round, each returns the bul
 
 Each ``identify`` returns a :class:`PacResult`: the fields of an ``IdentifyResult`` plus the
 ``epsilon`` the result is scored at (the pac metrics' epsilon-F1).
+
+References:
+- E. M. Karagozlu, Y. C. Yildirim, C. Ararat and C. Tekin (2024), Learning the Pareto Set Under Incomplete
+  Preferences: Pure Exploration in Vector Bandits, AISTATS 2024, https://proceedings.mlr.press/v238/karagozlu24a.html
+- C. Ararat and C. Tekin (2023), Vector Optimization with Stochastic Bandit Feedback, AISTATS 2023,
+  https://hdl.handle.net/11693/114415
 """
 from __future__ import annotations
 
@@ -398,6 +404,15 @@ def _common(ctx, policy: str, epsilon, delta, need_epsilon: bool):
 
 
 def _configure_paveba(ctx, epsilon, delta, conf_contraction, radius):
+    """PaVeBa's sizes and params.
+
+    Options:
+      epsilon: the accuracy epsilon of the (epsilon, delta)-PAC guarantee. Allowed: a finite number >= 0.
+      delta: the error probability delta of the guarantee. Allowed: a number in (0, 1).
+      conf_contraction: divides the confidence radius r(n) (VOPy's default is 32). Allowed: a finite number > 0.
+      radius: each arm's radius from its own pull count, or VOPy's radius of the round. Allowed: 'pulls' or
+        'round'.
+    """
     W, eps, dlt, cap, budget = _common(ctx, "paveba", epsilon, delta, need_epsilon=False)
     sigma = _sigma(ctx, "paveba")
     cc = float(conf_contraction)
@@ -412,6 +427,14 @@ def _configure_paveba(ctx, epsilon, delta, conf_contraction, radius):
 
 
 def _configure_naive(ctx, epsilon, delta, L):
+    """Naive Elimination's sizes and params.
+
+    Options:
+      epsilon: the accuracy epsilon of the guarantee, which sets the paper's L. Allowed: a finite number > 0
+        (>= 0 when L is given).
+      delta: the error probability delta of the guarantee. Allowed: a number in (0, 1).
+      L: pulls of every arm; 0 takes the paper's L from epsilon and delta. Allowed: a whole number >= 0.
+    """
     if isinstance(L, bool) or int(L) != L or L < 0:
         raise ValueError(f"policy 'naive_elimination': L = {L!r} must be a whole number >= 0 (0: the paper's L)")
     W, eps, dlt, cap, budget = _common(ctx, "naive_elimination", epsilon, delta, need_epsilon=int(L) == 0)

@@ -17,6 +17,10 @@ After one pull of every arm, with empirical means ``mu``, the pair radius ``beta
   APE-k (``k > 0``): stop also once ``|OPT| >= k`` and return ``OPT`` (``k`` certified Pareto arms or more).
 
 ``epsilon`` is the relaxation of epsilon-APE (0: exact identification). At the round cap ``S`` is returned.
+
+References:
+- C. Kone, E. Kaufmann and L. Richert (2023), Adaptive Algorithms for Relaxed Pareto Set Identification,
+  NeurIPS 2023, https://arxiv.org/abs/2307.00424
 """
 from __future__ import annotations
 
@@ -63,7 +67,16 @@ class ApeIndices(NamedTuple):
 
 
 def ape_indices(counts: Counts, p: ApeParams) -> ApeIndices:
-    """:class:`ApeIndices` of the current counts (module docstring)."""
+    """:class:`ApeIndices` of the current counts (module docstring).
+
+    Args:
+      counts: the pull counts and reward sums.
+      p: the method's :class:`ApeParams`.
+
+    Returns:
+      ``ApeIndices(h, g, S, opt, M, beta)``: the indices ``h_i`` and ``g_i`` (K,), the empirical Pareto set and
+      the certified-optimal arms (K,) bool, the pairwise margins and radii (K, K).
+    """
     K = counts.n.shape[0]
     off = ~jnp.eye(K, dtype=bool)
     mu = counts.means
@@ -86,7 +99,15 @@ class ApeState(NamedTuple):
 def ape_method(num_arms: int, dim: int) -> StepwiseMethod:
     """APE (module docstring) for ``num_arms`` arms of ``dim`` (projected) objectives.
 
-    ``update`` computes the round's indices once and keeps what ``select``, ``stopped`` and ``recommend`` read."""
+    ``update`` computes the round's indices once and keeps what ``select``, ``stopped`` and ``recommend`` read.
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
+
+    Returns:
+      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls.
+    """
     K = num_arms
     off = ~jnp.eye(K, dtype=bool)
     arms = jnp.arange(K)
@@ -127,11 +148,33 @@ def ape_method(num_arms: int, dim: int) -> StepwiseMethod:
 
 
 def ape(num_arms: int, dim: int, sample, both: bool = True) -> object:
-    """The pac-family Identifier of :func:`ape_method` (``both``: two arms drawn per round, else one)."""
+    """The pac-family Identifier of :func:`ape_method` (``both``: two arms drawn per round, else one).
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
+      sample: the environment's ``sample(key, arm, params)``.
+      both: pull ``b_t`` and ``c_t`` each round (the authors' code), else the less pulled of the two.
+
+    Returns:
+      an :class:`~mobandit_jax.types.Identifier` of the pac family (:func:`~.pac_stepwise.stepwise_identifier`).
+    """
     return stepwise_identifier(ape_method(num_arms, dim), num_arms, dim, sample, width=2 if both else 1)
 
 
-def _configure(ctx, epsilon=0.0, delta=0.05, k=0, pull="both", radius="authors"):
+def _configure(ctx, epsilon, delta, k, pull, radius):
+    """APE's sizes and params.
+
+    Options:
+      epsilon: the accuracy epsilon of the (epsilon, delta)-PAC guarantee (epsilon-APE). Allowed: a finite
+        number >= 0.
+      delta: the error probability delta of the guarantee. Allowed: a number in (0, 1).
+      k: identify k arms of the Pareto set (APE-k); 0 identifies the whole set. Allowed: a whole number from 0
+        to K.
+      pull: pull both b_t and c_t each round (the authors' code) or the less pulled of the two (the paper).
+        Allowed: 'both' or 'less_pulled'.
+      radius: the authors' beta_ij, or a union bound delta / (K (K - 1) M). Allowed: 'authors' or 'union'.
+    """
     W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "ape", epsilon, delta, radius)
     if isinstance(k, bool) or int(k) != k or not 0 <= k <= ctx.num_arms:
         raise ValueError(f"policy 'ape': k = {k!r} must be a whole number from 0 (the whole Pareto set) to "

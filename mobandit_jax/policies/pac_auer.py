@@ -15,6 +15,10 @@ Stop when ``A`` is empty and return ``P``; at the round cap, ``P`` plus the acti
 empirically Pareto-optimal. ``beta_ij`` is :func:`~.pac_stepwise.pair_radius` (``epsilon = 0``: the authors'
 code exactly, but for one order effect: their step 2 erases arms from ``A`` while it scans ``A``, so an arm
 erased early no longer discards later ones; here every test of a step reads the ``A`` the step began with).
+
+References:
+- P. Auer, C.-K. Chiang, R. Ortner and M. M. Drugan (2016), Pareto Front Identification from Stochastic Bandit
+  Feedback, AISTATS 2016, https://proceedings.mlr.press/v51/auer16.html
 """
 from __future__ import annotations
 
@@ -52,7 +56,15 @@ class AuerState(NamedTuple):
 
 
 def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
-    """Algorithm 1 (module docstring) for ``num_arms`` arms of ``dim`` (projected) objectives."""
+    """Algorithm 1 (module docstring) for ``num_arms`` arms of ``dim`` (projected) objectives.
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
+
+    Returns:
+      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls.
+    """
     K = num_arms
     off = ~jnp.eye(K, dtype=bool)
 
@@ -82,11 +94,27 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
 
 
 def auer(num_arms: int, dim: int, sample) -> object:
-    """The pac-family Identifier of :func:`auer_method` (``dim``: objectives after the cone)."""
+    """The pac-family Identifier of :func:`auer_method` (``dim``: objectives after the cone).
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
+      sample: the environment's ``sample(key, arm, params)``.
+
+    Returns:
+      an :class:`~mobandit_jax.types.Identifier` of the pac family (:func:`~.pac_stepwise.stepwise_identifier`).
+    """
     return stepwise_identifier(auer_method(num_arms, dim), num_arms, dim, sample, width=num_arms)
 
 
-def _configure(ctx, epsilon=0.0, delta=0.05, radius="authors"):
+def _configure(ctx, epsilon, delta, radius):
+    """Auer et al.'s sizes and params.
+
+    Options:
+      epsilon: the accuracy epsilon of the (epsilon, delta)-PAC guarantee. Allowed: a finite number >= 0.
+      delta: the error probability delta of the guarantee. Allowed: a number in (0, 1).
+      radius: the authors' beta_ij, or a union bound delta / (K (K - 1) M). Allowed: 'authors' or 'union'.
+    """
     W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "auer", epsilon, delta, radius)
     c = cg(jnp.asarray(radius_delta(radius, dlt, ctx.num_arms, len(W)), float))
     params = AuerParams(jnp.asarray(eps, float), c, jnp.asarray(sigma, float))

@@ -22,6 +22,14 @@ The confidence radius of Auer et al. and APE is the authors' (``cyrille-kone/lin
 with ``C^g(delta) = log(1/delta)/2 + max(log(log(1/delta)/2), 0)`` (:func:`pair_radius`, ``radius =
 "authors"``). It takes no union over the pairs and objectives; ``radius = "union"`` puts
 ``delta / (K (K - 1) M)`` in ``C^g``, the union bound that the correctness proofs spend.
+
+References:
+- P. Auer, C.-K. Chiang, R. Ortner and M. M. Drugan (2016), Pareto Front Identification from Stochastic Bandit
+  Feedback, AISTATS 2016, https://proceedings.mlr.press/v51/auer16.html
+- C. Kone, E. Kaufmann and L. Richert (2023), Adaptive Algorithms for Relaxed Pareto Set Identification,
+  NeurIPS 2023, https://arxiv.org/abs/2307.00424
+- E. Crepon, A. Garivier and W. M. Koolen (2024), Sequential Learning of the Pareto Front for Multi-objective
+  Bandits, AISTATS 2024, https://arxiv.org/abs/2501.17513
 """
 from __future__ import annotations
 

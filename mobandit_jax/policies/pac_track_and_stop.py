@@ -16,6 +16,10 @@ variance). After one pull of every arm, with ``t`` pulls so far, empirical means
 
 Their cost of an alternative is exact for any number of objectives; the one compiled here is the two-objective
 form, so the method runs on problems with 2 objectives (2 cone rows under a cone) and says so otherwise.
+
+References:
+- E. Crepon, A. Garivier and W. M. Koolen (2024), Sequential Learning of the Pareto Front for Multi-objective
+  Bandits, AISTATS 2024, https://arxiv.org/abs/2501.17513
 """
 from __future__ import annotations
 
@@ -48,7 +52,15 @@ class TnsState(NamedTuple):
 
 
 def track_and_stop_method(num_arms: int, dim: int) -> StepwiseMethod:
-    """Track-and-Stop (module docstring) for ``num_arms`` arms of 2 objectives."""
+    """Track-and-Stop (module docstring) for ``num_arms`` arms of 2 objectives.
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: the number of objectives the method sees (2).
+
+    Returns:
+      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls.
+    """
     K = num_arms
     arms = jnp.arange(K)
 
@@ -89,13 +101,28 @@ def track_and_stop_method(num_arms: int, dim: int) -> StepwiseMethod:
 
 
 def track_and_stop(num_arms: int, dim: int, sample) -> object:
-    """The pac-family Identifier of :func:`track_and_stop_method` (one arm per round)."""
+    """The pac-family Identifier of :func:`track_and_stop_method` (one arm per round).
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
+      sample: the environment's ``sample(key, arm, params)``.
+
+    Returns:
+      an :class:`~mobandit_jax.types.Identifier` of the pac family (:func:`~.pac_stepwise.stepwise_identifier`).
+    """
     # One seed a lane: its float32 rounds follow the bits of Hedge's exponentials and the argmax of the tracking,
     # which move with how XLA fuses the loop's body (run in turn, seeds agree in float64, not bit for bit in float32).
     return stepwise_identifier(track_and_stop_method(num_arms, dim), num_arms, dim, sample, width=1, in_turn=False)
 
 
-def _configure(ctx, delta=0.05, tracking="C"):
+def _configure(ctx, delta, tracking):
+    """Track-and-Stop's sizes and params.
+
+    Options:
+      delta: the error probability delta of the stopping rule. Allowed: a number in (0, 1).
+      tracking: C-tracking (cumulative weights) or D-tracking (t times the current weights). Allowed: 'C' or 'D'.
+    """
     W, sigma, eps, dlt, cap, budget = configure_stepwise(ctx, "track_and_stop", 0.0, delta)
     if len(W) != 2:
         raise ValueError(f"policy 'track_and_stop' runs on 2 objectives (its compiled cost of an alternative is the "

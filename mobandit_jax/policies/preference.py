@@ -24,6 +24,12 @@ They separate the index (KL-UCB vs Hoeffding radius) from the selection rule (ma
 directions vs uniform over the optimistic Pareto front) when ``W = I``.
 
 Ties in an argmax are broken uniformly at random. Rounds are 1-based in the formulas (``t``).
+
+References:
+- L. Ma, Z.-Y. Zhang, M. Sugiyama and Z.-H. Zhou (2026), Selective Ensemble Based on Preference-Directed
+  Multi-Objective Bandits, arXiv:2606.21929, https://arxiv.org/abs/2606.21929
+- M. M. Drugan and A. Nowe (2013), Designing multi-objective multi-armed bandits algorithms: a study, IJCNN 2013,
+  https://doi.org/10.1109/IJCNN.2013.6707036
 """
 from __future__ import annotations
 
@@ -89,7 +95,17 @@ def _next_level(counts):
 
 
 def prefucb(num_arms: int, dim: int, index: str = "klucb") -> Policy:
-    """PrefUCB (PDMOB, Algorithm 1) for ``num_arms`` arms with ``dim`` objectives."""
+    """PrefUCB (PDMOB, Algorithm 1) for ``num_arms`` arms with ``dim`` objectives.
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: d, the number of objectives.
+      index: ``"klucb"`` (Eq. 3, the algorithm) or ``"pareto_ucb1"`` (the ablation: Pareto UCB1's radius on
+        the worst direction).
+
+    Returns:
+      a :class:`~mobandit_jax.types.Policy` whose params are :class:`ConeParams` (the preference matrix).
+    """
 
     def init(params):
         dtype = params.W.dtype
@@ -125,7 +141,16 @@ def prefucb(num_arms: int, dim: int, index: str = "klucb") -> Policy:
 
 
 def pareto_ucb(num_arms: int, dim: int, index: str = "pareto_ucb1") -> Policy:
-    """Pareto UCB1 (Drugan & Nowe 2013) for ``num_arms`` arms with ``dim`` objectives."""
+    """Pareto UCB1 (Drugan & Nowe 2013) for ``num_arms`` arms with ``dim`` objectives.
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: d, the number of objectives.
+      index: ``"pareto_ucb1"`` (the algorithm) or ``"klucb"`` (the ablation: coordinatewise KL-UCB vectors).
+
+    Returns:
+      a :class:`~mobandit_jax.types.Policy`; its params (:class:`ConeParams`) are read by the metrics only.
+    """
 
     def init(params):
         return init_counts(num_arms, dim)
@@ -146,7 +171,16 @@ def pareto_ucb(num_arms: int, dim: int, index: str = "pareto_ucb1") -> Policy:
 
 
 def scalarized_ucb_rr(num_arms: int, dim: int, num_directions: int) -> Policy:
-    """Scalarized UCB1 with a uniformly random row of ``W`` each round (Drugan & Nowe 2013)."""
+    """Scalarized UCB1 with a uniformly random row of ``W`` each round (Drugan & Nowe 2013).
+
+    Args:
+      num_arms: K, the number of arms.
+      dim: d, the number of objectives.
+      num_directions: M, the rows of the preference matrix ``W`` (M, d).
+
+    Returns:
+      a :class:`~mobandit_jax.types.Policy` whose params are :class:`ConeParams`.
+    """
 
     def init(params):
         return init_counts(num_arms, dim, params.W.dtype)
@@ -166,7 +200,14 @@ def scalarized_ucb_rr(num_arms: int, dim: int, num_directions: int) -> Policy:
 
 
 def gt_pf(num_arms: int) -> Policy:
-    """GT-PF: uniform random choice over the true standard Pareto set (oracle baseline)."""
+    """GT-PF: uniform random choice over the true standard Pareto set (oracle baseline).
+
+    Args:
+      num_arms: K, the number of arms.
+
+    Returns:
+      a :class:`~mobandit_jax.types.Policy` whose params are :class:`OracleParams` (the true set).
+    """
 
     def init(params):
         return jnp.zeros((), jnp.int32)
@@ -181,12 +222,26 @@ def gt_pf(num_arms: int) -> Policy:
 
 
 def cone_params(W) -> ConeParams:
-    """:class:`ConeParams` of a preference matrix, in the default float dtype (float64 under x64)."""
+    """:class:`ConeParams` of a preference matrix, in the default float dtype (float64 under x64).
+
+    Args:
+      W: the preference matrix (M, d), one direction a row (validated: finite, no zero row).
+
+    Returns:
+      ``ConeParams(W)``.
+    """
     return ConeParams(jnp.asarray(validate_cone(W), float))
 
 
 def oracle_params(means) -> OracleParams:
-    """:class:`OracleParams`: the true standard Pareto set of ``means`` (K, d)."""
+    """:class:`OracleParams`: the true standard Pareto set of ``means`` (K, d).
+
+    Args:
+      means: the true mean rewards (K, d).
+
+    Returns:
+      ``OracleParams(pareto_mask)``, a (K,) bool mask.
+    """
     return OracleParams(jax.jit(pareto_front_mask)(jnp.asarray(means)))  # comparisons only: one program
 
 
@@ -200,6 +255,12 @@ def _cone(ctx, name):
 def _with_index(name):
     """``configure(ctx, index)`` of ``name``, checking ``index`` against :data:`INDICES`."""
     def configure(ctx, index):
+        """The sizes and cone params.
+
+        Options:
+          index: the per-direction upper confidence index: KL-UCB (PrefUCB's, seed 000) or Pareto UCB1's
+            radius (Drugan & Nowe 2013). Allowed: 'klucb' or 'pareto_ucb1'.
+        """
         if index not in INDICES[name]:
             raise ValueError(f"{name}: option index must be one of {list(INDICES[name])}, got {index!r}")
         return dict(num_arms=ctx.num_arms, dim=ctx.dim, index=index), _cone(ctx, name)

@@ -7,6 +7,9 @@ cost floor lambda lasts at most ``T_B = ceil(B / lambda) + 1`` rounds::
 
     [budget]
     rho = 16        # or B = 500 (in normalized cost units); sweepable: "budget.rho" = [2, 4, 8]
+
+Xue, Hong, Li, Wan, Cheng & Qiu, "Cost-Aware Multi-Objective Bandits: Theory and Application to
+Budgeted LLM Configuration Evaluation" (preprint).
 """
 from __future__ import annotations
 
@@ -23,7 +26,19 @@ MAX_ROUNDS = 2 ** 31 - 1  # the engine counts rounds and pulls in int32
 
 
 def with_budget(inst: EnvInstance, table) -> EnvInstance:
-    """``inst`` with the budget, budget ratio rho and horizon ``T_B`` of a ``[budget]`` table (None: unchanged)."""
+    """``inst`` with the budget, budget ratio rho and horizon ``T_B`` of a ``[budget]`` table (None: unchanged).
+
+    Args:
+      inst: an instance whose pulls cost (``mean_costs`` and ``cost_floor`` set).
+      table: the ``[budget]`` table, one of ``{"rho": ...}`` or ``{"B": ...}``, or ``None``.
+
+    Returns:
+      The instance with ``budget``, ``budget_ratio`` and ``horizon`` set (``info`` records ``budget`` and
+      ``rho``); ``inst`` itself for ``table = None``.
+
+    Raises:
+      ConfigError: the environment has no costs, the table is malformed or the budget is out of range.
+    """
     if table is None:
         return inst
     if inst.mean_costs is None or inst.cost_floor is None:

@@ -20,6 +20,12 @@ Section 2). Raw scores are mapped there explicitly: ``normalize`` min-max scales
 ``minimize`` marks lower-is-better columns (``1 - x`` for values already in [0, 1], ``(max - x) /
 (max - min)`` when normalized). Costs are divided by their largest value, so they lie in (0, 1] and
 the cost floor lambda is the smallest of them (Xue et al., Appendix A).
+
+References:
+  - PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed
+    Multi-Objective Bandits", arXiv 2026, https://arxiv.org/abs/2606.21929.
+  - Xue, Hong, Li, Wan, Cheng & Qiu, "Cost-Aware Multi-Objective Bandits: Theory and Application to
+    Budgeted LLM Configuration Evaluation" (preprint).
 """
 from __future__ import annotations
 
@@ -40,13 +46,28 @@ import numpy as np
 
 
 def shown(value, width: int = 60) -> str:
-    """``repr(value)``, cut after ``width`` characters (a cell of a damaged file can be long)."""
+    """``repr(value)``, cut after ``width`` characters (a cell of a damaged file can be long).
+
+    Args:
+      value: any value.
+      width: most characters kept.
+
+    Returns:
+      The text, ``"..."`` appended where cut.
+    """
     text = repr(value)
     return text if len(text) <= width else text[:width] + "..."
 
 
 def where(r: int) -> str:
-    """``"row r (line r+1)"``: rows count the lines after the header line from 1."""
+    """``"row r (line r+1)"``: rows count the lines after the header line from 1.
+
+    Args:
+      r: a data-row number.
+
+    Returns:
+      The phrase an error message uses.
+    """
     return f"row {r} (line {r + 1})"
 
 
@@ -98,7 +119,19 @@ class Columns:
 
 
 def resolve_path(path, key: str = "env.path") -> str:
-    """Check that a data file exists (a relative path was anchored at the spec's folder by the loader)."""
+    """Check that a data file exists (a relative path was anchored at the spec's folder by the loader).
+
+    Args:
+      path: the data file's path.
+      key: the spec key that names it (for the error message).
+
+    Returns:
+      The path as a string.
+
+    Raises:
+      ValueError: ``path`` is not a string or path, is a folder or another non-regular file, or does not
+        exist.
+    """
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
         raise ValueError(f"{key} = {path!r} must be the path of a CSV file")
     path = os.fspath(path)
@@ -267,7 +300,19 @@ def _checked_header(path: str, header, text: str, needed: dict) -> tuple:
 
 
 def read(path, needed: dict, key: str = "env.path") -> Columns:
-    """Read ``path`` (named by spec key ``key``); ``needed`` maps each column it must have to the spec key naming it."""
+    """Read ``path`` (named by spec key ``key``); ``needed`` maps each column it must have to the spec key naming it.
+
+    Args:
+      path: the data file's path.
+      needed: ``{column: spec key}`` of the columns the spec uses.
+      key: the spec key that names the file.
+
+    Returns:
+      The :class:`Columns` of the needed columns.
+
+    Raises:
+      ValueError: one line naming the file and what is wrong (the rules of the module docstring).
+    """
     path = resolve_path(path, key)
     text = _decoded(path, *_contents(path))
     plain = _plain_fields(text)  # the fast split when the text has no quotes
@@ -281,7 +326,14 @@ def read(path, needed: dict, key: str = "env.path") -> Columns:
 
 
 def first_repeat(values):
-    """``(i, j)``: the first entry ``i`` of ``values`` equal to an earlier one, first seen at ``j``; None if none."""
+    """``(i, j)``: the first entry ``i`` of ``values`` equal to an earlier one, first seen at ``j``; None if none.
+
+    Args:
+      values: a sequence of comparable values.
+
+    Returns:
+      ``(i, j)`` with ``j < i``, or ``None``.
+    """
     keys = np.asarray(values)
     if len(keys) < 2:
         return None
@@ -310,6 +362,20 @@ def objective_matrix(cols: Columns, objectives, normalize=False, minimize=(), al
     Without normalization a value outside [0, 1] is an error naming its column and row. With
     ``allow_empty`` empty cells stay NaN (ignored by the min-max range). ``bounded = False`` (unclipped
     Gaussian feedback) takes any real value, and ``minimize`` negates a column that is not normalised.
+
+    Args:
+      cols: the :class:`Columns` read.
+      objectives: the objective column names, ``d`` of them.
+      normalize: ``True``, ``False`` or a list of objectives to min-max scale.
+      minimize: ``True``, ``False`` or a list of lower-is-better objectives.
+      allow_empty: keep empty cells as NaN.
+      bounded: require values in ``[0, 1]``.
+
+    Returns:
+      ``(n, d)`` float64 numpy values, one row per data row.
+
+    Raises:
+      ValueError: a bad option, cell or range, naming its column and row.
     """
     norm = _names(normalize, objectives, "env.normalize")
     low = _names(minimize, objectives, "env.minimize")
@@ -343,7 +409,19 @@ def objective_matrix(cols: Columns, objectives, normalize=False, minimize=(), al
 
 def normalized_costs(cols: Columns, col: str, keep=None) -> np.ndarray:
     """Column ``col`` (rows ``keep``, default all) divided by its largest value; an empty cell or a cost of
-    zero or below is an error naming its row."""
+    zero or below is an error naming its row.
+
+    Args:
+      cols: the :class:`Columns` read.
+      col: the cost column.
+      keep: optional ``(n,)`` bool, the rows kept.
+
+    Returns:
+      ``(n_kept,)`` float64 numpy costs in ``(0, 1]``.
+
+    Raises:
+      ValueError: an empty or non-positive cost, or costs spanning more than float32 can hold.
+    """
     keep = np.arange(len(cols)) if keep is None else np.flatnonzero(keep)
     c = cols.numbers(col, allow_empty=True)[keep]
     bad = np.flatnonzero(~(c > 0))
@@ -369,7 +447,17 @@ def _cost_ratios(cols: Columns, col: str, c, keep) -> np.ndarray:
 
 
 def objective_names(section: dict) -> list:
-    """``env.objectives``: a non-empty list of distinct column names."""
+    """``env.objectives``: a non-empty list of distinct column names.
+
+    Args:
+      section: the spec's ``[env]`` table.
+
+    Returns:
+      The list of objective column names.
+
+    Raises:
+      ValueError: ``env.objectives`` is missing, empty, not strings or repeats a name.
+    """
     obj = section.get("objectives")
     if not isinstance(obj, list) or not obj or not all(isinstance(c, str) and c for c in obj):
         raise ValueError(f"env.objectives = {obj!r} must be a non-empty list of column names")
@@ -379,7 +467,19 @@ def objective_names(section: dict) -> list:
 
 
 def column_name(section: dict, key: str, required: bool = True):
-    """A string-valued key naming a column (``env.arm``, ``env.cost``, ...)."""
+    """A string-valued key naming a column (``env.arm``, ``env.cost``, ...).
+
+    Args:
+      section: the spec's ``[env]`` table.
+      key: the key, e.g. ``"arm"`` or ``"cost"``.
+      required: whether the key must be given.
+
+    Returns:
+      The column name, or ``None`` where the key is absent and not required.
+
+    Raises:
+      ValueError: the value is not a non-empty string.
+    """
     value = section.get(key)
     if value is None and not required:
         return None

@@ -28,6 +28,9 @@ are correlated where rows of ``W`` share coordinates, which no componentwise gua
 
 The cone is a params array (``ConeParams.W``): instances under cones of one shape share one compiled
 program. With ``W = I`` every projected value is the reward itself, bit for bit.
+
+PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed Multi-Objective
+Bandits", arXiv 2026, https://arxiv.org/abs/2606.21929.
 """
 from __future__ import annotations
 
@@ -57,12 +60,28 @@ class ConeParams(NamedTuple):
 
 
 def project(r, p: ConeParams):
-    """``S(r) = (r W^T - L) / (U - L)``: ``(..., d) -> (..., M)``."""
+    """``S(r) = (r W^T - L) / (U - L)``: ``(..., d) -> (..., M)``.
+
+    Args:
+      r: ``(..., d)`` rewards.
+      p: the :class:`ConeParams`.
+
+    Returns:
+      ``(..., M)`` projections.
+    """
     return (jnp.matmul(r, p.W.T, precision="highest") - p.low) / p.span  # float32 on a GPU too (not TF32)
 
 
 def normalisation(W: np.ndarray, bounded: bool):
-    """``(L, U - L)`` of Def. 3 for rewards in [0, 1]^d, or ``(0, 1)`` for unbounded rewards."""
+    """``(L, U - L)`` of Def. 3 for rewards in [0, 1]^d, or ``(0, 1)`` for unbounded rewards.
+
+    Args:
+      W: ``(M, d)`` preference matrix.
+      bounded: whether rewards lie in ``[0, 1]^d``.
+
+    Returns:
+      ``(L, U - L)``, each ``(M,)`` float numpy.
+    """
     if not bounded:
         return np.zeros(len(W)), np.ones(len(W))
     low, up = np.minimum(W, 0.0).sum(axis=1), np.maximum(W, 0.0).sum(axis=1)
@@ -70,7 +89,15 @@ def normalisation(W: np.ndarray, bounded: bool):
 
 
 def projected_env(env: Env, M: int) -> Env:
-    """``env`` whose ``sample`` (and bulk sampler) return the projections :func:`project` of its rewards."""
+    """``env`` whose ``sample`` (and bulk sampler) return the projections :func:`project` of its rewards.
+
+    Args:
+      env: the wrapped :class:`~mobandit_jax.types.Env`.
+      M: number of rows of the cone (the projected objectives).
+
+    Returns:
+      An :class:`~mobandit_jax.types.Env` of ``M`` objectives whose params are :class:`ConeParams`.
+    """
     d = env.dim
 
     def sample(key, arm, pull_index, t, p: ConeParams):
@@ -90,7 +117,19 @@ def projected_env(env: Env, M: int) -> Env:
 
 
 def apply_cone(inst: EnvInstance, W) -> EnvInstance:
-    """The instance ``inst`` under the cone ``W (M, d)``: the projected problem of the module docstring."""
+    """The instance ``inst`` under the cone ``W (M, d)``: the projected problem of the module docstring.
+
+    Args:
+      inst: the instance.
+      W: ``(M, d)`` preference matrix, ``d`` the instance's objectives.
+
+    Returns:
+      The projected :class:`~mobandit_jax.types.EnvInstance` (truth, reference point and noise scale
+      projected; ``info["cone"]`` records ``W``).
+
+    Raises:
+      ValueError: ``W`` is invalid or has a column count other than ``d``.
+    """
     W = validate_cone(W)
     d = inst.env.dim
     if W.shape[1] != d:

@@ -32,6 +32,13 @@ Readings of points the text leaves open (documented in ``experiments/topk_pareto
   for every seed.
 
 Every front geometry is an array parameter of one code path, so the four fronts share a compilation.
+
+References:
+  - Gutowski, Chhel, Letard & Lamprier, "Top-k Pareto Bandits: Hypervolume Regret for Multi-Objective
+    Slate Selection" (preprint).
+  - Deb, Thiele, Laumanns & Zitzler, "Scalable multi-objective optimization test problems", Congress
+    on Evolutionary Computation (CEC) 2002; extended as "Scalable test problems for evolutionary
+    multiobjective optimization", in Evolutionary Multiobjective Optimization, Springer, 2005.
 """
 from __future__ import annotations
 
@@ -64,17 +71,42 @@ class DTLZParams(NamedTuple):
 
 
 def n_front_arms(n: int) -> int:
-    """Number of front arms ``max(10, floor(0.35 n))``."""
+    """Number of front arms ``max(10, floor(0.35 n))``.
+
+    Args:
+      n: number of arms.
+
+    Returns:
+      The number of front arms.
+    """
     return max(10, int(math.floor(0.35 * n)))
 
 
 def linear_scale(d: int) -> float:
-    """Rescale factor ``s = min(0.45 d, 2.5)`` of the linear front."""
+    """Rescale factor ``s = min(0.45 d, 2.5)`` of the linear front.
+
+    Args:
+      d: number of objectives.
+
+    Returns:
+      ``s``.
+    """
     return min(0.45 * d, 2.5)
 
 
 def front_arrays(front: str, d: int) -> dict:
-    """The array parameters (alpha, scale, clip, angle support) of a front geometry."""
+    """The array parameters (alpha, scale, clip, angle support) of a front geometry.
+
+    Args:
+      front: one of :data:`FRONTS`.
+      d: number of objectives.
+
+    Returns:
+      A dict of floats: ``alpha``, ``scale``, ``clip_lo``, ``theta_len``, ``gap_at``, ``gap``.
+
+    Raises:
+      ValueError: ``front`` is not one of :data:`FRONTS`.
+    """
     if front not in FRONTS:
         raise ValueError(f"dtlz: unknown front {front!r}; allowed: {list(FRONTS)}")
     half_pi = math.pi / 2
@@ -90,7 +122,15 @@ def front_arrays(front: str, d: int) -> dict:
 
 
 def dtlz_front_points(theta, alpha):
-    """DTLZ angular map ``(..., d-1) angles -> (..., d)`` points with shape exponent ``alpha``."""
+    """DTLZ angular map ``(..., d-1) angles -> (..., d)`` points with shape exponent ``alpha``.
+
+    Args:
+      theta: ``(..., d - 1)`` angles.
+      alpha: shape exponent ``a``.
+
+    Returns:
+      ``(..., d)`` points.
+    """
     s = jnp.sin(theta) ** alpha
     c = jnp.cos(theta) ** alpha
     ones = jnp.ones(theta.shape[:-1] + (1,), theta.dtype)
@@ -100,7 +140,17 @@ def dtlz_front_points(theta, alpha):
 
 
 def draw_means(key, n: int, d: int, params: DTLZParams):
-    """Draw one instance's ``(n, d)`` mean matrix from ``key`` (pure, jittable)."""
+    """Draw one instance's ``(n, d)`` mean matrix from ``key`` (pure, jittable).
+
+    Args:
+      key: a PRNG key.
+      n: number of arms (static).
+      d: number of objectives (static).
+      params: the :class:`DTLZParams` of the front geometry (its ``means`` are not read).
+
+    Returns:
+      ``(n, d)`` means: :func:`n_front_arms` front points and the distractors, randomly permuted.
+    """
     nf = n_front_arms(n)
     k_theta, k_first, k_dom, k_perm = jax.random.split(key, 4)
     theta = jax.random.uniform(k_theta, (nf, d - 1), minval=0.0, maxval=math.pi / 2)
@@ -118,7 +168,15 @@ _draw_means_once = jax.jit(draw_means, static_argnums=(1, 2))  # a plan's instan
 
 
 def front_membership(key, n: int) -> np.ndarray:
-    """``(n,)`` bool: which arms of the instance drawn from ``key`` are front arms (not distractors)."""
+    """``(n,)`` bool: which arms of the instance drawn from ``key`` are front arms (not distractors).
+
+    Args:
+      key: the key :func:`draw_means` drew the instance from.
+      n: number of arms.
+
+    Returns:
+      ``(n,)`` numpy bool.
+    """
     nf = n_front_arms(n)
     perm = np.asarray(jax.random.permutation(jax.random.split(key, 4)[3], n))
     return perm < nf
@@ -150,13 +208,32 @@ def _validate(section: dict) -> dict:
 
 
 def make_params(front: str, d: int, sigma: float, means) -> DTLZParams:
-    """Assemble the :class:`DTLZParams` pytree of a front geometry around ``means``."""
+    """Assemble the :class:`DTLZParams` pytree of a front geometry around ``means``.
+
+    Args:
+      front: one of :data:`FRONTS`.
+      d: number of objectives.
+      sigma: noise standard deviation.
+      means: ``(n, d)`` means.
+
+    Returns:
+      The :class:`DTLZParams`, float32.
+    """
     arrays = {k: jnp.asarray(v, jnp.float32) for k, v in front_arrays(front, d).items()}
     return DTLZParams(means=jnp.asarray(means, jnp.float32), sigma=jnp.asarray(sigma, jnp.float32), **arrays)
 
 
 def make_env(n: int, d: int, per_seed: bool) -> Env:
-    """The pure :class:`Env`: Gaussian noise clipped to [0,1]^d; ``reset`` redraws the instance."""
+    """The pure :class:`Env`: Gaussian noise clipped to [0,1]^d; ``reset`` redraws the instance.
+
+    Args:
+      n: number of arms.
+      d: number of objectives.
+      per_seed: whether ``reset`` draws each seed's own instance.
+
+    Returns:
+      The :class:`~mobandit_jax.types.Env` (pulls cost 0).
+    """
 
     def sample(key, arm, pull_index, t, params):
         k = jax.random.fold_in(jax.random.fold_in(key, arm), pull_index)
@@ -172,7 +249,14 @@ def make_env(n: int, d: int, per_seed: bool) -> Env:
 
 
 def instance_key_for_env_key(key_env):
-    """The key from which ``reset`` draws a seed's instance (for tests and reports)."""
+    """The key from which ``reset`` draws a seed's instance (for tests and reports).
+
+    Args:
+      key_env: a seed's environment key.
+
+    Returns:
+      The PRNG key of its instance.
+    """
     return jax.random.fold_in(key_env, _INSTANCE_TAG)
 
 
@@ -182,7 +266,18 @@ def instance_key_for_env_key(key_env):
     keys=("d", "n", "k", "sigma", "front", "instance_seed"),
 )
 def build(section: dict, config: dict) -> EnvInstance:
-    """Build a DTLZ top-k instance; per-seed instances unless ``instance_seed`` is given."""
+    """Build a DTLZ top-k instance; per-seed instances unless ``instance_seed`` is given.
+
+    Args:
+      section: the spec's ``[env]`` table (``d``, ``n``, ``k``, ``sigma``, ``front``, ``instance_seed``).
+      config: the whole spec (not read).
+
+    Returns:
+      The :class:`~mobandit_jax.types.EnvInstance` (reference point 0, slate size ``k``).
+
+    Raises:
+      ValueError: a key's value is out of range, naming it and what is allowed.
+    """
     o = _validate(section)
     d, n = o["d"], o["n"]
     params = make_params(o["front"], d, o["sigma"], jnp.zeros((n, d)))

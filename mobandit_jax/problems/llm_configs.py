@@ -8,6 +8,9 @@ efficiency ``r_eff = clip((1/t - 1/tau95) / (1/tau5 - 1/tau95), 0, 1)``, determi
 ``c_i`` = profiling mean token count, costs divided by ``c_max``, budget ``B = rho * K * c_bar``,
 arm-wise bootstrap replays shared by all methods of a repetition).
 
+Xue, Hong, Li, Wan, Cheng & Qiu, "Cost-Aware Multi-Objective Bandits: Theory and Application to
+Budgeted LLM Configuration Evaluation" (preprint).
+
 Data sources
 ------------
 * Real logs: a long CSV with one row per (configuration, instance) and the columns
@@ -102,7 +105,17 @@ class ConfigLogs:
 # --------------------------------------------------------------------------------------------
 
 def load_logs(path) -> ConfigLogs:
-    """Read a long CSV of per-instance logs (columns :data:`COLUMNS`, may be compressed) as :class:`ConfigLogs`."""
+    """Read a long CSV of per-instance logs (columns :data:`COLUMNS`, may be compressed) as :class:`ConfigLogs`.
+
+    Args:
+      path: the CSV's path.
+
+    Returns:
+      The :class:`ConfigLogs`, configurations in order of first appearance, instances sorted by id.
+
+    Raises:
+      ValueError: a bad file, cell, or a missing or repeated (configuration, instance) pair.
+    """
     cols = columns.read(path, {c: "the llm_configs log format" for c in COLUMNS}, key="env.dataset")
     path = cols.path
     values = {c: cols.numbers(c) for c in NUMERIC}
@@ -155,7 +168,15 @@ def load_logs(path) -> ConfigLogs:
 
 def write_logs(logs: ConfigLogs, path) -> None:
     """Write logs in the long CSV format read by :func:`load_logs` (full float precision; ``.gz``: gzip, no
-    timestamp)."""
+    timestamp).
+
+    Args:
+      logs: the :class:`ConfigLogs` to write.
+      path: the output path.
+
+    Returns:
+      None.
+    """
     path = os.fspath(path)
     with (open(path, "wb") if not path.endswith(".gz") else gzip.GzipFile(path, "wb", mtime=0)) as raw, \
             io.TextIOWrapper(raw, newline="") as fh:
@@ -170,7 +191,18 @@ def write_logs(logs: ConfigLogs, path) -> None:
 
 def bundled_logs(dataset: str, seed=None) -> ConfigLogs:
     """The bundled **simulated** ``"gsm8k"`` / ``"piqa"`` stand-in (written by
-    experiments/cost_aware/simulated_logs.py)."""
+    experiments/cost_aware/simulated_logs.py).
+
+    Args:
+      dataset: ``"gsm8k"`` or ``"piqa"``.
+      seed: optional generator seed; must be the bundled file's (:data:`BUNDLED_SEEDS`).
+
+    Returns:
+      The :class:`ConfigLogs` (cached), ``simulated = True``.
+
+    Raises:
+      ValueError: an unknown dataset or another seed.
+    """
     if dataset not in DATASETS:
         raise ValueError(f"env.dataset must be 'gsm8k', 'piqa' (simulated) or a path to a .csv log, got {dataset!r}")
     if seed is not None and int(seed) != BUNDLED_SEEDS[dataset]:
@@ -189,7 +221,17 @@ def bundled_logs(dataset: str, seed=None) -> ConfigLogs:
 _BUNDLED: dict = {}
 
 def identification_subset(logs: ConfigLogs) -> np.ndarray:
-    """Indices of the 14-arm subset: 7 common models x temperatures {0.5, 1.0}, 128 tokens, direct."""
+    """Indices of the 14-arm subset: 7 common models x temperatures {0.5, 1.0}, 128 tokens, direct.
+
+    Args:
+      logs: the :class:`ConfigLogs`.
+
+    Returns:
+      ``(14,)`` int numpy configuration indices, model by model, temperature 0.5 then 1.0.
+
+    Raises:
+      ValueError: one of the 14 configurations is missing or repeated.
+    """
     idx = []
     for model in COMMON_MODELS:
         for T in IDENT_TEMPERATURES:
@@ -225,7 +267,20 @@ C_MAX_READINGS = ("instance", "arm_mean")
 
 
 def preprocess(logs: ConfigLogs, n_profile: int = 200, split_seed: int = 0, c_max: str = "instance") -> Prepared:
-    """Split, efficiency normalization and cost normalization of Appendix A (``c_max``: a reading)."""
+    """Split, efficiency normalization and cost normalization of Appendix A (``c_max``: a reading).
+
+    Args:
+      logs: the :class:`ConfigLogs`, ``K`` configurations and ``N`` instances.
+      n_profile: number of profiling instances, in ``[1, N - 1]``.
+      split_seed: seed of the profiling/evaluation split.
+      c_max: the reading of ``c_max``, one of :data:`C_MAX_READINGS`.
+
+    Returns:
+      The :class:`Prepared` tables, ``(K, N - n_profile)`` each on the evaluation split.
+
+    Raises:
+      ValueError: ``n_profile`` out of range or degenerate profiling latencies.
+    """
     N = len(logs.instance_ids)
     if not 0 < n_profile < N:
         raise ValueError(f"n_profile must be in [1, {N - 1}] for {N} instances, got {n_profile}")
@@ -257,7 +312,25 @@ def _logs_for(dataset: str, seed, split_seed: int, n_profile: int) -> ConfigLogs
 
 def build_instance(dataset="gsm8k", subset="all", rho=8.0, costs="random", seed=None, split_seed=0,
                    n_profile=200, c_max="instance") -> EnvInstance:
-    """Build the bootstrap-replay :class:`EnvInstance` (with its budget, horizon, costs and cost floor)."""
+    """Build the bootstrap-replay :class:`EnvInstance` (with its budget, horizon, costs and cost floor).
+
+    Args:
+      dataset: ``"gsm8k"``, ``"piqa"`` (simulated) or a path to a CSV of real logs.
+      subset: ``"all"`` or ``"identification14"``.
+      rho: budget ratio, ``B = rho * K * c_bar``.
+      costs: ``"random"`` (realized token charges) or ``"deterministic"`` (``c_i / c_max`` each pull).
+      seed: optional generator seed of a bundled dataset.
+      split_seed: seed of the profiling/evaluation split.
+      n_profile: number of profiling instances.
+      c_max: the reading of ``c_max``, one of :data:`C_MAX_READINGS`.
+
+    Returns:
+      The :class:`~mobandit_jax.types.EnvInstance`: 2 objectives (accuracy, efficiency), reference point
+      0, budget, horizon ``T_B``, costs and cost floor; ``info`` holds the preprocessing statistics.
+
+    Raises:
+      ValueError: an option out of range, naming it and what is allowed.
+    """
     if subset not in ("all", "identification14"):
         raise ValueError(f"env.subset must be 'all' or 'identification14', got {subset!r}")
     if costs not in ("random", "deterministic"):
@@ -309,6 +382,14 @@ def build_instance(dataset="gsm8k", subset="all", rho=8.0, costs="random", seed=
     keys=("dataset", "subset", "rho", "costs", "seed", "split_seed", "n_profile", "c_max"),
 )
 def build(section: dict, config: dict) -> EnvInstance:
-    """Registry builder for ``[env] kind = "llm_configs"``."""
+    """Registry builder for ``[env] kind = "llm_configs"``.
+
+    Args:
+      section: the spec's ``[env]`` table (the keyword arguments of :func:`build_instance`).
+      config: the whole spec (not read).
+
+    Returns:
+      The :class:`~mobandit_jax.types.EnvInstance` of :func:`build_instance`.
+    """
     opts = {k: v for k, v in section.items() if k != "kind"}
     return build_instance(**opts)

@@ -33,6 +33,9 @@ stochastic environment (``make_stochastic``, i.e. ``stochastic_sampler("beta")``
 its ``j``-th pull is a pure function of ``(key, i, j)``.
 
 The paper's Table 3 matrices and scenario roles are report data: ``experiments/pdmob/report.py``.
+
+PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed Multi-Objective
+Bandits", arXiv 2026, https://arxiv.org/abs/2606.21929.
 """
 from __future__ import annotations
 
@@ -91,7 +94,19 @@ def _number(text: str, path: Path, row: int, column: str) -> float:
 
 
 def load_scores(data_dir=DATA_DIR) -> tuple:
-    """Raw ``(names, scores (n, 6), sizes (n,))`` of every model with v2 scores and a known size."""
+    """Raw ``(names, scores (n, 6), sizes (n,))`` of every model with v2 scores and a known size.
+
+    Args:
+      data_dir: the folder holding :data:`V2_FILE` and :data:`V1_FILE`.
+
+    Returns:
+      ``(names, scores, sizes)``: a list of ``n`` model names, ``(n, 6)`` raw scores on :data:`BENCHMARKS`
+      and ``(n,)`` sizes in billions of parameters (float numpy).
+
+    Raises:
+      FileNotFoundError: a data file is missing.
+      ValueError: a missing column, a non-finite score or a missing or non-positive size.
+    """
     data_dir = Path(data_dir)
     v2_path, v1_path = data_dir / V2_FILE, data_dir / V1_FILE
     v2 = _read_csv(v2_path)
@@ -115,7 +130,19 @@ def load_scores(data_dir=DATA_DIR) -> tuple:
 
 
 def select_models(names, scores, k: int = NUM_MODELS) -> np.ndarray:
-    """Indices of the ``k`` models with the highest mean v2 score (ties by name), best first."""
+    """Indices of the ``k`` models with the highest mean v2 score (ties by name), best first.
+
+    Args:
+      names: the ``n`` model names.
+      scores: ``(n, 6)`` raw scores.
+      k: number of models kept, in ``[1, n]``.
+
+    Returns:
+      ``(k,)`` int numpy indices.
+
+    Raises:
+      ValueError: ``k`` out of range.
+    """
     if not 1 <= k <= len(names):
         raise ValueError(f"num_models={k} is not in 1..{len(names)}")
     mean = np.asarray(scores).mean(axis=1)
@@ -124,7 +151,15 @@ def select_models(names, scores, k: int = NUM_MODELS) -> np.ndarray:
 
 
 def minmax(x, axis=0) -> np.ndarray:
-    """Column-wise min-max normalisation to ``[0, 1]`` (a constant column maps to 0.5)."""
+    """Column-wise min-max normalisation to ``[0, 1]`` (a constant column maps to 0.5).
+
+    Args:
+      x: the values (array-like).
+      axis: the axis normalised over.
+
+    Returns:
+      A float numpy array shaped like ``x``.
+    """
     x = np.asarray(x, float)
     lo, hi = x.min(axis=axis, keepdims=True), x.max(axis=axis, keepdims=True)
     span = hi - lo
@@ -141,7 +176,19 @@ def _table(num_models: int, margin: float, data_dir: str) -> tuple:
 
 
 def arm_table(num_models: int = NUM_MODELS, margin: float = 0.0, data_dir=DATA_DIR) -> tuple:
-    """``(model names, means (K, 7), sizes (K,))``: the normalised capability table of Section 4.1."""
+    """``(model names, means (K, 7), sizes (K,))``: the normalised capability table of Section 4.1.
+
+    Args:
+      num_models: ``K``, the number of models kept.
+      margin: affine squeeze into ``[margin, 1 - margin]``, in ``[0, 0.5)``.
+      data_dir: the data folder.
+
+    Returns:
+      ``(names, means, sizes)``: ``K`` names, ``(K, 7)`` float numpy means and ``(K,)`` sizes.
+
+    Raises:
+      ValueError: ``margin`` out of range (or ``num_models``, by :func:`select_models`).
+    """
     if not 0.0 <= margin < 0.5:
         raise ValueError(f"margin={margin} is not in [0, 0.5)")
     names, table, sizes = _table(int(num_models), float(margin), str(data_dir))
@@ -159,7 +206,20 @@ def build(section: dict, config: dict) -> EnvInstance:
     Beyond the paper: ``k`` (slate size, for the slate family) and ``costs = "model_size"`` (a pull of a
     model costs its size over the largest size, so budgets and cost-aware identification apply; the
     default ``"none"`` is the paper's costless setting), and ``noise = "gaussian"`` with ``sigma`` (and
-    ``clip``) for methods whose guarantee is stated for Gaussian noise."""
+    ``clip``) for methods whose guarantee is stated for Gaussian noise.
+
+    Args:
+      section: the spec's ``[env]`` table (``num_models``, ``margin``, ``concentration``, ``noise``,
+        ``sigma``, ``clip``, ``k``, ``costs``).
+      config: the whole spec (not read).
+
+    Returns:
+      The stochastic :class:`~mobandit_jax.types.EnvInstance` (reference point 0; ``info`` names the models,
+      capabilities and sizes).
+
+    Raises:
+      ValueError: a key's value is not allowed, naming it and what is.
+    """
     num_models = int(section.get("num_models", NUM_MODELS))
     margin = float(section.get("margin", 0.0))
     conc = float(section.get("concentration", 1.0))

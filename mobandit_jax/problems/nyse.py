@@ -38,6 +38,28 @@ average of ``R`` over all ``T`` days (exact for ``horizon = T``).
 
 The mandates of Table 5 and Appendix B.3's data-driven weights are report data:
 ``experiments/pdmob/report.py``.
+
+References:
+  - PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed
+    Multi-Objective Bandits", arXiv 2026, https://arxiv.org/abs/2606.21929.
+  - Li & Hoi, "Online portfolio selection: a survey", ACM Computing Surveys 46(3), 2014,
+    https://doi.org/10.1145/2512962 (the NYSE(O) data set).
+  - Cover, "Universal portfolios", Mathematical Finance 1(1), 1991 (UCRP).
+  - Maillard, Roncalli & Teiletche, "The properties of equally weighted risk contribution
+    portfolios", Journal of Portfolio Management 36(4), 2010 (risk parity).
+  - Jegadeesh & Titman, "Returns to buying winners and selling losers: implications for stock market
+    efficiency", Journal of Finance 48(1), 1993 (momentum).
+  - Markowitz, "Portfolio selection", Journal of Finance 7(1), 1952 (minimum variance).
+  - Helmbold, Schapire, Singer & Warmuth, "On-line portfolio selection using multiplicative updates",
+    Mathematical Finance 8(4), 1998, https://doi.org/10.1111/1467-9965.00058 (EG).
+  - Borodin, El-Yaniv & Gogan, "Can we learn to beat the best stock", Journal of Artificial
+    Intelligence Research 21, 2004, https://doi.org/10.1613/jair.1336 (Anticor).
+  - Li & Hoi, "On-line portfolio selection with moving average reversion", ICML 2012,
+    https://arxiv.org/abs/1206.4626 (OLMAR).
+  - Li, Zhao, Hoi & Gopalkrishnan, "PAMR: Passive aggressive mean reversion strategy for portfolio
+    selection", Machine Learning 87(2), 2012, https://doi.org/10.1007/s10994-012-5281-z (PAMR).
+  - Duchi, Shalev-Shwartz, Singer & Chandra, "Efficient projections onto the l1-ball for learning in
+    high dimensions", ICML 2008, https://doi.org/10.1145/1390156.1390191 (simplex projection).
 """
 from __future__ import annotations
 
@@ -68,7 +90,19 @@ def _open_text(path: Path):
 
 
 def load_prices(path=DATA_FILE, num_columns: int | None = NUM_STOCKS) -> np.ndarray:
-    """Read a price-level CSV (header + one row per day); errors name the file and the bad row."""
+    """Read a price-level CSV (header + one row per day); errors name the file and the bad row.
+
+    Args:
+      path: the CSV (optionally ``.gz``) of positive prices, one row per day.
+      num_columns: the number of stocks required (``None``: any).
+
+    Returns:
+      ``(T, n)`` float numpy prices, ``T >= 2``.
+
+    Raises:
+      FileNotFoundError: the file is missing.
+      ValueError: a wrong column count or a bad price, naming the row.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"NYSE(O) price file {path} is missing")
@@ -99,13 +133,27 @@ def load_prices(path=DATA_FILE, num_columns: int | None = NUM_STOCKS) -> np.ndar
 
 
 def relatives(prices) -> np.ndarray:
-    """Daily price relatives ``x[t] = P[t] / P[t-1]`` with ``P[-1] = 1`` (``(T, n)``)."""
+    """Daily price relatives ``x[t] = P[t] / P[t-1]`` with ``P[-1] = 1`` (``(T, n)``).
+
+    Args:
+      prices: ``(T, n)`` prices.
+
+    Returns:
+      ``(T, n)`` float numpy relatives (row 0 is the first prices themselves).
+    """
     P = np.asarray(prices, float)
     return P / np.vstack([np.ones((1, P.shape[1])), P[:-1]])
 
 
 def load_relatives(path=DATA_FILE) -> np.ndarray:
-    """The NYSE(O) price relatives ``(5651, 36)``."""
+    """The NYSE(O) price relatives ``(5651, 36)``.
+
+    Args:
+      path: the price file.
+
+    Returns:
+      ``(T, n)`` float numpy relatives of :func:`load_prices`.
+    """
     return relatives(load_prices(path))
 
 
@@ -113,7 +161,14 @@ def load_relatives(path=DATA_FILE) -> np.ndarray:
 
 
 def simplex_projection(v) -> np.ndarray:
-    """Euclidean projection of ``v`` onto the probability simplex (Duchi et al. 2008)."""
+    """Euclidean projection of ``v`` onto the probability simplex (Duchi et al. 2008).
+
+    Args:
+      v: ``(n,)`` vector.
+
+    Returns:
+      ``(n,)`` the closest point of the simplex.
+    """
     v = np.asarray(v, float)
     u = np.sort(v)[::-1]
     css = np.cumsum(u) - 1.0
@@ -127,19 +182,41 @@ def _uniform(n):
 
 
 def buy_and_hold(x) -> np.ndarray:
-    """Uniform buy-and-hold: invest ``1/n`` in each stock once and let it drift (passive benchmark)."""
+    """Uniform buy-and-hold: invest ``1/n`` in each stock once and let it drift (passive benchmark).
+
+    Args:
+      x: ``(T, n)`` price relatives.
+
+    Returns:
+      ``(T, n)`` portfolios: row ``t``, on the simplex, is chosen before ``x[t]`` is revealed.
+    """
     P = np.cumprod(x, axis=0)
     held = np.vstack([np.ones((1, x.shape[1])), P[:-1]])
     return held / held.sum(1, keepdims=True)
 
 
 def constant_rebalanced(x) -> np.ndarray:
-    """Uniform constant rebalanced portfolio (UCRP; Cover 1991): ``b[t] = 1/n`` every day."""
+    """Uniform constant rebalanced portfolio (UCRP; Cover 1991): ``b[t] = 1/n`` every day.
+
+    Args:
+      x: ``(T, n)`` price relatives.
+
+    Returns:
+      ``(T, n)`` portfolios: row ``t``, on the simplex, is chosen before ``x[t]`` is revealed.
+    """
     return np.tile(_uniform(x.shape[1]), (x.shape[0], 1))
 
 
 def risk_parity(x, window: int = WINDOW) -> np.ndarray:
-    """Naive risk parity: weights proportional to ``1 / sigma_i`` of trailing log-relatives (Maillard et al. 2010)."""
+    """Naive risk parity: weights proportional to ``1 / sigma_i`` of trailing log-relatives (Maillard et al. 2010).
+
+    Args:
+      x: ``(T, n)`` price relatives.
+      window: trailing days of the volatility estimate.
+
+    Returns:
+      ``(T, n)`` portfolios: row ``t``, on the simplex, is chosen before ``x[t]`` is revealed.
+    """
     T, n = x.shape
     b = np.tile(_uniform(n), (T, 1))
     lx = np.log(x)
@@ -151,7 +228,14 @@ def risk_parity(x, window: int = WINDOW) -> np.ndarray:
 
 
 def best_so_far(x) -> np.ndarray:
-    """Follow the leader: all wealth in the stock with the highest cumulative price so far (ties: first)."""
+    """Follow the leader: all wealth in the stock with the highest cumulative price so far (ties: first).
+
+    Args:
+      x: ``(T, n)`` price relatives.
+
+    Returns:
+      ``(T, n)`` portfolios: row ``t``, on the simplex, is chosen before ``x[t]`` is revealed.
+    """
     T, n = x.shape
     P = np.cumprod(x, axis=0)
     b = np.zeros((T, n))
@@ -162,7 +246,16 @@ def best_so_far(x) -> np.ndarray:
 
 def momentum(x, lookback: int = 20, top: int = 5) -> np.ndarray:
     """Cross-sectional momentum (Jegadeesh and Titman 1993): equal weight on the ``top`` past-``lookback``-day
-    winners."""
+    winners.
+
+    Args:
+      x: ``(T, n)`` price relatives.
+      lookback: days of the past return.
+      top: number of winners held.
+
+    Returns:
+      ``(T, n)`` portfolios: row ``t``, on the simplex, is chosen before ``x[t]`` is revealed.
+    """
     T, n = x.shape
     lx = np.log(x)
     c = np.vstack([np.zeros((1, n)), np.cumsum(lx, 0)])  # c[t] = log P[t-1]
@@ -177,7 +270,16 @@ def momentum(x, lookback: int = 20, top: int = 5) -> np.ndarray:
 
 def min_variance(x, window: int = WINDOW, shrink: float = 0.1) -> np.ndarray:
     """Long-only minimum variance (Markowitz 1952): trailing covariance shrunk to its diagonal mean,
-    ``w = S^-1 1 / 1' S^-1 1`` with negative weights clipped to 0 and renormalised."""
+    ``w = S^-1 1 / 1' S^-1 1`` with negative weights clipped to 0 and renormalised.
+
+    Args:
+      x: ``(T, n)`` price relatives.
+      window: trailing days of the covariance.
+      shrink: weight of the shrinkage target.
+
+    Returns:
+      ``(T, n)`` portfolios: row ``t``, on the simplex, is chosen before ``x[t]`` is revealed.
+    """
     T, n = x.shape
     b = np.tile(_uniform(n), (T, 1))
     for t in range(3, T):
@@ -203,7 +305,15 @@ def _play_then_update(x, update) -> np.ndarray:
 
 
 def exponentiated_gradient(x, eta: float = 0.05) -> np.ndarray:
-    """EG (Helmbold, Schapire, Singer and Warmuth 1998): ``b_i <- b_i exp(eta x_i / b.x)``, normalised."""
+    """EG (Helmbold, Schapire, Singer and Warmuth 1998): ``b_i <- b_i exp(eta x_i / b.x)``, normalised.
+
+    Args:
+      x: ``(T, n)`` price relatives.
+      eta: learning rate.
+
+    Returns:
+      ``(T, n)`` portfolios: row ``t``, on the simplex, is chosen before ``x[t]`` is revealed.
+    """
 
     def update(t, cur):
         w = cur * np.exp(eta * x[t] / (cur @ x[t]))
@@ -213,7 +323,15 @@ def exponentiated_gradient(x, eta: float = 0.05) -> np.ndarray:
 
 
 def anticor(x, window: int = 30) -> np.ndarray:
-    """Anticor (Borodin, El-Yaniv and Gogan 2004): move wealth from recent winners to anti-correlated losers."""
+    """Anticor (Borodin, El-Yaniv and Gogan 2004): move wealth from recent winners to anti-correlated losers.
+
+    Args:
+      x: ``(T, n)`` price relatives.
+      window: length of each of the two compared windows.
+
+    Returns:
+      ``(T, n)`` portfolios: row ``t``, on the simplex, is chosen before ``x[t]`` is revealed.
+    """
     lx = np.log(x)
 
     def update(t, cur):
@@ -239,7 +357,16 @@ def anticor(x, window: int = 30) -> np.ndarray:
 
 
 def olmar(x, window: int = 5, eps: float = 10.0) -> np.ndarray:
-    """OLMAR-1 (Li and Hoi 2012): passive-aggressive step towards the moving-average-reversion forecast."""
+    """OLMAR-1 (Li and Hoi 2012): passive-aggressive step towards the moving-average-reversion forecast.
+
+    Args:
+      x: ``(T, n)`` price relatives.
+      window: days of the moving average.
+      eps: reversion threshold.
+
+    Returns:
+      ``(T, n)`` portfolios: row ``t``, on the simplex, is chosen before ``x[t]`` is revealed.
+    """
     P = np.cumprod(x, axis=0)
 
     def update(t, cur):
@@ -253,7 +380,15 @@ def olmar(x, window: int = 5, eps: float = 10.0) -> np.ndarray:
 
 
 def pamr(x, eps: float = 0.5) -> np.ndarray:
-    """PAMR (Li, Zhao, Hoi and Gopalkrishnan 2012): passive-aggressive mean reversion, epsilon-insensitive loss."""
+    """PAMR (Li, Zhao, Hoi and Gopalkrishnan 2012): passive-aggressive mean reversion, epsilon-insensitive loss.
+
+    Args:
+      x: ``(T, n)`` price relatives.
+      eps: sensitivity of the loss.
+
+    Returns:
+      ``(T, n)`` portfolios: row ``t``, on the simplex, is chosen before ``x[t]`` is revealed.
+    """
 
     def update(t, cur):
         loss = max(0.0, cur @ x[t] - eps)
@@ -288,7 +423,15 @@ class Backtest(NamedTuple):
 
 
 def backtest(x, strategies=STRATEGIES) -> Backtest:
-    """Run every strategy on relatives ``x``: daily net returns and turnover (initial purchase: 0)."""
+    """Run every strategy on relatives ``x``: daily net returns and turnover (initial purchase: 0).
+
+    Args:
+      x: ``(T, n)`` price relatives.
+      strategies: ``{name: strategy}``, ``K`` functions of ``x`` returning ``(T, n)`` portfolios.
+
+    Returns:
+      The :class:`Backtest`.
+    """
     x = np.asarray(x, float)
     bs = np.stack([f(x) for f in strategies.values()])  # (K, T, n)
     gross = np.einsum("ktn,tn->kt", bs, x)
@@ -306,7 +449,16 @@ def _ratio(num, den):
 
 
 def window_metrics(r, rm, to) -> np.ndarray:
-    """The seven raw metrics of one window: ``r (L, K)`` returns, ``rm (L,)`` market, ``to (L, K)`` -> ``(K, 7)``."""
+    """The seven raw metrics of one window: ``r (L, K)`` returns, ``rm (L,)`` market, ``to (L, K)`` -> ``(K, 7)``.
+
+    Args:
+      r: ``(L, K)`` daily net returns of the window.
+      rm: ``(L,)`` the market's daily net returns.
+      to: ``(L, K)`` daily turnover.
+
+    Returns:
+      ``(K, 7)`` float numpy metrics in :data:`OBJECTIVES` order.
+    """
     r, rm, to = np.asarray(r, float), np.asarray(rm, float), np.asarray(to, float)
     g = np.log1p(r)
     cwg = g.mean(0)
@@ -325,7 +477,16 @@ def window_metrics(r, rm, to) -> np.ndarray:
 
 
 def raw_rewards(bt: Backtest, window: int = WINDOW, market: int = 1) -> np.ndarray:
-    """Raw metrics ``(T, K, 7)`` on the trailing ``window`` (expanding at the start); market = strategy ``market``."""
+    """Raw metrics ``(T, K, 7)`` on the trailing ``window`` (expanding at the start); market = strategy ``market``.
+
+    Args:
+      bt: the :class:`Backtest`.
+      window: trailing days of each metric.
+      market: index of the strategy used as the market.
+
+    Returns:
+      ``(T, K, 7)`` float numpy raw metrics.
+    """
     T, K = bt.returns.shape
     out = np.empty((T, K, 7))
     for t in range(T):
@@ -335,7 +496,18 @@ def raw_rewards(bt: Backtest, window: int = WINDOW, market: int = 1) -> np.ndarr
 
 
 def normalise(raw, train_days: int) -> tuple:
-    """Map each metric to [0, 1] by its training 1 %/99 % quantiles, clip, invert MDD and TO."""
+    """Map each metric to [0, 1] by its training 1 %/99 % quantiles, clip, invert MDD and TO.
+
+    Args:
+      raw: ``(T, K, 7)`` raw metrics.
+      train_days: the first days whose quantiles set the scale, in ``[1, T]``.
+
+    Returns:
+      ``(z, lo, hi)``: ``(T, K, 7)`` normalised rewards and the ``(7,)`` quantiles.
+
+    Raises:
+      ValueError: ``train_days`` out of range.
+    """
     raw = np.asarray(raw, float)
     if not 1 <= train_days <= raw.shape[0]:
         raise ValueError(f"train_days={train_days} is not in 1..{raw.shape[0]}")
@@ -359,12 +531,27 @@ class RewardTable(NamedTuple):
 
 
 def strategies_backtest(path=DATA_FILE) -> Backtest:
-    """:func:`backtest` of the ten strategies on the relatives of ``path`` (cached per file, however named)."""
+    """:func:`backtest` of the ten strategies on the relatives of ``path`` (cached per file, however named).
+
+    Args:
+      path: the price file.
+
+    Returns:
+      The :class:`Backtest` of :data:`STRATEGIES`.
+    """
     return _backtest_of(str(Path(path).resolve()))
 
 
 def reward_table(path=DATA_FILE, window: int = WINDOW) -> RewardTable:
-    """The normalised 7-d daily reward of each of the ten strategies on NYSE(O) (cached per file and window)."""
+    """The normalised 7-d daily reward of each of the ten strategies on NYSE(O) (cached per file and window).
+
+    Args:
+      path: the price file.
+      window: trailing days of each metric.
+
+    Returns:
+      The :class:`RewardTable` (training partition: the first half of the days).
+    """
     return _reward_table_of(str(Path(path).resolve()), int(window))
 
 
@@ -393,7 +580,15 @@ class ReplayParams(NamedTuple):
 
 
 def make_replay_env(rewards, random_start: bool = True) -> Env:
-    """A time-series replay ``Env``: round ``t`` returns ``rewards[(t + offset) mod T, arm]``."""
+    """A time-series replay ``Env``: round ``t`` returns ``rewards[(t + offset) mod T, arm]``.
+
+    Args:
+      rewards: ``(T, K, d)`` logged rewards.
+      random_start: whether ``reset`` draws the start offset uniformly in ``[0, T)`` (else 0).
+
+    Returns:
+      The :class:`~mobandit_jax.types.Env` (pulls cost 0) over :class:`ReplayParams`.
+    """
     import jax
     import jax.numpy as jnp
 
@@ -416,7 +611,18 @@ def make_replay_env(rewards, random_start: bool = True) -> Env:
     keys=("start", "window"),
 )
 def build(section: dict, config: dict) -> EnvInstance:
-    """Build the NYSE(O) replay environment of Section 4.2."""
+    """Build the NYSE(O) replay environment of Section 4.2.
+
+    Args:
+      section: the spec's ``[env]`` table (``start``: ``"random"`` or ``"fixed"``; ``window`` >= 2).
+      config: the whole spec (not read).
+
+    Returns:
+      The :class:`~mobandit_jax.types.EnvInstance`; its truth is the mean reward over all days.
+
+    Raises:
+      ValueError: a key's value is not allowed.
+    """
     import jax.numpy as jnp
 
     start = section.get("start", "random")

@@ -20,6 +20,9 @@ numbers of instances: the table is padded and ``ReplayParams.counts`` holds each
 Costs are divided by the largest recorded cost, so they lie in (0, 1]; the cost floor lambda is
 the smallest normalized cost. A row whose objective cells are all empty is a placeholder (an arm
 listed but not observed); an arm with only such rows has no instances and is an error.
+
+Xue, Hong, Li, Wan, Cheng & Qiu, "Cost-Aware Multi-Objective Bandits: Theory and Application to
+Budgeted LLM Configuration Evaluation" (preprint).
 """
 from __future__ import annotations
 
@@ -56,7 +59,15 @@ def _mix32(x):
 
 
 def arm_stream_key(key, arm):
-    """A uint32 stream id of ``arm`` derived from the environment key (shared by every method)."""
+    """A uint32 stream id of ``arm`` derived from the environment key (shared by every method).
+
+    Args:
+      key: the environment's PRNG key.
+      arm: arm index (int or ``()`` array).
+
+    Returns:
+      ``()`` uint32.
+    """
     words = jnp.ravel(jax.random.key_data(key)).astype(jnp.uint32)
     a = jnp.asarray(arm).astype(jnp.uint32)
     return _mix32(words[0] ^ _mix32(words[-1] ^ _mix32(a * jnp.uint32(0x9E3779B9) + jnp.uint32(0x85EBCA6B))))
@@ -68,6 +79,15 @@ def instance_index(key, arm, pull_index, num_instances):
     A counter-based hash: ``mix(arm_key ^ mix(j * 0x9E3779B1 + 0x7F4A7C15)) mod N`` with the
     ``lowbias32`` finalizer, so one pull costs a few integer operations and the bulk sampler can
     evaluate any pull directly (modulo bias below ``N / 2^32``).
+
+    Args:
+      key: the environment's PRNG key.
+      arm: arm index.
+      pull_index: the arm's pull count ``j`` (broadcasts).
+      num_instances: the arm's number of instances ``N`` (int or array).
+
+    Returns:
+      int32 instance index in ``[0, N)``, shaped like ``pull_index``.
     """
     return _index_from_arm_key(arm_stream_key(key, arm), pull_index, num_instances)
 
@@ -84,13 +104,33 @@ def _count(params: ReplayParams, arm):
 
 
 def sample(key, arm, pull_index, t, params: ReplayParams):
-    """One bootstrapped pull: the recorded objectives and cost of one of ``arm``'s instances."""
+    """One bootstrapped pull: the recorded objectives and cost of one of ``arm``'s instances.
+
+    Args:
+      key: the environment's PRNG key.
+      arm: arm index.
+      pull_index: the arm's pull count ``j``.
+      t: the round (not read).
+      params: the :class:`ReplayParams`.
+
+    Returns:
+      ``(reward, cost)``: ``(d,)`` objectives and ``()`` cost.
+    """
     row = params.table[arm, instance_index(key, arm, pull_index, _count(params, arm))]
     return row[:-1], row[-1]
 
 
 def pull_values(key, params: ReplayParams, jmax: int):
-    """``(K, jmax, d + 1)``: (objectives, cost) of pulls ``0 .. jmax-1`` of every arm."""
+    """``(K, jmax, d + 1)``: (objectives, cost) of pulls ``0 .. jmax-1`` of every arm.
+
+    Args:
+      key: the environment's PRNG key.
+      params: the :class:`ReplayParams`, ``K`` arms.
+      jmax: number of pulls per arm (static).
+
+    Returns:
+      ``(K, jmax, d + 1)`` values.
+    """
     K = params.table.shape[0]
     j = jnp.arange(jmax)
 
@@ -101,12 +141,34 @@ def pull_values(key, params: ReplayParams, jmax: int):
 
 
 def prefix_table(key, params: ReplayParams, jmax: int) -> PrefixSums:
-    """The prefix sums of (objectives, cost) over the first ``jmax`` pulls of every arm."""
+    """The prefix sums of (objectives, cost) over the first ``jmax`` pulls of every arm.
+
+    Args:
+      key: the environment's PRNG key.
+      params: the :class:`ReplayParams`.
+      jmax: number of pulls per arm (static).
+
+    Returns:
+      The :class:`~mobandit_jax.types.PrefixSums` of :func:`pull_values` (``jmax`` rounded up to whole
+      tiles).
+    """
     return prefix_sums(pull_values(key, params, tiled_length(jmax)))
 
 
 def bulk_sum(key, arm, j0, n, params: ReplayParams, jmax: int):
-    """Sum of (objectives, cost) over pulls ``j0 .. j0+n-1`` of ``arm`` (``j0+n <= jmax``)."""
+    """Sum of (objectives, cost) over pulls ``j0 .. j0+n-1`` of ``arm`` (``j0+n <= jmax``).
+
+    Args:
+      key: the environment's PRNG key.
+      arm: arm index.
+      j0: first pull.
+      n: number of pulls.
+      params: the :class:`ReplayParams`.
+      jmax: static bound on ``j0 + n``.
+
+    Returns:
+      ``(d + 1,)`` sum.
+    """
     j = jnp.arange(jmax)
     q = _index_from_arm_key(arm_stream_key(key, arm), j, _count(params, arm))
     mask = (j >= j0) & (j < j0 + n)
@@ -114,7 +176,15 @@ def bulk_sum(key, arm, j0, n, params: ReplayParams, jmax: int):
 
 
 def replay_env(num_arms: int, dim: int) -> Env:
-    """The pure replay :class:`Env` (per-pull sampler and bulk prefix-table sampler)."""
+    """The pure replay :class:`Env` (per-pull sampler and bulk prefix-table sampler).
+
+    Args:
+      num_arms: ``K``.
+      dim: ``d``, the number of objectives.
+
+    Returns:
+      The :class:`~mobandit_jax.types.Env` over :class:`ReplayParams`.
+    """
     return Env(sample=sample, num_arms=num_arms, dim=dim, prefix_table=prefix_table)
 
 
@@ -139,7 +209,15 @@ def constant_instance(means, costs, rows: int = 3, **fields) -> EnvInstance:
 
 
 def padded(groups, width: int) -> tuple:
-    """Stack per-arm ``(n_i, width)`` blocks into ``(K, max n_i, width)`` (zero padding) and ``(K,)`` counts."""
+    """Stack per-arm ``(n_i, width)`` blocks into ``(K, max n_i, width)`` (zero padding) and ``(K,)`` counts.
+
+    Args:
+      groups: ``K`` arrays, each ``(n_i, width)``.
+      width: the row width.
+
+    Returns:
+      ``(table, counts)``: ``(K, max n_i, width)`` float numpy and ``(K,)`` int numpy.
+    """
     counts = np.array([len(g) for g in groups])
     table = np.zeros((len(groups), counts.max(), width))
     for i, g in enumerate(groups):
@@ -148,7 +226,20 @@ def padded(groups, width: int) -> tuple:
 
 
 def check_one_row_per_pair(cols, arms, instances, observed) -> None:
-    """Each (arm, instance) pair is observed on one row at most; a repeat is an error naming both rows."""
+    """Each (arm, instance) pair is observed on one row at most; a repeat is an error naming both rows.
+
+    Args:
+      cols: the :class:`~mobandit_jax.problems.columns.Columns` read.
+      arms: the arm name of each row.
+      instances: the instance name of each row.
+      observed: ``(n,)`` bool, the rows that are observations (not placeholders).
+
+    Returns:
+      None.
+
+    Raises:
+      ValueError: a pair appears on two observed rows.
+    """
     kept = np.flatnonzero(observed)
     arm_code = np.unique(np.asarray(arms)[kept], return_inverse=True)[1].ravel()
     inst_code = np.unique(np.asarray(instances)[kept], return_inverse=True)[1].ravel()
@@ -161,7 +252,24 @@ def check_one_row_per_pair(cols, arms, instances, observed) -> None:
 
 
 def build_instance(path, arm, instance, objectives, cost=None, normalize=False, minimize=()) -> EnvInstance:
-    """Build the replay :class:`EnvInstance` from a long CSV (see the module docstring)."""
+    """Build the replay :class:`EnvInstance` from a long CSV (see the module docstring).
+
+    Args:
+      path: the CSV's path.
+      arm: the column naming the arms.
+      instance: the column naming the instances.
+      objectives: the objective columns, ``d`` of them.
+      cost: optional column of each observation's cost.
+      normalize: ``True``, ``False`` or a list of objectives to min-max scale.
+      minimize: a list of lower-is-better objectives (or ``True`` / ``False``).
+
+    Returns:
+      The :class:`~mobandit_jax.types.EnvInstance`: ``K`` arms in order of first appearance, truth the
+      per-arm means, reference point 0; with ``cost``, the costs and cost floor.
+
+    Raises:
+      ValueError: a bad file, cell or layout, naming the row.
+    """
     names = {arm: "env.arm", instance: "env.instance", **{c: "env.objectives" for c in objectives}}
     if cost is not None:
         names[cost] = "env.cost"
@@ -222,7 +330,15 @@ KEYS = ("path", "arm", "instance", "objectives", "cost", "normalize", "minimize"
 @register_env("replay", doc="bootstrap replay of a long CSV of per-(arm, instance) observations; truth = per-arm means "
           "(Xue et al., Appendix A)", keys=KEYS)
 def build(section: dict, config: dict) -> EnvInstance:
-    """Registry builder for ``[env] kind = "replay"``."""
+    """Registry builder for ``[env] kind = "replay"``.
+
+    Args:
+      section: the spec's ``[env]`` table (:data:`KEYS`).
+      config: the whole spec (not read).
+
+    Returns:
+      The :class:`~mobandit_jax.types.EnvInstance` of :func:`build_instance`.
+    """
     return build_instance(section.get("path"), columns.column_name(section, "arm"),
                           columns.column_name(section, "instance"), columns.objective_names(section),
                           columns.column_name(section, "cost", required=False), section.get("normalize", False),

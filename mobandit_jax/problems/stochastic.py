@@ -23,6 +23,12 @@ use Johnk's exact rejection method (both shapes <= 1, acceptance >= pi/4) with a
 per draw, much cheaper under ``vmap`` than gamma ratios.
 
 The reward of arm ``i`` at its ``j``-th pull is a pure function of ``(key, i, j)``.
+
+References:
+  - PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed
+    Multi-Objective Bandits", arXiv 2026, https://arxiv.org/abs/2606.21929.
+  - Johnk, "Erzeugung von betaverteilten und gammaverteilten Zufallszahlen", Metrika 8, 1964 (the
+    Beta sampler).
 """
 from __future__ import annotations
 
@@ -56,6 +62,15 @@ def beta_johnk(key, a, b, tries: int = JOHNK_TRIES):
     accepted one is kept; a block is redrawn only where all failed (probability <= (1 - pi/4)^tries,
     5e-6 for 8 tries), so a batched run almost never loops. Computed in log space so that small
     shapes do not underflow.
+
+    Args:
+      key: a PRNG key.
+      a: shape ``a`` (array, positive).
+      b: shape ``b`` (array shaped like ``a``, positive).
+      tries: proposals drawn per entry and block (static).
+
+    Returns:
+      Draws shaped like ``a``, in ``a``'s dtype.
     """
 
     def block(i):
@@ -103,6 +118,17 @@ def stochastic_sampler(noise: str, small_concentration: bool = True, clip: bool 
     ``small_concentration`` (static) selects Johnk's Beta sampler, valid for concentrations
     ``c <= 1``; larger concentrations use ``jax.random.beta``. ``clip`` (static, Gaussian noise
     only) clips the Gaussian draw to ``[0, 1]``.
+
+    Args:
+      noise: one of :data:`NOISES`.
+      small_concentration: use Johnk's Beta sampler (static).
+      clip: clip Gaussian draws to ``[0, 1]`` (static).
+
+    Returns:
+      The sampler; its params are :class:`StochasticParams`, its reward ``(d,)`` and its cost 0.
+
+    Raises:
+      ValueError: ``noise`` is not one of :data:`NOISES`.
     """
     _check_noise(noise)
 
@@ -122,7 +148,19 @@ def stochastic_sampler(noise: str, small_concentration: bool = True, clip: bool 
 
 
 def validate_means(means, name: str = "means", bounded: bool = True) -> np.ndarray:
-    """Check a ``(K, d)`` mean table: finite, in [0, 1] if ``bounded``, K >= 2; errors name the offending entry."""
+    """Check a ``(K, d)`` mean table: finite, in [0, 1] if ``bounded``, K >= 2; errors name the offending entry.
+
+    Args:
+      means: the ``(K, d)`` table (array-like).
+      name: its name in error messages.
+      bounded: require values in ``[0, 1]``.
+
+    Returns:
+      ``(K, d)`` float64 numpy table.
+
+    Raises:
+      ValueError: a wrong shape, ``K < 2``, or a bad entry, naming it.
+    """
     m = np.asarray(means, dtype=np.float64)
     if m.ndim != 2:
         raise ValueError(f"{name} must be a (K, d) table of arms x objectives; got shape {m.shape}")
@@ -143,7 +181,15 @@ def validate_means(means, name: str = "means", bounded: bool = True) -> np.ndarr
 
 
 def clipped_gaussian_mean(mu, sigma) -> np.ndarray:
-    """``E[clip(Y, 0, 1)]`` for ``Y ~ N(mu, sigma^2)``, elementwise in float64 (``mu`` itself at ``sigma = 0``)."""
+    """``E[clip(Y, 0, 1)]`` for ``Y ~ N(mu, sigma^2)``, elementwise in float64 (``mu`` itself at ``sigma = 0``).
+
+    Args:
+      mu: locations (array-like).
+      sigma: the standard deviation, ``>= 0``.
+
+    Returns:
+      float64 numpy means shaped like ``mu``.
+    """
     mu = np.asarray(mu, np.float64)
     if sigma == 0:
         return mu.copy()
@@ -155,7 +201,20 @@ def clipped_gaussian_mean(mu, sigma) -> np.ndarray:
 
 
 def feedback_means(means, noise: str, sigma: float = 0.1, clip: bool = True) -> np.ndarray:
-    """The exact mean reward ``E[y]`` (float64) of each arm and objective (the module docstring's table)."""
+    """The exact mean reward ``E[y]`` (float64) of each arm and objective (the module docstring's table).
+
+    Args:
+      means: ``(K, d)`` locations ``r``.
+      noise: one of :data:`NOISES`.
+      sigma: Gaussian standard deviation.
+      clip: whether Gaussian draws are clipped.
+
+    Returns:
+      ``(K, d)`` float64 numpy truth.
+
+    Raises:
+      ValueError: ``noise`` is not one of :data:`NOISES`.
+    """
     _check_noise(noise)
     m = np.asarray(means, np.float64)
     return clipped_gaussian_mean(m, float(sigma)) if noise == "gaussian" and clip else m
@@ -167,6 +226,20 @@ def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigm
 
     ``means`` are the locations ``r`` the sampler draws around; ``EnvInstance.means`` is the truth
     :func:`feedback_means` (they differ only for clipped Gaussian noise).
+
+    Args:
+      means: ``(K, d)`` locations in ``[0, 1]`` (any real for unclipped Gaussian noise).
+      noise: one of :data:`NOISES`.
+      concentration: Beta concentration ``c > 0``.
+      sigma: Gaussian standard deviation ``>= 0``.
+      dtype: dtype of the params.
+      clip: clip Gaussian draws to ``[0, 1]`` (``False`` only with ``noise = "gaussian"``).
+
+    Returns:
+      The :class:`~mobandit_jax.types.EnvInstance` (pulls cost nothing).
+
+    Raises:
+      ValueError: an option or mean out of range, naming it.
     """
     if not isinstance(clip, (bool, np.bool_)):
         raise ValueError(f"clip = {clip!r} must be true or false")

@@ -18,6 +18,12 @@ Section 2.2) and, optionally, its mean cost; pulls draw from the feedback models
 Costs are divided by the largest one (Xue et al., Appendix A: costs in units of ``c_max``), so they
 lie in (0, 1]; each pull of arm ``i`` is charged ``c_i`` and the cost floor lambda is ``min_i c_i``.
 A budget comes from the spec's ``[budget]`` table.
+
+References:
+  - PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed
+    Multi-Objective Bandits", arXiv 2026, https://arxiv.org/abs/2606.21929.
+  - Xue, Hong, Li, Wan, Cheng & Qiu, "Cost-Aware Multi-Objective Bandits: Theory and Application to
+    Budgeted LLM Configuration Evaluation" (preprint).
 """
 from __future__ import annotations
 
@@ -45,7 +51,14 @@ class TableParams(NamedTuple):
 
 
 def costed_sampler(reward_sample):
-    """``sample`` returning ``reward_sample``'s rewards and the arm's fixed cost ``params.costs[arm]``."""
+    """``sample`` returning ``reward_sample``'s rewards and the arm's fixed cost ``params.costs[arm]``.
+
+    Args:
+      reward_sample: a per-pull sampler ``(key, arm, pull_index, t, params) -> (reward, cost)``.
+
+    Returns:
+      The sampler over :class:`TableParams`.
+    """
 
     def sample(key, arm, pull_index, t, params: TableParams):
         y, _ = reward_sample(key, arm, pull_index, t, params)
@@ -56,7 +69,15 @@ def costed_sampler(reward_sample):
 
 def sampled_prefix_table(sample):
     """The bulk sampler of a per-pull ``sample``: prefix sums of (rewards, cost) over pulls ``0 .. jmax-1``
-    (drawn to the end of the last tile of 16)."""
+    (drawn to the end of the last tile of 16).
+
+    Args:
+      sample: a per-pull sampler ``(key, arm, pull_index, t, params) -> (reward (d,), cost ())``.
+
+    Returns:
+      ``prefix_table(key, params, jmax)``, returning the :class:`~mobandit_jax.types.PrefixSums` of the
+      ``(K, tiled_length(jmax), d + 1)`` per-pull values.
+    """
 
     def prefix_table(key, params, jmax: int):
         def arm_rows(arm):
@@ -73,7 +94,23 @@ def sampled_prefix_table(sample):
 
 def read_table(path, arm, objectives, cost=None, normalize=False, minimize=(), bounded=True):
     """``(arm names, (K, d) means in [0, 1] (any real if not ``bounded``), (K,) costs / c_max or None)`` from a
-    per-arm CSV."""
+    per-arm CSV.
+
+    Args:
+      path: the CSV's path.
+      arm: the column naming the arms.
+      objectives: the objective columns, ``d`` of them.
+      cost: optional column of each arm's mean cost.
+      normalize: ``True``, ``False`` or a list of objectives to min-max scale.
+      minimize: a list of lower-is-better objectives (or ``True`` / ``False``).
+      bounded: require objective values in ``[0, 1]``.
+
+    Returns:
+      ``(arms, means, costs)``: ``K`` names, ``(K, d)`` float64 numpy means and ``(K,)`` costs or ``None``.
+
+    Raises:
+      ValueError: a bad file, cell, or a missing or repeated arm, naming the row.
+    """
     names = {arm: "env.arm", **{c: "env.objectives" for c in objectives}}
     if cost is not None:
         names[cost] = "env.cost"
@@ -97,7 +134,28 @@ def read_table(path, arm, objectives, cost=None, normalize=False, minimize=(), b
 
 def build_instance(path, arm, objectives, cost=None, noise="beta", concentration=1.0, sigma=0.1,
                    normalize=False, minimize=(), k=0, clip=True) -> EnvInstance:
-    """Build the table :class:`EnvInstance` (see the module docstring)."""
+    """Build the table :class:`EnvInstance` (see the module docstring).
+
+    Args:
+      path: the CSV's path.
+      arm: the column naming the arms.
+      objectives: the objective columns.
+      cost: optional cost column.
+      noise: one of :data:`~mobandit_jax.problems.stochastic.NOISES`.
+      concentration: Beta concentration.
+      sigma: Gaussian standard deviation.
+      normalize: ``True``, ``False`` or a list of objectives to min-max scale.
+      minimize: a list of lower-is-better objectives (or ``True`` / ``False``).
+      k: slate size, ``0`` for none.
+      clip: clip Gaussian draws to ``[0, 1]``.
+
+    Returns:
+      The stochastic :class:`~mobandit_jax.types.EnvInstance` (reference point 0), with fixed costs where
+      ``cost`` is given.
+
+    Raises:
+      ValueError: a bad file or option, naming it.
+    """
     arms, means, costs = read_table(path, arm, objectives, cost, normalize, minimize, bounded=clip is not False)
     base = make_stochastic(means, noise, concentration, sigma, clip=clip)
     K, d = means.shape
@@ -110,7 +168,18 @@ def build_instance(path, arm, objectives, cost=None, noise="beta", concentration
 
 def with_fixed_costs(base: EnvInstance, costs) -> EnvInstance:
     """A stochastic instance ``base`` whose pulls of arm ``i`` cost ``costs[i]`` (in (0, 1], floor ``min_i c_i``),
-    with the bulk sampler the identification family draws from."""
+    with the bulk sampler the identification family draws from.
+
+    Args:
+      base: a stochastic instance (params :class:`~mobandit_jax.problems.stochastic.StochasticParams`).
+      costs: ``(K,)`` costs in ``(0, 1]``.
+
+    Returns:
+      The instance with :class:`TableParams`, costs, cost floor and bulk sampler set.
+
+    Raises:
+      ValueError: a cost outside ``[min_i c_i, 1]``.
+    """
     costs = np.asarray(costs, float)
     lam = float(costs.min())
     validate_costs(costs, lam)
@@ -126,7 +195,15 @@ KEYS = ("path", "arm", "objectives", "cost", "noise", "concentration", "sigma", 
 @register_env("table", doc="a CSV with one row per arm: mean objectives (raw scores: normalize, minimize) and optional "
           "cost; stochastic feedback as kind 'stochastic'", keys=KEYS)
 def build(section: dict, config: dict) -> EnvInstance:
-    """Registry builder for ``[env] kind = "table"``."""
+    """Registry builder for ``[env] kind = "table"``.
+
+    Args:
+      section: the spec's ``[env]`` table (:data:`KEYS`).
+      config: the whole spec (not read).
+
+    Returns:
+      The :class:`~mobandit_jax.types.EnvInstance` of :func:`build_instance`.
+    """
     return build_instance(section.get("path"), columns.column_name(section, "arm"), columns.objective_names(section),
                           columns.column_name(section, "cost", required=False), section.get("noise", "beta"),
                           float(section.get("concentration", 1.0)), float(section.get("sigma", 0.1)),

@@ -53,7 +53,7 @@ def _cmd_run(args):
                 execution.fit_chunk(plan, max_bytes, workers)
                 workers = min(workers, plan.chunk)  # a chunk's seeds are all that run at once
                 print(f"{plan.chunk} seeds per chunk under --max-memory {args.max_memory}")
-            res = execution.execute(plan, out, progress=not args.quiet, workers=workers)
+            res = execution.execute(plan, out, progress=not args.quiet, workers=workers, band=args.band)
         if res is not None and res.records:
             print(f"wrote {out / 'summary.json'} ({len(res.records)} records), {out / 'report.md'}")
         return 0
@@ -67,6 +67,10 @@ def _cmd_list(args):
 
     load([])  # the built-ins and the installed plugins (the mobandit_jax.plugins entry points)
 
+    if args.options is not None:
+        return _list_options(registry, args.options)
+    if args.metrics:
+        return _list_metrics(registry)
     print("policies:")
     for name, e in sorted(registry.POLICIES.items()):
         print(f"  {name:28s} [{e.family}] {e.doc}")
@@ -79,14 +83,60 @@ def _cmd_list(args):
     return 0
 
 
+def _list_options(registry, name):
+    """``mobandit list --options [NAME]``: each policy's options, default, allowed values and meaning."""
+    names = sorted(registry.POLICIES)
+    if name:  # every family's policy of that name (pareto_ucb: preference and slate)
+        names = [k for k in names if name in (k, k.rpartition("/")[2])] or [registry.POLICIES.resolve(name)]
+    for key in names:
+        options = registry.policy_options(key)
+        print(f"{key}:" + ("" if options else " no options"))
+        for o in options:
+            print(f"  {o.name} = {o.default!r}  [{o.allowed or 'see the policy docs'}]  {o.meaning}".rstrip())
+    return 0
+
+
+def _list_metrics(registry):
+    """``mobandit list --metrics``: each family's metrics, how a seed's value is summarised, and its meaning."""
+    import re
+
+    goals = {"min": "lower is better", "max": "higher is better", "": ""}
+    for family, metrics in registry.family_metrics().items():
+        print(f"{family}:")
+        shown = set()
+        for m in metrics:
+            name, doc = m.name, m.doc
+            numbered = re.fullmatch(r"(.*)_(\d+)", name)
+            if numbered and f" {numbered.group(2)}" in doc:  # one line for reward_0, reward_1, ...
+                name, doc = f"{numbered.group(1)}_<j>", doc.replace(f" {numbered.group(2)}", " j")
+            if name in shown:
+                continue
+            shown.add(name)
+            extra = ", ".join(x for x in (f"per seed: {m.reduce}", goals[m.goal]) if x)
+            print(f"  {name:24s} {doc} ({extra})")
+    print("Formulas and sources: docs/metrics.md")
+    return 0
+
+
 def _cmd_report(args):
+    from ..analysis.files import column
+
     out = Path(args.dir)
     summary = out / "summary.json"
     if not summary.exists():
         print(f"error: {summary} does not exist (run `mobandit run CONFIG --out {out}` first)", file=sys.stderr)
         return 2
     report = out / "report.md"
-    if report.exists():
+    if args.band is not None or args.baseline is not None:  # the tables again (the figures stay as drawn)
+        from ..analysis import report as text
+        from ..analysis.results import Results
+
+        res = Results.load(out)
+        if args.baseline is not None and not any(args.baseline == label or args.baseline == column(label, p["params"])
+                                                 for label, ps in res.grid.items() for p in ps):
+            raise ValueError(f"--baseline {args.baseline!r} is no policy of this run; its policies: {list(res.grid)}")
+        print(text.text(res, {"records": res.records}, [], args.band or "ci", args.baseline))
+    elif report.exists():
         print(report.read_text())
     else:
         from ..analysis.report import tables
@@ -98,7 +148,7 @@ def _cmd_report(args):
 def _cmd_compare(args):
     from ..analysis import compare
 
-    compare.main(args.dirs, args.metric, args.out)
+    compare.main(args.dirs, args.metric, args.out, args.band, args.paired, args.unpaired)
     return 0
 
 
@@ -188,18 +238,31 @@ def main(argv=None) -> int:
                    help="on CPU, run the seeds in one worker process per core (on), in this process over one device "
                    "per core (off), or on when the run has at least 2^20 seed-rounds (auto, the default)")
     p.add_argument("--no-cache", action="store_true", help="no persistent compilation cache (also MOBANDIT_NO_CACHE=1)")
+    _band_option(p)
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("list", help="list registered policies, environments and metric families")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--options", nargs="?", const="", metavar="NAME",
+                      help="each policy's options (or NAME's) with default, allowed values and meaning")
+    what.add_argument("--metrics", action="store_true", help="each family's metrics and their meaning")
     p.set_defaults(fn=_cmd_list)
     p = sub.add_parser("report", help="print the report of a run directory")
     _global_options(p, default=argparse.SUPPRESS)
     p.add_argument("dir")
+    _band_option(p, default=None)
+    p.add_argument("--baseline", metavar="POLICY", help="paired differences to this policy (a label, or a column such "
+                   "as \"CoHV-UCB {'alpha': 0.5}\") instead of the best one")
     p.set_defaults(fn=_cmd_report)
     p = sub.add_parser("compare", help="several run directories side by side: markdown tables and a PNG figure")
     p.add_argument("dirs", nargs="+", metavar="RUN_DIR")
     p.add_argument("--metric", action="extend", nargs="+", metavar="M",
                    help="metrics to compare (default: every metric)")
     p.add_argument("--out", default="compare.png", help="the figure's PNG file (default compare.png)")
+    p.add_argument("--paired", action="store_true", help="per-seed differences of each run to the first, with a "
+                   "paired 95%% CI and win/tie/loss counts (refused unless the runs share their seeds and environment)")
+    p.add_argument("--unpaired", action="store_true", help="differences of the runs' means to the first run's, with "
+                   "Welch's 95%% CI (for runs on different seeds or environments)")
+    _band_option(p)
     p.set_defaults(fn=_cmd_compare)
     p = sub.add_parser("reproduce", help="run every spec in configs/ and rebuild the reports in experiments/")
     _global_options(p, default=argparse.SUPPRESS)
@@ -243,6 +306,15 @@ def main(argv=None) -> int:
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
         print("error: " + " ".join(str(msg).split()), file=sys.stderr)
         return 2
+
+
+def _band_option(parser, default="ci"):
+    """``--band``: what tables and figures show around each mean (:data:`mobandit_jax.analysis.plots.BANDS`)."""
+    parser.add_argument("--band", choices=("ci", "std", "median", "iqm"), default=default,
+                        help="ci: the mean and its 95%% confidence interval over seeds (Student t; Wilson's for rates; "
+                        "the default); std: mean ± 1 std; median, iqm: the median or interquartile mean with a "
+                        "seeded bootstrap 95%% interval"
+                        + ("" if default else " (default: print report.md as written)"))
 
 
 def _global_options(parser, default):

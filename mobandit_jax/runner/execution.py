@@ -332,7 +332,8 @@ def work_on_parts(spec: dict, x64: bool, workers: int, live: bool, index: int, w
     yield from run_parts(plan, index, workers, width, parts, show=Relay(plan) if live else None)
 
 
-def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures: bool = True) -> Results | None:
+def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures: bool = True,
+             band: str = "ci") -> Results | None:
     """Run the chunks that are not on disk yet; process 0 then merges them into :class:`Results`.
 
     With ``out_dir`` the chunks and the result files are written there (process 0 writes the
@@ -344,7 +345,8 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures
     closes them). Chunk files are written on a thread while the next chunk computes. ``progress``: notes
     and, where stderr is a terminal, a bar that advances once per checkpoint (:class:`Progress`). Applies
     :func:`mobandit_jax.runner.runtime.configure` first (the CPU settings the specs were timed with).
-    ``figures=False``: the run folder gets no figures (:meth:`mobandit_jax.analysis.results.Results.write`).
+    ``figures=False``: the run folder gets no figures (:meth:`mobandit_jax.analysis.results.Results.write`);
+    ``band``: what the report's cells and the figures' bands are (default the mean and its 95% CI).
     """
     runtime.configure()
     out = None if out_dir is None else Path(out_dir)
@@ -407,15 +409,16 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures
             raise files.RunFolderError(f"{files.chunk_path(out, c)} is missing or unreadable after the run")
     merged = files.merge_chunks([files.chunk_path(out, c) for c in range(total)])
     res = Results.merge(plan, merged, wall, files.marker(plan))
-    res.write(out, figures)
+    res.write(out, figures, band)
     return res
 
 
-def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures: bool = True) -> Results | None:
+def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures: bool = True,
+            band: str = "ci") -> Results | None:
     """Run the chunks that are not on disk yet and merge them (:func:`_execute`); the run folder stays
     locked while this process writes it (:func:`mobandit_jax.runner.run_folder.lock`)."""
     try:
-        return _execute(plan, out_dir, progress, workers, figures)
+        return _execute(plan, out_dir, progress, workers, figures, band)
     finally:
         if out_dir is not None:
             files.unlock(out_dir)

@@ -61,6 +61,8 @@ class Plan:
     plugins: str | None = None  # hash of the plugins' source (None: the spec names none)
     data: str | None = None  # hash of the data files the spec names (None: it names none)
     truth: Sequence = field(default_factory=list)  # truth.json's entry per grid setting, in grid order
+    bounds: dict = field(default_factory=dict)  # label -> {metric: (low, high)} of its per-seed values (Metric.bounds)
+    goal: dict = field(default_factory=dict)  # label -> {metric: "min" | "max" | ""} (Metric.goal)
 
 
 def resolve_policy(entry: dict) -> str:
@@ -124,7 +126,7 @@ def build(spec: dict) -> Plan:
         return seen[i, reads]
 
     groups: dict = {}
-    names, reduce, grid = {}, {}, {}
+    names, reduce, grid, bounds, goal = {}, {}, {}, {}, {}
     for entry in spec["policies"]:
         label = entry.get("label", entry["name"])
         if label in grid:
@@ -141,6 +143,8 @@ def build(spec: dict) -> Plan:
             mset, mparams = family_metrics[i, family]
             names.setdefault(label, tuple(mset.names))
             reduce.setdefault(label, dict(zip(mset.names, mset.reduce, strict=False)))
+            bounds.setdefault(label, {m.name: list(m.bounds) for m in mset.metrics})
+            goal.setdefault(label, {m.name: m.goal for m in mset.metrics})
             for options, (policy, pparams, static_key) in made:
                 budget = ctx.budget if ctx.budget is not None else np.inf
                 budgeted = bool(np.isfinite(budget))
@@ -156,7 +160,7 @@ def build(spec: dict) -> Plan:
     truth = TruthTable([(setting, inst, _truth_parts(i, family_metrics, seen))
                         for i, (setting, _, inst, _) in enumerate(built)], exp["seeds"], exp["seed"])
     return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"], cfg.chunk_size(spec),
-                names, reduce, grid, plugins.digest(spec), files.data_digest(spec), truth)
+                names, reduce, grid, plugins.digest(spec), files.data_digest(spec), truth, bounds=bounds, goal=goal)
 
 
 def _truth_parts(i: int, family_metrics: dict, seen: dict) -> list:

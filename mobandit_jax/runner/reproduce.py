@@ -50,6 +50,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
+from ..analysis.stats import DERIVED
 from . import api, devices, run_folder, runtime, workers
 from . import spec as cfg
 
@@ -461,16 +462,21 @@ def classify(committed: dict, reproduced: dict) -> dict:
     ``different``; a ``mean`` that is neither is ``sampling`` if the difference of the two means is below
     2 standard errors of the committed record, ``|mean_a - mean_b| < 2 * std / sqrt(n)`` with the committed
     ``std`` and ``n`` (the issue's reading: one record's standard error, not the two combined). A ``std``
-    follows its mean: beyond round-off it is ``sampling`` where the mean is, else ``different``. A field
-    missing on one side is ``different``.
+    (and ``se``, ``ci_low``, ``ci_high``) follows its mean: beyond round-off it is ``sampling`` where the mean
+    is, else ``different``. A field
+    missing on one side is ``different``, except an interval field (``se``, ``ci_low``, ``ci_high``,
+    ``interval``: :data:`~mobandit_jax.analysis.stats.DERIVED`) that the committed record, of an earlier
+    version, does not have: it is derived from the numbers compared, and not compared.
     """
     missing = object()
-    fields = sorted((set(committed) | set(reproduced)) - set(KEY_FIELDS))
+    new = {f for f in DERIVED if f in reproduced and f not in committed}  # a committed summary of an earlier version
+    fields = sorted((set(committed) | set(reproduced)) - set(KEY_FIELDS) - new)
     classes = {f: _exact_class(committed.get(f, missing), reproduced.get(f, missing)) for f in fields}
     if classes.get("mean") == "different" and _within_sampling(committed, reproduced):
         classes["mean"] = "sampling"
-    if classes.get("mean") == "sampling" and classes.get("std") == "different":
-        classes["std"] = "sampling"
+    for follower in ("std", "se", "ci_low", "ci_high"):  # the spread and the interval follow their mean
+        if classes.get("mean") == "sampling" and classes.get(follower) == "different":
+            classes[follower] = "sampling"
     return classes
 
 

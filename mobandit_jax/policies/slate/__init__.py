@@ -70,6 +70,29 @@ Layout: :mod:`.common` holds the shared state, params and forced initialisation 
 safe pruning, crowding distance, scalarisations) are kernels (:mod:`mobandit_jax.kernels.layers`,
 ``.slates``, ``.pruning``, ``.crowding``, ``.scalarization``). This module registers the 14 policies as
 ``slate/<name>``.
+
+Each policy takes the options of its row (``mobandit list --options NAME`` lists them with their defaults).
+
+Options:
+  m0: pulls of every arm before the policy's own rule (the shared forced initialisation). Allowed: a number
+    >= 1.
+  eta: scale of the confidence bonus sqrt(2 eta log(...) / N_i). Allowed: a number > 0.
+  delta: THV-UCB's confidence level in the bonus; None takes 1/T (Theorem 3). Allowed: a number in (0, 1),
+    or None.
+  clip: clip THV-UCB's upper bounds to [0, 1]. Allowed: true or false.
+  sigma_obs: the observation noise's standard deviation; None takes the environment's. Allowed: a number
+    >= 0, or None.
+  sigma_prior: ParetoTS+'s prior scale, inflating the posterior. Allowed: a number >= 0.
+  num_weights: ChebyshevUCB's number of random simplex weights. Allowed: a whole number >= 1.
+  bonus: ChebyshevUCB's confidence bonus. Allowed: 'ucb1', 'standard' or 'pareto'.
+  boundary: ParetoUCB-Crowd's crowding distance of a layer's boundary arms. Allowed: 'inf', 'neighbour' or
+    'zero'.
+
+References:
+- N. Gutowski, F. Chhel, A. Letard and S. Lamprier, Top-k Pareto Bandits: Hypervolume Regret for
+  Multi-Objective Slate Selection (preprint)
+- M. M. Drugan and A. Nowe (2013), Designing multi-objective multi-armed bandits algorithms: a study, IJCNN 2013,
+  https://doi.org/10.1109/IJCNN.2013.6707036
 """
 from __future__ import annotations
 

@@ -5,6 +5,12 @@ Pareto-layer UCB (ParetoUCB, +, -Div, -Crowd) and TS (ParetoTS, +) fill the slat
 ChebyshevUCB(+), ScalarUCB(-RandW) and HVScalarUCB take the top-k of a scalarised UCB; HVScalarUCB+
 gives each slot its own direction; RandomK draws the slate. The formulas and the readings the paper
 leaves open are in the family docstring (:mod:`mobandit_jax.policies.slate`).
+
+References:
+- N. Gutowski, F. Chhel, A. Letard and S. Lamprier, Top-k Pareto Bandits: Hypervolume Regret for
+  Multi-Objective Slate Selection (preprint)
+- M. M. Drugan and A. Nowe (2013), Designing multi-objective multi-armed bandits algorithms: a study, IJCNN 2013,
+  https://doi.org/10.1109/IJCNN.2013.6707036
 """
 from __future__ import annotations
 
@@ -54,14 +60,33 @@ class TsPlusParams(NamedTuple):
 
 
 def ts_params(horizon, sigma_obs, m0=M0) -> TsParams:
-    """:class:`TsParams`; ``sigma_obs >= 0``."""
+    """:class:`TsParams`; ``sigma_obs >= 0``.
+
+    Args:
+      horizon: T, the run's rounds.
+      sigma_obs: the observation noise scale of the Gaussian posterior (>= 0).
+      m0: the forced initial pulls of every arm.
+
+    Returns:
+      the :class:`TsParams` pytree.
+    """
     if sigma_obs is None or not np.isfinite(sigma_obs) or sigma_obs < 0:
         raise ValueError(f"sigma_obs must be >= 0, got {sigma_obs!r}")
     return TsParams(*base_params(horizon, m0), _f(sigma_obs))
 
 
 def ts_plus_params(horizon, sigma_obs, sigma_prior=SIGMA_PRIOR, m0=M0) -> TsPlusParams:
-    """:class:`TsPlusParams`; ``sigma_obs, sigma_prior >= 0``."""
+    """:class:`TsPlusParams`; ``sigma_obs, sigma_prior >= 0``.
+
+    Args:
+      horizon: T, the run's rounds.
+      sigma_obs: the observation noise scale (>= 0).
+      sigma_prior: the prior scale added to it (>= 0).
+      m0: the forced initial pulls of every arm.
+
+    Returns:
+      the :class:`TsPlusParams` pytree.
+    """
     if not np.isfinite(sigma_prior) or sigma_prior < 0:
         raise ValueError(f"sigma_prior must be >= 0, got {sigma_prior!r}")
     return TsPlusParams(*ts_params(horizon, sigma_obs, m0), _f(sigma_prior))
@@ -71,7 +96,16 @@ def ts_plus_params(horizon, sigma_obs, sigma_prior=SIGMA_PRIOR, m0=M0) -> TsPlus
 
 
 def pareto_ucb(num_arms: int, dim: int, k: int) -> Policy:
-    """ParetoUCB: ``beta = sqrt(2 log(t (d |F_hat|)^{1/4}) / N)``, random within layers. Params: :func:`base_params`."""
+    """ParetoUCB: ``beta = sqrt(2 log(t (d |F_hat|)^{1/4}) / N)``, random within layers. Params: :func:`base_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`base_params`.
+    """
     n, d = num_arms, dim
 
     def core(key, state, params, t):
@@ -85,7 +119,16 @@ def pareto_ucb(num_arms: int, dim: int, k: int) -> Policy:
 
 
 def pareto_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
-    """ParetoUCB+: layers on ``U``, ``sum_j U_ij`` tie-break. Params: :func:`eta_params`."""
+    """ParetoUCB+: layers on ``U``, ``sum_j U_ij`` tie-break. Params: :func:`eta_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`eta_params`.
+    """
     n, d = num_arms, dim
 
     def core(key, state, params, t):
@@ -96,7 +139,16 @@ def pareto_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
 
 
 def pareto_ucb_div(num_arms: int, dim: int, k: int) -> Policy:
-    """ParetoUCB-Div: per slot, current layer, maximin ``l_inf`` distance, ``sum U``. Params: :func:`eta_params`."""
+    """ParetoUCB-Div: per slot, current layer, maximin ``l_inf`` distance, ``sum U``. Params: :func:`eta_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`eta_params`.
+    """
     n, d = num_arms, dim
 
     def core(key, state, params, t):
@@ -121,7 +173,17 @@ def pareto_ucb_div(num_arms: int, dim: int, k: int) -> Policy:
 
 def pareto_ucb_crowd(num_arms: int, dim: int, k: int, boundary: str = "inf") -> Policy:
     """ParetoUCB-Crowd: within each layer, largest crowding distance first (``boundary``: see
-    :func:`crowding_distance`). Params: :func:`eta_params`."""
+    :func:`crowding_distance`). Params: :func:`eta_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+      boundary: how boundary arms of a layer are scored (``CROWD_BOUNDARY``; see :func:`crowding_distance`).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`eta_params`.
+    """
     n, d = num_arms, dim
     if boundary not in CROWD_BOUNDARY:
         raise ValueError(f"pareto_ucb_crowd: boundary must be one of {CROWD_BOUNDARY}, got {boundary!r}")
@@ -138,7 +200,16 @@ def pareto_ucb_crowd(num_arms: int, dim: int, k: int, boundary: str = "inf") -> 
 
 
 def pareto_ts(num_arms: int, dim: int, k: int) -> Policy:
-    """ParetoTS: ``theta ~ N(mu_hat, sigma_obs^2 / N)``, layers, random within a layer. Params: :func:`ts_params`."""
+    """ParetoTS: ``theta ~ N(mu_hat, sigma_obs^2 / N)``, layers, random within a layer. Params: :func:`ts_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`ts_params`.
+    """
     n, d = num_arms, dim
 
     def core(key, state, params, t):
@@ -152,7 +223,16 @@ def pareto_ts(num_arms: int, dim: int, k: int) -> Policy:
 
 def pareto_ts_plus(num_arms: int, dim: int, k: int) -> Policy:
     """ParetoTS+: ``sigma_i^2 = (sigma_prior^2 + sigma_obs^2) / N_i``, ``sum_j theta_ij`` tie-break.
-    Params: :func:`ts_plus_params`."""
+    Params: :func:`ts_plus_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`ts_plus_params`.
+    """
     n, d = num_arms, dim
 
     def core(key, state, params, t):
@@ -171,7 +251,18 @@ CHEBYSHEV_BONUS = ("ucb1", "standard", "pareto")
 
 def chebyshev_ucb(num_arms: int, dim: int, k: int, num_weights: int = 32, bonus: str = "ucb1") -> Policy:
     """ChebyshevUCB: ``min_l w_l (U_il - z_l)`` with a uniformly drawn lattice weight; ``bonus`` is
-    ``"ucb1"``, ``"standard"`` or ``"pareto"`` (module docstring). Params: :func:`eta_params`."""
+    ``"ucb1"``, ``"standard"`` or ``"pareto"`` (module docstring). Params: :func:`eta_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+      num_weights: the number of interior simplex lattice weights drawn from (>= 1).
+      bonus: ``"ucb1"``, ``"standard"`` or ``"pareto"``: the exploration bonus (module docstring).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`eta_params`.
+    """
     n, d = num_arms, dim
     if not isinstance(num_weights, int) or num_weights < 1:
         raise ValueError(f"chebyshev_ucb: num_weights must be an integer >= 1, got {num_weights!r}")
@@ -196,7 +287,16 @@ def chebyshev_ucb(num_arms: int, dim: int, k: int, num_weights: int = 32, bonus:
 
 
 def chebyshev_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
-    """ChebyshevUCB+: top-k of ``min_l (U_il - z_l) / d``. Params: :func:`eta_params`."""
+    """ChebyshevUCB+: top-k of ``min_l (U_il - z_l) / d``. Params: :func:`eta_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`eta_params`.
+    """
     n, d = num_arms, dim
 
     def core(key, state, params, t):
@@ -212,7 +312,16 @@ def chebyshev_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
 
 
 def scalar_ucb(num_arms: int, dim: int, k: int) -> Policy:
-    """ScalarUCB: top-k of ``mean_j mu_hat_ij + sqrt(eta log(n T^2) / (2 N_i))``. Params: :func:`eta_params`."""
+    """ScalarUCB: top-k of ``mean_j mu_hat_ij + sqrt(eta log(n T^2) / (2 N_i))``. Params: :func:`eta_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`eta_params`.
+    """
     n, d = num_arms, dim
 
     def core(key, state, params, t):
@@ -223,7 +332,16 @@ def scalar_ucb(num_arms: int, dim: int, k: int) -> Policy:
 
 
 def scalar_ucb_randw(num_arms: int, dim: int, k: int) -> Policy:
-    """ScalarUCB-RandW: top-k of ``w . U_i``, ``w ~ Dirichlet(1)`` each round. Params: :func:`eta_params`."""
+    """ScalarUCB-RandW: top-k of ``w . U_i``, ``w ~ Dirichlet(1)`` each round. Params: :func:`eta_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`eta_params`.
+    """
     n, d = num_arms, dim
 
     def core(key, state, params, t):
@@ -234,7 +352,16 @@ def scalar_ucb_randw(num_arms: int, dim: int, k: int) -> Policy:
 
 
 def hv_scalar_ucb(num_arms: int, dim: int, k: int) -> Policy:
-    """HVScalarUCB: top-k of the HV scalarisation along one random direction. Params: :func:`eta_ref_params`."""
+    """HVScalarUCB: top-k of the HV scalarisation along one random direction. Params: :func:`eta_ref_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`eta_ref_params`.
+    """
     n, d = num_arms, dim
 
     def core(key, state, params, t):
@@ -246,7 +373,16 @@ def hv_scalar_ucb(num_arms: int, dim: int, k: int) -> Policy:
 
 def hv_scalar_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
     """HVScalarUCB+: slot ``j`` takes ``argmax_{i not chosen} min_l (U_il - r_l) / lambda^(j)_l``.
-    Params: :func:`eta_ref_params`."""
+    Params: :func:`eta_ref_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`eta_ref_params`.
+    """
     n, d = num_arms, dim
 
     def core(key, state, params, t):
@@ -259,7 +395,16 @@ def hv_scalar_ucb_plus(num_arms: int, dim: int, k: int) -> Policy:
 
 
 def random_k(num_arms: int, dim: int, k: int) -> Policy:
-    """RandomK: ``k`` distinct arms uniformly at random. Params: :func:`base_params`."""
+    """RandomK: ``k`` distinct arms uniformly at random. Params: :func:`base_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from :func:`base_params`.
+    """
     n = num_arms
 
     def core(key, state, params, t):

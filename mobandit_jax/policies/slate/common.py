@@ -2,6 +2,10 @@
 Algorithm 1, line 2 (round counter, pull counts ``N_i``, reward sums), its semi-bandit update (line 22),
 the forced initialisation of lines 3-7, the confidence bonuses of the baselines, the params of the
 policies without their own, and :func:`make_slate_policy`, which wraps a policy's round ``core``.
+
+References:
+- N. Gutowski, F. Chhel, A. Letard and S. Lamprier, Top-k Pareto Bandits: Hypervolume Regret for
+  Multi-Objective Slate Selection (preprint)
 """
 from __future__ import annotations
 
@@ -42,28 +46,75 @@ class BoundsState(NamedTuple):
 
 
 def init_state(n: int, d: int) -> SlateState:
-    """The empty state of Algorithm 1, line 2."""
+    """The empty state of Algorithm 1, line 2.
+
+    Args:
+      n: the number of arms.
+      d: the number of objectives.
+
+    Returns:
+      zero counts and sums (:class:`~mobandit_jax.kernels.counts.CountState`).
+    """
     return init_counts(n, d)
 
 
 def update_state(state: SlateState, action, obs) -> SlateState:
-    """Semi-bandit update of counts and sums for the ``k`` played arms (Algorithm 1, line 22)."""
+    """Semi-bandit update of counts and sums for the ``k`` played arms (Algorithm 1, line 22).
+
+    Args:
+      state: the counts and sums before the round.
+      action: the (k,) int32 slate played.
+      obs: its :class:`~mobandit_jax.types.Observation`, one reward row (k, d) per arm of the slate.
+
+    Returns:
+      the counts and sums after the round.
+    """
     return record(state, action, obs.reward)
 
 
 def forced_slate(counts, k: int):
-    """The ``k`` arms with the smallest pull counts, ties to the lowest index (Algorithm 1, line 4)."""
+    """The ``k`` arms with the smallest pull counts, ties to the lowest index (Algorithm 1, line 4).
+
+    Args:
+      counts: (n,) pull counts.
+      k: the slate size.
+
+    Returns:
+      a (k,) int32 slate.
+    """
     return top_k(-counts, k)
 
 
 def standard_bonus(counts, eta, n: int, d: int, horizon):
-    """The standard UCB bonus ``sqrt(eta log(n d T^2) / (2 N_i))`` (ChebyshevUCB+)."""
+    """The standard UCB bonus ``sqrt(eta log(n d T^2) / (2 N_i))`` (ChebyshevUCB+).
+
+    Args:
+      counts: (n,) pull counts ``N_i`` (unpulled arms read as 1).
+      eta: the confidence scale.
+      n: the number of arms.
+      d: the number of objectives.
+      horizon: T.
+
+    Returns:
+      the (n,) bonuses.
+    """
     return jnp.sqrt(eta * jnp.log(n * d * horizon**2) / (2.0 * jnp.maximum(counts, 1.0)))
 
 
 def drugan_nowe_bonus(front, counts, t, d: int, eta=None):
     """ParetoUCB's bonus ``sqrt(2 log(t (d |F_hat|)^{1/4}) / N_i)``, ``|F_hat|`` the size of the empirical
-    Pareto front ``front`` (K,) bool (Drugan & Nowe 2013); ``eta`` (if given) scales the 2."""
+    Pareto front ``front`` (K,) bool (Drugan & Nowe 2013); ``eta`` (if given) scales the 2.
+
+    Args:
+      front: (n,) bool, the empirical Pareto front.
+      counts: (n,) pull counts ``N_i`` (unpulled arms read as 1).
+      t: the round, 1-based.
+      d: the number of objectives.
+      eta: an optional scale of the 2 in the radius.
+
+    Returns:
+      the (n,) bonuses.
+    """
     front_size = jnp.sum(front).astype(jnp.float32)
     scale = 2.0 if eta is None else 2.0 * eta
     return jnp.sqrt(scale * jnp.log(t * (d * front_size) ** 0.25) / jnp.maximum(counts, 1.0))
@@ -108,19 +159,46 @@ def _positive(key: str, value):
 
 
 def base_params(horizon, m0=M0) -> BaseParams:
-    """:class:`BaseParams`; ``m0 >= 1``."""
+    """:class:`BaseParams`; ``m0 >= 1``.
+
+    Args:
+      horizon: T, the run's rounds.
+      m0: the forced initial pulls of every arm (>= 1).
+
+    Returns:
+      the :class:`BaseParams` pytree.
+    """
     if not (isinstance(m0, (int, float)) and not isinstance(m0, bool) and m0 >= 1):
         raise ValueError(f"m0 (minimum pulls) must be a number >= 1, got {m0!r}")
     return BaseParams(_f(m0), _f(float(horizon)))
 
 
 def eta_params(horizon, eta=ETA, m0=M0) -> EtaParams:
-    """:class:`EtaParams`; ``eta > 0``."""
+    """:class:`EtaParams`; ``eta > 0``.
+
+    Args:
+      horizon: T, the run's rounds.
+      eta: the confidence scale (> 0).
+      m0: the forced initial pulls of every arm (>= 1).
+
+    Returns:
+      the :class:`EtaParams` pytree.
+    """
     return EtaParams(*base_params(horizon, m0), _positive("eta", eta))
 
 
 def eta_ref_params(horizon, ref, eta=ETA, m0=M0) -> EtaRefParams:
-    """:class:`EtaRefParams`."""
+    """:class:`EtaRefParams`.
+
+    Args:
+      horizon: T, the run's rounds.
+      ref: the (d,) hypervolume reference point.
+      eta: the confidence scale (> 0).
+      m0: the forced initial pulls of every arm (>= 1).
+
+    Returns:
+      the :class:`EtaRefParams` pytree.
+    """
     return EtaRefParams(*eta_params(horizon, eta, m0), _f(ref))
 
 
@@ -137,6 +215,18 @@ def make_slate_policy(n: int, d: int, k: int, core, tracked=None, ranked: bool =
     objective's (value, index) ranks of the vector (:func:`refresh_key_ranks`). With
     ``bounds(stats, params) -> (upper, lower)``, the state is a :class:`BoundsState` holding the bounds
     of the round after ``stats``.
+
+    Args:
+      n: the number of arms.
+      d: the number of objectives.
+      k: the slate size (1 <= k <= n).
+      core: ``core(key, state, params, t) -> (k,)``, the policy's slate after the forced pulls.
+      tracked: an optional per-arm vector whose dominance matrix the state keeps.
+      ranked: also keep the tracked vector's per-objective ranks.
+      bounds: an optional ``bounds(stats, params) -> (upper, lower)`` kept in the state.
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` with ``slate_size = k``.
     """
     if not 1 <= k <= n:
         raise ValueError(f"slate policies need 1 <= k <= n={n}, got slate size k={k!r}")
@@ -175,16 +265,42 @@ def make_slate_policy(n: int, d: int, k: int, core, tracked=None, ranked: bool =
 
 
 def empirical_means_of(stats, params):
-    """``mu_hat`` as a tracked vector (:func:`make_slate_policy`)."""
+    """``mu_hat`` as a tracked vector (:func:`make_slate_policy`).
+
+    Args:
+      stats: the counts and sums.
+      params: the policy's params (unused).
+
+    Returns:
+      the (n, d) empirical means.
+    """
     return empirical_means(stats)
 
 
 def ucb_vectors(state, params, n, d):
     """``U_i = mu_hat_i + sqrt(eta log(n d T^2) / (2 N_i)) 1`` (the standard bonus; it does not depend on
-    ``t``, so ``U_i`` changes only when arm ``i`` is played)."""
+    ``t``, so ``U_i`` changes only when arm ``i`` is played).
+
+    Args:
+      state: the counts and sums.
+      params: params with ``eta`` and ``horizon``.
+      n: the number of arms.
+      d: the number of objectives.
+
+    Returns:
+      the (n, d) optimistic vectors.
+    """
     return empirical_means(state) + standard_bonus(state.counts, params.eta, n, d, params.horizon)[:, None]
 
 
 def tracked_ucb(n: int, d: int):
-    """:func:`ucb_vectors` as a tracked vector (:func:`make_slate_policy`)."""
+    """:func:`ucb_vectors` as a tracked vector (:func:`make_slate_policy`).
+
+    Args:
+      n: the number of arms.
+      d: the number of objectives.
+
+    Returns:
+      ``tracked(stats, params) -> (n, d)``.
+    """
     return lambda stats, params: ucb_vectors(stats, params, n, d)

@@ -12,6 +12,10 @@ At round ``t`` (1-based), after the forced initialisation of lines 3-7 (:func:`m
 update of round ``t`` (line 22), so a round reads them from memory. The greedy first runs over all arms;
 ``A_t`` is formed, and the greedy redone over it, only if that slate holds a pruned arm (the same slate,
 :func:`~mobandit_jax.kernels.pruning.fill_over_safe_arms`).
+
+References:
+- N. Gutowski, F. Chhel, A. Letard and S. Lamprier, Top-k Pareto Bandits: Hypervolume Regret for
+  Multi-Objective Slate Selection (preprint)
 """
 from __future__ import annotations
 
@@ -42,7 +46,18 @@ class ThvUcbParams(NamedTuple):
 
 
 def thv_ucb_params(horizon, ref, eta=THV_ETA, delta=None, m0=M0) -> ThvUcbParams:
-    """:class:`ThvUcbParams`; ``delta`` defaults to ``1/T`` (Theorem 3)."""
+    """:class:`ThvUcbParams`; ``delta`` defaults to ``1/T`` (Theorem 3).
+
+    Args:
+      horizon: T, the run's rounds.
+      ref: the (d,) hypervolume reference point r.
+      eta: the confidence scale of the radius.
+      delta: the confidence level in (0, 1); None gives ``1/T``.
+      m0: the forced initial pulls of every arm (>= 1).
+
+    Returns:
+      the :class:`ThvUcbParams` pytree.
+    """
     if delta is None:
         delta = 1.0 / max(int(horizon), 2)
     if not (0 < float(delta) < 1):
@@ -52,7 +67,18 @@ def thv_ucb_params(horizon, ref, eta=THV_ETA, delta=None, m0=M0) -> ThvUcbParams
 
 
 def thv_ucb(num_arms: int, dim: int, k: int, clip: bool = True) -> Policy:
-    """THV-UCB (Algorithm 1, lines 9-21); ``clip`` clips the UCBs to [0, 1]. Params: :func:`thv_ucb_params`."""
+    """THV-UCB (Algorithm 1, lines 9-21); ``clip`` clips the UCBs to [0, 1]. Params: :func:`thv_ucb_params`.
+
+    Args:
+      num_arms: n, the number of arms.
+      dim: d, the number of objectives.
+      k: the slate size (1 <= k <= n).
+      clip: clip the upper confidence bounds to [0, 1] (rewards in [0, 1]).
+
+    Returns:
+      a slate :class:`~mobandit_jax.types.Policy` (``slate_size = k``) whose params come from
+      :func:`thv_ucb_params`.
+    """
     n, d = num_arms, dim
 
     def bounds(stats, params):  # lines 10-14, for round t = (rounds played) + 1
