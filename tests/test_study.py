@@ -71,7 +71,7 @@ def test_identification_study_matches_the_bulk_run(tmp_path):
     del spec["preference"]
     study = mb.Study.create(tmp_path / "s", spec, seed=0)
     params = study._built.params
-    bulk = psi_sr(K, n, lambda key, p, jmax: prefix_sums(jnp.asarray(values, jnp.float32)), dim=2)
+    bulk = psi_sr(K, n, lambda key, p, jmax: prefix_sums(jnp.asarray(values, jnp.float32)), "sr", dim=2)
     result = bulk.identify(None, None, None, params)
     pulls = np.zeros(K, int)
     for _ in range(1000):
