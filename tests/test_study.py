@@ -304,3 +304,27 @@ def test_optimize_fails_and_retries_what_raises(tmp_path, capsys):
     assert status["told"] == 12 and status["failed"] == 1 and status["finished"] and status["spent"] == 6.0
     hist = study.history().set_index("ticket")
     assert hist.loc[raised[0], "state"] == "failed" and (hist["arm"] == "m1").sum() >= 2
+
+
+def test_optimize_ctrl_c_tells_what_returned(tmp_path, capsys):
+    """Ctrl-C (SIGINT) during optimize: no new tickets, the running evaluations are told, nothing left pending."""
+    import signal
+    import threading
+    import time as clock
+
+    study = mb.Study.create(tmp_path / "s", _spec(horizon=1000), seed=0)
+    calls = []
+    lock = threading.Lock()
+
+    def evaluate(ticket):
+        with lock:
+            calls.append(ticket.id)
+            if len(calls) == 5:
+                os.kill(os.getpid(), signal.SIGINT)
+        clock.sleep(0.05)
+        return MEANS[ticket.index].tolist()
+
+    study.optimize(evaluate, workers=2, progress=False)
+    status = study.status()
+    assert status["pending"] == 0 and status["told"] == len(calls) and 5 <= len(calls) < 20
+    assert "stopped (Ctrl-C)" in capsys.readouterr().err
