@@ -20,6 +20,7 @@ _EXPORTS = {
     "analysis.results": ("Curves", "Recommendation", "Results"),
     "engine": ("batch", "make_run", "seed_keys"),
     "errors": ("ConfigError",),
+    "study": ("Study", "StudyError"),
     "kernels": ("cone_optimal_mask", "hv_contributions", "hypervolume", "klucb_lower", "klucb_upper",
                 "normalized_projections", "pareto_front_mask", "pareto_layers", "preference_gaps"),
     "registry": ("ENVS", "FAMILIES", "POLICIES", "Registry", "RegistryError", "make_env", "make_metrics",

@@ -105,16 +105,39 @@ class IdentifyFn(Protocol):
         """
 
 
+class Stepwise(NamedTuple):
+    """An identifier as pure steps, for a caller that owns the pulls (an ask/tell study, :mod:`mobandit_jax.study`).
+
+    ``init(params) -> state``; ``select(key, state, params) -> (K,) int32``: the pulls of each arm the method needs
+    before its next barrier (a phase's remaining allocation, or a round's arms once each); ``update(state, pulls (K,)
+    int32, reward_sums (K, d), cost_sums (K,), params) -> state`` takes them all at once (sums over each arm's pulls);
+    ``short(state, params) -> state``: the caller cannot afford the pulls ``select`` asked for, and the method does
+    what it does when its budget stops it (a phase ends with the pulls made; a round-based method halts);
+    ``recommend(state, params) -> (K,) bool``; ``stopped(state, params) -> () bool`` (no more pulls wanted);
+    ``confident(state, params) -> () bool``: a fixed-confidence stopping rule fired (else ``stopped``)."""
+
+    init: Callable
+    select: Callable
+    update: Callable
+    short: Callable
+    recommend: Callable
+    stopped: Callable
+    confident: Callable | None = None
+
+
 class Identifier(NamedTuple):
     """An identification algorithm run as one pure call per seed (phases drawn in bulk).
 
     ``identify_in_turn`` (optional): ``(keys_env (R,), keys_pol (R,), env_params (leading R), params) ->
     IdentifyResult (leading R)``, the same results for ``R`` seeds run one after another in one lane; the engine
     gives several seeds to a lane with it when a batch is large (a fixed-confidence method whose seeds stop at
-    very different rounds then costs the sum of their rounds, not the batch times the slowest)."""
+    very different rounds then costs the sum of their rounds, not the batch times the slowest). ``stepwise``
+    (optional): the method as a :class:`Stepwise` on the same params, which gives the same recommendation on the
+    same pulls; a live study needs it."""
 
     identify: IdentifyFn
     identify_in_turn: Callable | None = None
+    stepwise: Stepwise | None = None  # the same method as pure steps on the same params (a live study drives it)
 
 
 # ----------------------------------------------------------------------------- environments

@@ -3,7 +3,6 @@ instances against a plain numpy loop, PSI-SR, uniform allocation and the identif
 from __future__ import annotations
 
 import math
-from functools import partial
 from pathlib import Path
 
 import jax
@@ -300,7 +299,7 @@ def test_longer_tables_give_the_same_run(name):
     _, p, key = registry.make_policy(name, ctx)
     length = dict(key[1:])["length"]
     assert length == I.table_length(int(p.jmax)) >= int(p.jmax) and length & (length - 1) == 0
-    factory = {"copsi": I.copsi, "psi_sr": partial(I.psi_sr, schedule=I.SCHEDULES[0]),
+    factory = {"copsi": I.copsi, "psi_sr": lambda *a: I.psi_sr(*a, schedule=I.SCHEDULES[0]),
                "uniform_alloc": I.uniform_alloc}[name]
     runs = [jax.jit(factory(14, n, L.prefix_table).identify) for n in (length, 4 * length + 5)]
     for seed in range(3):

@@ -16,6 +16,12 @@ round). EGE-SH has ``ceil(log2 K)`` halving rounds: round ``r`` samples every ac
 removes ``floor(|A_r| / 2)`` arms, so ``sum_r |A_r| t_r <= T``. Both are cost insensitive:
 ``T = floor(B / c_bar)`` unit pulls at the mean allocation cost ``c_bar``, charged the actual costs.
 
+Step-wise form (:func:`stepwise_elimination`, ``Identifier.stepwise``): the same phases (:class:`Schedule`), but
+the caller owns the pulls: ``select`` says how many each active arm still needs before the phase barrier, ``update``
+takes any of them, and ``short`` ends the phase when the caller cannot afford the next sweep (one pull of every active
+arm). Fed the same sweeps, with ``short`` at the first sweep whose cost would exceed the budget (the bulk run's
+:func:`top_up` keeps the most complete sweeps the budget affords), it recommends what the bulk run recommends.
+
 Every method is an :class:`Identifier`: ``identify(key_env, key_pol, env_params, params)`` returns
 an :class:`IdentifyResult` (recommended set, budget spent, pulls per arm). Pulls come from the
 environment's common bootstrap stream: the prefix sums of the first pulls of every arm (at least the
@@ -41,7 +47,8 @@ References:
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -52,7 +59,7 @@ from ..kernels.gaps import classification_gaps_np, empirical_gaps, pairwise_marg
 from ..kernels.prefix import prefix_at
 from ..problems.costs import validate_budget, validate_costs
 from ..registry import register_policy
-from ..types import Identifier, IdentifyResult, PrefixSums
+from ..types import Identifier, IdentifyResult, PrefixSums, Stepwise
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -149,6 +156,21 @@ def remove_arm(gamma, dominated, active, accepted):
     return active.at[e].set(False), accepted
 
 
+def close_phase(gamma, dominated, active, accepted, removals=None):
+    """The end of a phase: :func:`remove_arm` once, or ``removals(k_r)`` times one after another on the same gaps.
+
+    Returns the new ``(active, accepted)``."""
+    if removals is None:
+        return remove_arm(gamma, dominated, active, accepted)
+    count = removals(jnp.sum(active))
+
+    def one(j, sets):
+        moved = remove_arm(gamma, dominated, *sets)
+        return jax.tree_util.tree_map(lambda new, old: jnp.where(j < count, new, old), moved, sets)
+
+    return jax.lax.fori_loop(0, active.shape[0] // 2, one, (active, accepted))
+
+
 def elimination(P, costs_alloc, budget, target_fn, jmax, phases=None, removals=None):
     """Successive elimination of Algorithm 2 with phase targets ``target_fn(r, k_r, C_r)``.
 
@@ -168,16 +190,7 @@ def elimination(P, costs_alloc, budget, target_fn, jmax, phases=None, removals=N
         C_r = jnp.sum(jnp.where(active, costs_alloc, 0.0))
         n_r = target_fn(r, k_r, C_r)
         N, spent, gamma, dominated = sample_and_gaps(P, N, active, n_r, spent, budget, jmax)
-        if removals is None:
-            active, accepted = remove_arm(gamma, dominated, active, accepted)
-        else:
-            count = removals(k_r)
-
-            def one(j, sets):
-                moved = remove_arm(gamma, dominated, *sets)
-                return jax.tree_util.tree_map(lambda new, old: jnp.where(j < count, new, old), moved, sets)
-
-            active, accepted = jax.lax.fori_loop(0, K // 2, one, (active, accepted))
+        active, accepted = close_phase(gamma, dominated, active, accepted, removals)
         return active, accepted, N, spent
 
     init = (jnp.ones(K, bool), jnp.zeros(K, bool), jnp.zeros(K, jnp.int32), jnp.zeros((), P.levels[0].dtype))
@@ -253,55 +266,95 @@ def table_length(jmax: int) -> int:
     return max(16, 1 << (max(1, int(jmax)) - 1).bit_length())
 
 
-def _identifier(targets, prefix_table, length: int) -> Identifier:
+class Schedule(NamedTuple):
+    """A method's phases, read by its bulk run and its step-wise form alike: ``target(p) -> fn(r, k_r, C_r)`` the
+    pulls per active arm at the end of phase ``r`` (``k_r`` active arms of allocation cost ``C_r``); ``phases``
+    (static); ``removals``: None (one arm a phase) or ``f(k_r)`` arms removed a phase; ``final``: ``"elimination"``
+    (the accepted arms and those still active) or ``"pareto"`` (the empirical Pareto set of the active arms)."""
+
+    target: Callable
+    phases: int
+    removals: Callable | None = None
+    final: str = "elimination"
+
+
+def _identifier(schedule: Schedule, num_arms: int, prefix_table, length: int, dim: int | None) -> Identifier:
     length = int(max(1, length))
+    K = num_arms
 
     def identify(key_env, key_pol, env_params, p: IdentParams) -> IdentifyResult:
         """Run the method once on the common stream ``key_env``."""
-        return IdentifyResult(*targets(prefix_table(key_env, env_params, length), p, p.jmax))
+        P = prefix_table(key_env, env_params, length)
+        if schedule.final == "pareto":  # one phase of the whole set, then its empirical Pareto set
+            active = jnp.ones(K, bool)
+            N, spent, sums = top_up(P, jnp.zeros(K, jnp.int32), active, schedule.target(p)(1, K, None),
+                                    jnp.zeros((), P.levels[0].dtype), p.budget, p.jmax)
+            return IdentifyResult(empirical_pareto(_means(sums, N), active), spent, N)
+        return IdentifyResult(*elimination(P, p.costs, p.budget, schedule.target(p), p.jmax,
+                                           phases=schedule.phases, removals=schedule.removals))
 
-    return Identifier(identify)
+    return Identifier(identify, stepwise=None if dim is None else stepwise_elimination(schedule, K, int(dim)))
 
 
-def copsi(num_arms: int, length: int, prefix_table) -> Identifier:
-    """CoPSI (Algorithm 2): targets ``n_r = floor(B / (L_{K,lambda} C_r))`` from the costs ``c_i``.
-
-    ``length`` (static, at least the params' ``jmax``) is the number of pulls per arm that
-    ``prefix_table``, the environment's bulk sampler, draws.
-    """
-    K = num_arms
-
-    def targets(P, p, jmax):
+def copsi_schedule(K: int) -> Schedule:
+    """CoPSI's targets ``n_r = floor(B / (L_{K,lambda} C_r))``, ``K - 1`` phases."""
+    def target(p):
         Lp = l_k_lambda(K, p.cost_floor)
-        fn = lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * C_r)).astype(jnp.int32)
-        return elimination(P, p.costs, p.budget, fn, jmax)
+        return lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * C_r)).astype(jnp.int32)
 
-    return _identifier(targets, prefix_table, length)
+    return Schedule(target, K - 1)
 
 
 SCHEDULES = ("sr", "equal_costs")  # PSI-SR's targets: successive rejects (the default), or CoPSI's at c_bar
 
 
-def psi_sr(num_arms: int, length: int, prefix_table, schedule: str) -> Identifier:
-    """PSI-SR; ``schedule="sr"``: successive-rejects targets for ``T = floor(B / c_bar)`` unit pulls;
-    ``schedule="equal_costs"``: CoPSI's targets with every ``c_i`` replaced by ``c_bar``."""
-    K = num_arms
+def psi_sr_schedule(K: int, schedule: str = "sr") -> Schedule:
+    """PSI-SR's targets (:func:`psi_sr`), ``K - 1`` phases."""
     if schedule == SCHEDULES[0]:
         lb = logbar(K)
 
-        def targets(P, p, jmax):
-            fn = lambda r, k_r, C_r: jnp.ceil(jnp.maximum(p.unit_pulls - K, 0) / (lb * (K + 1 - r))).astype(jnp.int32)
-            return elimination(P, p.costs, p.budget, fn, jmax)
+        def target(p):
+            return lambda r, k_r, C_r: jnp.ceil(jnp.maximum(p.unit_pulls - K, 0) / (lb * (K + 1 - r))).astype(jnp.int32)
     else:
-        def targets(P, p, jmax):
+        def target(p):
             Lp = l_k_lambda(K, p.cost_floor)
-            fn = lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * k_r * jnp.mean(p.costs))).astype(jnp.int32)
-            return elimination(P, p.costs, p.budget, fn, jmax)
+            return lambda r, k_r, C_r: jnp.floor(p.budget / (Lp * k_r * jnp.mean(p.costs))).astype(jnp.int32)
 
-    return _identifier(targets, prefix_table, length)
+    return Schedule(target, K - 1)
 
 
-def ege_sh(num_arms: int, length: int, prefix_table) -> Identifier:
+def ege_sh_schedule(K: int) -> Schedule:
+    """EGE-SH's cumulative halving targets, ``ceil(log2 K)`` rounds removing ``floor(|A_r| / 2)`` arms each."""
+    rounds = halving_rounds(K)
+
+    def target(p):
+        n = halving_targets(K, p.unit_pulls) if rounds else jnp.zeros(1, jnp.int32)
+        return lambda r, k_r, C_r: n[r - 1]
+
+    return Schedule(target, rounds, removals=lambda k_r: k_r // 2)
+
+
+def uniform_schedule(K: int) -> Schedule:
+    """Uniform allocation: one phase to ``jmax`` pulls of every arm, then the empirical Pareto set."""
+    return Schedule(lambda p: (lambda r, k_r, C_r: p.jmax), 1, removals=lambda k_r: 0, final="pareto")
+
+
+def copsi(num_arms: int, length: int, prefix_table, dim: int | None = None) -> Identifier:
+    """CoPSI (Algorithm 2): targets ``n_r = floor(B / (L_{K,lambda} C_r))`` from the costs ``c_i``.
+
+    ``length`` (static, at least the params' ``jmax``) is the number of pulls per arm that
+    ``prefix_table``, the environment's bulk sampler, draws.
+    """
+    return _identifier(copsi_schedule(num_arms), num_arms, prefix_table, length, dim)
+
+
+def psi_sr(num_arms: int, length: int, prefix_table, schedule: str, dim: int | None = None) -> Identifier:
+    """PSI-SR; ``schedule="sr"``: successive-rejects targets for ``T = floor(B / c_bar)`` unit pulls;
+    ``schedule="equal_costs"``: CoPSI's targets with every ``c_i`` replaced by ``c_bar``."""
+    return _identifier(psi_sr_schedule(num_arms, schedule), num_arms, prefix_table, length, dim)
+
+
+def ege_sh(num_arms: int, length: int, prefix_table, dim: int | None = None) -> Identifier:
     """EGE-SH (Kone et al., 2024): ``ceil(log2 K)`` rounds of successive halving on the empirical gaps.
 
     Round ``r`` brings the ``|A_r|`` active arms to ``n_r = sum_{s <= r} t_s`` pulls,
@@ -309,28 +362,97 @@ def ege_sh(num_arms: int, length: int, prefix_table) -> Identifier:
     as PSI-SR), then removes the ``floor(|A_r| / 2)`` arms with the largest gaps of Eq. (1) over ``A_r``,
     each accepted iff it is empirically not dominated in ``A_r``; the last arm is accepted.
     """
-    K = num_arms
-    rounds = halving_rounds(K)
-
-    def targets(P, p, jmax):
-        n = halving_targets(K, p.unit_pulls) if rounds else jnp.zeros(1, jnp.int32)
-        fn = lambda r, k_r, C_r: n[r - 1]
-        return elimination(P, p.costs, p.budget, fn, jmax, phases=rounds, removals=lambda k_r: k_r // 2)
-
-    return _identifier(targets, prefix_table, length)
+    return _identifier(ege_sh_schedule(num_arms), num_arms, prefix_table, length, dim)
 
 
-def uniform_alloc(num_arms: int, length: int, prefix_table) -> Identifier:
+def uniform_alloc(num_arms: int, length: int, prefix_table, dim: int | None = None) -> Identifier:
     """Uniform allocation: ``jmax`` complete rounds (as the budget affords), then the empirical Pareto set."""
+    return _identifier(uniform_schedule(num_arms), num_arms, prefix_table, length, dim)
+
+
+# --------------------------------------------------------------------------------------------
+# Step-wise form: the caller owns the pulls (a live study)
+# --------------------------------------------------------------------------------------------
+
+class EliminationState(NamedTuple):
+    """Phase ``r`` (1-based) and its target, the active and accepted sets (K,) bool, pulls (K,) int32, the sums
+    (K, d + 1) of each arm's rewards and costs, the cost spent, and whether the last phase has ended."""
+
+    r: Any
+    target: Any
+    active: Any
+    accepted: Any
+    N: Any
+    sums: Any
+    spent: Any
+    done: Any
+
+
+def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwise:
+    """The :class:`~mobandit_jax.types.Stepwise` form of a method of :mod:`.identification` (module docstring).
+
+    Args:
+      schedule: the method's :class:`~.identification.Schedule`.
+      num_arms: ``K``.
+      dim: the objectives ``d`` of the rewards it is told.
+
+    Returns:
+      Its steps, on the method's :class:`~.identification.IdentParams`.
+    """
     K = num_arms
 
-    def targets(P, p, jmax):
-        active = jnp.ones(K, bool)
-        N, spent, sums = top_up(P, jnp.zeros(K, jnp.int32), active, jmax, jnp.zeros((), P.levels[0].dtype),
-                                p.budget, jmax)
-        return empirical_pareto(_means(sums, N), active), spent, N
+    def phase_target(r, active, p: IdentParams):
+        C_r = jnp.sum(jnp.where(active, p.costs, 0.0))
+        return jnp.asarray(schedule.target(p)(r, jnp.sum(active), C_r), jnp.int32)
 
-    return _identifier(targets, prefix_table, length)
+    def remaining(s: EliminationState, p: IdentParams):
+        n0 = jnp.max(jnp.where(s.active, s.N, 0))
+        need = jnp.clip(s.target - n0, 0, p.jmax - n0)
+        return jnp.where(s.active & ~s.done, need, 0).astype(jnp.int32)
+
+    def close(s: EliminationState, p: IdentParams) -> EliminationState:
+        active, accepted = s.active, s.accepted
+        if schedule.final == "elimination":
+            gamma, dominated = empirical_gaps(_means(s.sums, s.N), active)
+            active, accepted = close_phase(gamma, dominated, active, accepted, schedule.removals)
+        r = s.r + 1
+        return s._replace(r=r, target=phase_target(r, active, p), active=active, accepted=accepted,
+                          done=r > schedule.phases)
+
+    def advance(s: EliminationState, p: IdentParams) -> EliminationState:
+        """Close every phase whose target is reached (a phase may need no pulls at all)."""
+        return jax.lax.while_loop(lambda s: ~s.done & ~jnp.any(remaining(s, p) > 0), lambda s: close(s, p), s)
+
+    def init(p: IdentParams) -> EliminationState:
+        dtype = p.budget.dtype
+        active = jnp.ones(K, bool)
+        one = jnp.ones((), jnp.int32)
+        s = EliminationState(one, phase_target(one, active, p), active, jnp.zeros(K, bool), jnp.zeros(K, jnp.int32),
+                             jnp.zeros((K, dim + 1), dtype), jnp.zeros((), dtype), jnp.asarray(schedule.phases < 1))
+        return advance(s, p)
+
+    def select(key, s: EliminationState, p: IdentParams):
+        return remaining(s, p)
+
+    def update(s: EliminationState, pulls, reward_sums, cost_sums, p: IdentParams) -> EliminationState:
+        dtype = s.sums.dtype
+        add = jnp.concatenate([reward_sums.astype(dtype), cost_sums.astype(dtype)[:, None]], axis=1)
+        s = s._replace(N=s.N + pulls.astype(jnp.int32), sums=s.sums + add,
+                       spent=s.spent + jnp.sum(cost_sums.astype(dtype)))
+        return advance(s, p)
+
+    def short(s: EliminationState, p: IdentParams) -> EliminationState:
+        return advance(s._replace(target=jnp.max(jnp.where(s.active, s.N, 0))), p)
+
+    def recommend(s: EliminationState, p: IdentParams):
+        if schedule.final == "pareto":
+            return empirical_pareto(_means(s.sums, s.N), s.active)
+        return s.accepted | s.active
+
+    def stopped(s: EliminationState, p: IdentParams):
+        return s.done
+
+    return Stepwise(init, select, update, short, recommend, stopped)
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,7 +495,7 @@ def _configure_copsi(ctx):
     K = ctx.num_arms
     two = np.sort(det)[:2].sum() if K >= 2 else det.sum()
     jmax = max(1, _floor(budget / (l_k_lambda(K, lam, np) * two)))
-    return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
+    return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, dim=ctx.dim),
             ident_params(budget, det, lam, jmax))
 
 
@@ -394,7 +516,8 @@ def _configure_psi_sr(ctx, schedule):
     else:
         jmax = _floor(budget / (l_k_lambda(K, lam, np) * 2 * c_bar))
     jmax = int(max(1, jmax))
-    kwargs = dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, schedule=schedule)
+    kwargs = dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, schedule=schedule,
+                  dim=ctx.dim)
     return kwargs, ident_params(budget, det, lam, jmax)
 
 
@@ -403,14 +526,15 @@ def _configure_ege_sh(ctx):
     K = ctx.num_arms
     targets = halving_targets(K, unit_pulls(budget, det), np)  # the last round's target bounds every count
     jmax = int(max(1, targets[-1] if len(targets) else 1))
-    return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
+    return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, dim=ctx.dim),
             ident_params(budget, det, lam, jmax))
 
 
 def _configure_uniform_alloc(ctx):
     lam, det, budget = _checked(ctx, "uniform_alloc")
     jmax = max(1, _floor(budget / float(np.sum(ctx.min_costs))))
-    return (dict(num_arms=ctx.num_arms, length=table_length(jmax), prefix_table=ctx.env.prefix_table),
+    return (dict(num_arms=ctx.num_arms, length=table_length(jmax), prefix_table=ctx.env.prefix_table,
+                 dim=ctx.dim),
             ident_params(budget, det, lam, jmax))
 
 

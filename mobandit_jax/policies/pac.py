@@ -45,6 +45,10 @@ any real values; ``sigma`` is the environment's noise scale (``Context.noise_sig
 [0, 1] without one (Bernoulli, Beta: bounded rewards are 1/2-sub-Gaussian). A finite budget
 stops a run before the round whose pulls would exceed it (``spent`` reports the cost).
 
+Step-wise forms (``Identifier.stepwise``, :func:`paveba_steps`, :func:`naive_steps`): the same rounds
+(:func:`paveba_round`, :func:`naive_returned`) for a caller that owns the pulls; ``short`` halts (the caller cannot
+afford the round). Fed the bulk run's pulls round by round, each returns the bulk run's set.
+
 Each ``identify`` returns a :class:`PacResult`: the fields of an ``IdentifyResult`` plus the
 ``epsilon`` the result is scored at (the pac metrics' epsilon-F1).
 
@@ -73,7 +77,7 @@ from ..kernels.cone_regions import (
 )
 from ..kernels.lanes import packed_indices
 from ..registry import register_policy
-from ..types import Identifier
+from ..types import Identifier, Stepwise
 
 C_NAIVE = 1.0 + math.sqrt(2.0)  # the constant c of Naive Elimination's L (any c > 0 works; VOPy's choice)
 DRAW_WIDTH = 8  # arms per block of PaVeBa's sampling
@@ -200,11 +204,7 @@ def paveba(num_arms: int, dim: int, sample) -> Identifier:
     def identify(key_env, key_pol, env_params, p: PavebaParams) -> PacResult:
         """Run PaVeBa once on the common stream ``key_env`` (``key_pol`` is unused: the method is deterministic)."""
         dtype = p.sigma.dtype
-        slack = p.epsilon * p.geo.alpha
-        none = jnp.zeros(K, bool)
-        init = PavebaCarry(t=jnp.zeros((), jnp.int32), counts=jnp.zeros(K, jnp.int32), sums=jnp.zeros((K, d), dtype),
-                           r=jnp.zeros(K, dtype), S=jnp.ones(K, bool), P=none, U=none, spent=jnp.zeros((), dtype),
-                           halted=jnp.zeros((), bool))
+        init = paveba_start(K, d, p)
 
         def cond(s: PavebaCarry):
             return jnp.any(s.S) & (s.t < p.cap) & ~s.halted
@@ -214,29 +214,51 @@ def paveba(num_arms: int, dim: int, sample) -> Identifier:
             y, c = _draw_among(sample, key_env, env_params, s.counts, s.t, A)
             cost = jnp.sum(jnp.where(A, c.astype(dtype), 0.0))
             ok = s.spent + cost <= p.budget
-            counts = s.counts + A.astype(jnp.int32)
-            sums = s.sums + jnp.where(A[:, None], y.astype(dtype), 0.0)
-            mu = sums / jnp.maximum(counts, 1)[:, None].astype(dtype)
-            n = jnp.where(p.round_radius, s.t + 1, counts)  # "round": every arm of A gets the round's radius
-            r = jnp.where(A, paveba_radius(n, K, d, p.sigma, p.delta, p.conf_contraction), s.r)
-            discard = s.S & jnp.any(ball_dominated(mu, r, p.geo) & A[:, None], axis=0)
-            S1 = s.S & ~discard
-            # j reaches i: some point of j's ball beats some point of i's by the slack
-            new_p = S1 & ~ball_reaches_any(mu, r, slack, p.geo, rows=S1 | s.U, cols=S1, axis=0)
-            P1, S2 = s.P | new_p, S1 & ~new_p
-            U1 = P1 & ball_reaches_any(mu, r, slack, p.geo, rows=P1, cols=S2, axis=1)
-            new = PavebaCarry(t=s.t + 1, counts=counts, sums=sums, r=r, S=S2, P=P1, U=U1, spent=s.spent + cost,
-                              halted=jnp.zeros((), bool))
+            new = paveba_round(s, A, y, cost, p, K, d)
             old = s._replace(halted=jnp.ones((), bool))
             return jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)
 
         end = jax.lax.while_loop(cond, body, init)
-        stopped = ~jnp.any(end.S)
-        mu = end.sums / jnp.maximum(end.counts, 1)[:, None].astype(dtype)
-        guess = empirical_cone_optimal(mu, p.geo.W.astype(dtype), end.S | end.P)
-        return PacResult(end.P | (end.S & guess), end.spent, end.counts, stopped, p.epsilon, p.delta)
+        return PacResult(paveba_returned(end, p), end.spent, end.counts, ~jnp.any(end.S), p.epsilon, p.delta)
 
-    return Identifier(identify)
+    return Identifier(identify, stepwise=paveba_steps(K, d))
+
+
+def paveba_start(K: int, d: int, p: PavebaParams) -> PavebaCarry:
+    """PaVeBa before its first round: every arm undecided."""
+    dtype = p.sigma.dtype
+    none = jnp.zeros(K, bool)
+    return PavebaCarry(t=jnp.zeros((), jnp.int32), counts=jnp.zeros(K, jnp.int32), sums=jnp.zeros((K, d), dtype),
+                       r=jnp.zeros(K, dtype), S=jnp.ones(K, bool), P=none, U=none, spent=jnp.zeros((), dtype),
+                       halted=jnp.zeros((), bool))
+
+
+def paveba_round(s: PavebaCarry, A, y, cost, p: PavebaParams, K: int, d: int) -> PavebaCarry:
+    """One round of PaVeBa (module docstring, steps 1-4) after the arms of ``A = S | U`` were pulled once each with
+    rewards ``y (K, d)`` (rows outside ``A`` ignored) at total ``cost``."""
+    dtype = p.sigma.dtype
+    slack = p.epsilon * p.geo.alpha
+    counts = s.counts + A.astype(jnp.int32)
+    sums = s.sums + jnp.where(A[:, None], y.astype(dtype), 0.0)
+    mu = sums / jnp.maximum(counts, 1)[:, None].astype(dtype)
+    n = jnp.where(p.round_radius, s.t + 1, counts)  # "round": every arm of A gets the round's radius
+    r = jnp.where(A, paveba_radius(n, K, d, p.sigma, p.delta, p.conf_contraction), s.r)
+    discard = s.S & jnp.any(ball_dominated(mu, r, p.geo) & A[:, None], axis=0)
+    S1 = s.S & ~discard
+    # j reaches i: some point of j's ball beats some point of i's by the slack
+    new_p = S1 & ~ball_reaches_any(mu, r, slack, p.geo, rows=S1 | s.U, cols=S1, axis=0)
+    P1, S2 = s.P | new_p, S1 & ~new_p
+    U1 = P1 & ball_reaches_any(mu, r, slack, p.geo, rows=P1, cols=S2, axis=1)
+    return PavebaCarry(t=s.t + 1, counts=counts, sums=sums, r=r, S=S2, P=P1, U=U1, spent=s.spent + cost,
+                       halted=jnp.zeros((), bool))
+
+
+def paveba_returned(end: PavebaCarry, p: PavebaParams):
+    """The set PaVeBa returns: ``P``, plus the undecided arms no arm of ``S | P`` C-dominates empirically."""
+    dtype = p.sigma.dtype
+    mu = end.sums / jnp.maximum(end.counts, 1)[:, None].astype(dtype)
+    guess = empirical_cone_optimal(mu, p.geo.W.astype(dtype), end.S | end.P)
+    return end.P | (end.S & guess)
 
 
 def naive_elimination(num_arms: int, dim: int, sample) -> Identifier:
@@ -261,11 +283,77 @@ def naive_elimination(num_arms: int, dim: int, sample) -> Identifier:
                               spent=jnp.where(ok, s.spent + cost, s.spent), halted=~ok)
 
         end = jax.lax.while_loop(cond, body, init)
-        mu = end.sums / jnp.maximum(end.r, 1).astype(dtype)
-        rec = empirical_cone_optimal(mu, p.W.astype(dtype), jnp.ones(K, bool))
-        return PacResult(rec, end.spent, jnp.full(K, end.r, jnp.int32), end.r == p.L, p.epsilon)
+        return PacResult(naive_returned(end, p), end.spent, jnp.full(K, end.r, jnp.int32), end.r == p.L, p.epsilon)
 
-    return Identifier(identify)
+    return Identifier(identify, stepwise=naive_steps(K, d))
+
+
+def naive_returned(end: NaiveCarry, p: NaiveParams):
+    """The set Naive Elimination returns: the empirical C-Pareto set of every arm's ``end.r`` pulls."""
+    dtype = p.epsilon.dtype
+    mu = end.sums / jnp.maximum(end.r, 1).astype(dtype)
+    return empirical_cone_optimal(mu, p.W.astype(dtype), jnp.ones(end.sums.shape[0], bool))
+
+
+# --------------------------------------------------------------------------------------------
+# Step-wise forms: the caller owns the pulls (a live study)
+# --------------------------------------------------------------------------------------------
+
+def paveba_steps(num_arms: int, dim: int) -> Stepwise:
+    """PaVeBa's :class:`~mobandit_jax.types.Stepwise` form on its :class:`~.pac.PavebaParams`.
+
+    Args:
+      num_arms: ``K``.
+      dim: ``d``.
+
+    Returns:
+      Its steps.
+    """
+    K, d = num_arms, dim
+
+    def stopped(s: PavebaCarry, p: PavebaParams):
+        return ~jnp.any(s.S) | (s.t >= p.cap) | s.halted
+
+    def select(key, s: PavebaCarry, p: PavebaParams):
+        return jnp.where(stopped(s, p), 0, (s.S | s.U).astype(jnp.int32))
+
+    def update(s: PavebaCarry, pulls, reward_sums, cost_sums, p: PavebaParams) -> PavebaCarry:
+        return paveba_round(s, pulls > 0, reward_sums, jnp.sum(cost_sums).astype(p.sigma.dtype), p, K, d)
+
+    return Stepwise(lambda p: paveba_start(K, d, p), select, update, lambda s, p: s._replace(halted=jnp.ones((), bool)),
+                    paveba_returned, stopped, lambda s, p: ~jnp.any(s.S))
+
+
+def naive_steps(num_arms: int, dim: int) -> Stepwise:
+    """Naive Elimination's :class:`~mobandit_jax.types.Stepwise` form on its :class:`~.pac.NaiveParams`.
+
+    Args:
+      num_arms: ``K``.
+      dim: ``d``.
+
+    Returns:
+      Its steps.
+    """
+    K, d = num_arms, dim
+
+    def init(p: NaiveParams) -> NaiveCarry:
+        dtype = p.epsilon.dtype
+        return NaiveCarry(jnp.zeros((), jnp.int32), jnp.zeros((K, d), dtype), jnp.zeros((), dtype),
+                          jnp.zeros((), bool))
+
+    def stopped(s: NaiveCarry, p: NaiveParams):
+        return (s.r >= jnp.minimum(p.L, p.cap)) | s.halted
+
+    def select(key, s: NaiveCarry, p: NaiveParams):
+        return jnp.where(stopped(s, p), jnp.zeros(K, jnp.int32), jnp.ones(K, jnp.int32))
+
+    def update(s: NaiveCarry, pulls, reward_sums, cost_sums, p: NaiveParams) -> NaiveCarry:
+        dtype = p.epsilon.dtype
+        return NaiveCarry(s.r + 1, s.sums + reward_sums.astype(dtype), s.spent + jnp.sum(cost_sums).astype(dtype),
+                          s.halted)
+
+    return Stepwise(init, select, update, lambda s, p: s._replace(halted=jnp.ones((), bool)), naive_returned,
+                    stopped, lambda s, p: s.r >= p.L)
 
 
 # --------------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..kernels.lanes import packed_indices
-from ..types import Identifier
+from ..types import Identifier, Stepwise
 from .pac import PacResult, _common, _draw, _pulls, _sigma
 
 RADII = ("authors", "union")
@@ -190,7 +190,45 @@ def stepwise_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample,
         return PacResult(method.recommend(state, p.method), spent, counts, method.stopped(state, p.method),
                          p.epsilon, p.delta)
 
-    return Identifier(identify, _in_turn(method, K, sample, width) if in_turn else None)
+    return Identifier(identify, _in_turn(method, K, sample, width) if in_turn else None, as_steps(method, K))
+
+
+class RoundState(NamedTuple):
+    """:func:`as_steps`'s state: rounds played, pulls per arm, the method's state and whether the budget halted it."""
+
+    t: Any
+    counts: Any
+    state: Any
+    halted: Any
+
+
+def as_steps(method: StepwiseMethod, num_arms: int) -> Stepwise:
+    """``method`` as a :class:`~mobandit_jax.types.Stepwise` on :class:`StepwiseParams`: round 0 pulls every arm, round
+    ``t`` the arms of ``method.select`` (its key ``fold_in(key_pol, t)``, as :func:`stepwise_identifier`); rewards are
+    projected by the cone, ``short`` halts (the budget), and it stops on the rule, the round cap or the halt."""
+    K = num_arms
+
+    def init(p: StepwiseParams) -> RoundState:
+        return RoundState(jnp.zeros((), jnp.int32), jnp.zeros(K, jnp.int32), method.init(p.method), jnp.zeros((), bool))
+
+    def stopped(s: RoundState, p: StepwiseParams):
+        return method.stopped(s.state, p.method) | (s.t >= p.cap) | s.halted
+
+    def select(key, s: RoundState, p: StepwiseParams):
+        pull = jnp.where(s.t == 0, jnp.ones(K, bool), method.select(key, s.state, p.method))
+        return jnp.where(stopped(s, p), 0, pull.astype(jnp.int32))
+
+    def update(s: RoundState, pulls, reward_sums, cost_sums, p: StepwiseParams) -> RoundState:
+        pulled = pulls > 0
+        y = reward_sums.astype(p.W.dtype) @ p.W.T
+        return RoundState(s.t + 1, s.counts + pulls.astype(jnp.int32), method.update(s.state, pulled, y, p.method),
+                          s.halted)
+
+    def short(s: RoundState, p: StepwiseParams) -> RoundState:
+        return s._replace(halted=jnp.ones((), bool))
+
+    return Stepwise(init, select, update, short, lambda s, p: method.recommend(s.state, p.method), stopped,
+                    lambda s, p: method.stopped(s.state, p.method))
 
 
 class _Lane(NamedTuple):

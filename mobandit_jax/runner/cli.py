@@ -1,4 +1,4 @@
-"""The ``mobandit`` command: ``run``, ``list``, ``report``, ``compare``, ``reproduce``, ``bench``."""
+"""The ``mobandit`` command: ``run``, ``list``, ``report``, ``compare``, ``reproduce``, ``study``, ``bench``."""
 from __future__ import annotations
 
 import argparse
@@ -194,8 +194,8 @@ def _setup_runtime(args):
         if args.strict and not args.check:
             raise ValueError("--strict applies to --check only: mobandit reproduce --check --strict")
         devices.configure_workers(reproduce.check_jobs(args.jobs))
-    if args.cmd in ("run", "reproduce"):
-        cache.configure(not args.no_cache)
+    if args.cmd in ("run", "reproduce", "study"):  # a study command compiles its policy's steps on every call
+        cache.configure(not getattr(args, "no_cache", False))
 
 
 def _start_jax(args):
@@ -279,6 +279,10 @@ def main(argv=None) -> int:
                    help="specs run at once in separate processes, 1 to the cores (default: min(2, cores))")
     p.add_argument("--no-cache", action="store_true", help="no persistent compilation cache (also MOBANDIT_NO_CACHE=1)")
     p.set_defaults(fn=_cmd_reproduce)
+    from ..study.cli import add_parser as study_commands
+
+    study_commands(sub.add_parser("study", help="a live ask/tell study: new, ask, tell, fail, recommend, status, "
+                                  "history (see `mobandit study --help`)"))
     sub.add_parser("bench", help="throughput benchmarks against numpy loops and moocore (see `mobandit bench --help`)")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:  # the benchmark parses its own options (--quick, --seeds, ...)

@@ -1,0 +1,90 @@
+"""``mobandit study new|ask|tell|fail|recommend|status|history``: :class:`~mobandit_jax.study.Study` on the command
+line. Every command opens the study (its folder's ``study.db``, or a ``postgresql://`` address), does one thing and
+exits; a bad input prints one line and exits 2, writing nothing."""
+from __future__ import annotations
+
+import json
+import sys
+
+from .errors import StudyError
+
+
+def add_parser(parser):
+    """The ``study`` subcommands, on the ``study`` subparser of ``mobandit``."""
+    sub = parser.add_subparsers(dest="study_cmd", required=True, metavar="{new,ask,tell,fail,recommend,status,history}")
+    p = sub.add_parser("new", help="create a study from a spec")
+    p.add_argument("spec", help="the study's TOML spec")
+    p.add_argument("dir", help="its folder (study.db) or a postgresql:// address")
+    p.add_argument("--seed", type=int, default=0, help="the policy's seed (default 0)")
+    p = sub.add_parser("ask", help="the next tickets, one JSON object a line")
+    p.add_argument("dir")
+    p.add_argument("-n", type=int, default=1, help="how many (default 1)")
+    p.add_argument("--worker", help="the asking worker (its unanswered tickets come back first)")
+    p = sub.add_parser("tell", help="tell a ticket's values")
+    p.add_argument("dir")
+    p.add_argument("ticket")
+    p.add_argument("--values", required=True, help="one number per objective, comma separated (a slate: rows "
+                   "separated by ';')")
+    p.add_argument("--cost", type=float, help="what the evaluation cost, in the budget's units")
+    p = sub.add_parser("fail", help="mark a ticket failed (its arm may be asked again)")
+    p.add_argument("dir")
+    p.add_argument("ticket")
+    p.add_argument("--abandon", action="store_true", help="abandon it: never asked again, never counted")
+    for name, what in (("recommend", "the recommended arms, one a line"), ("status", "the study's status as JSON")):
+        sub.add_parser(name, help=what).add_argument("dir")
+    p = sub.add_parser("history", help="one row per ticket, as CSV")
+    p.add_argument("dir")
+    p.add_argument("--csv", metavar="FILE", help="write it to FILE (default: stdout)")
+    parser.set_defaults(fn=main)
+
+
+def _values(text: str):
+    try:
+        rows = [[float(v) for v in row.split(",")] for row in text.split(";")]
+    except ValueError:
+        raise StudyError(f"--values {text!r} must be numbers separated by ',' (a slate's rows by ';')") from None
+    return rows[0] if len(rows) == 1 else rows
+
+
+def main(args) -> int:
+    """Run one ``mobandit study`` command; a :class:`StudyError` is one line on stderr and exit code 2."""
+    try:
+        return _run(args)
+    except StudyError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
+    from .study import Study
+
+    cmd = args.study_cmd
+    if cmd == "new":
+        study = Study.create(args.dir, args.spec, seed=args.seed)
+        print(f"study at {args.dir}: {len(study.spec.arms)} arms, objectives {study.spec.objectives}, policy "
+              f"{study._built.name}, seed {study.seed}")
+        return 0
+    study = Study.load(args.dir)
+    if cmd == "ask":
+        for t in study.ask(args.n, worker=args.worker):
+            print(json.dumps(t._asdict()))
+        if sys.stderr.isatty():
+            reason = study.status()["reason"]
+            if reason:
+                print(f"({reason})", file=sys.stderr)
+    elif cmd == "tell":
+        study.tell(args.ticket, _values(args.values), args.cost)
+    elif cmd == "fail":
+        study.fail(args.ticket, retry=not args.abandon)
+    elif cmd == "recommend":
+        for name in study.recommend():
+            print(name)
+    elif cmd == "status":
+        print(json.dumps(study.status()))
+    elif cmd == "history":
+        frame = study.history()
+        if args.csv:
+            frame.to_csv(args.csv, index=False)
+        else:
+            frame.to_csv(sys.stdout, index=False)
+    return 0

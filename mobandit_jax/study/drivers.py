@@ -1,0 +1,254 @@
+"""How a study steps its policy: an online policy one ticket at a time with constant-liar batches, an identifier
+through its step-wise form between barriers (:mod:`.study` says what each does; this module holds the state).
+
+Each driver keeps the replayed state in memory and calls the policy's functions jitted once, so an ask or a tell
+costs one ``select`` or ``update`` call after a study is loaded (the replay runs only on load and on events other
+processes wrote)."""
+from __future__ import annotations
+
+import io
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..types import Final, Observation
+from .policy import fold
+
+
+def _keys(seed: int):
+    """The policy stream of seed index 0 of a run of ``seed`` (:mod:`mobandit_jax.engine`)."""
+    seed_key = jax.random.fold_in(jax.random.PRNGKey(seed), 0)
+    return jax.random.fold_in(seed_key, 1)
+
+
+class OnlineDriver:
+    """An online :class:`~mobandit_jax.types.Policy` (one arm, or a slate, per ticket)."""
+
+    def __init__(self, built, spec, seed: int):
+        self.built, self.spec = built, spec
+        policy, params = built.policy, built.params
+        self.key_pol = _keys(seed)
+        self._select = jax.jit(lambda key, state: policy.select(key, state, params))
+        self._update = jax.jit(lambda state, action, reward, cost: policy.update(state, action,
+                                                                                   Observation(reward, cost), params))
+        self._state = jax.jit(policy.init)(params)
+        self._told: list = []  # told observations not yet applied to the state
+        K = len(spec.arms)
+        self.counts = np.zeros(K, np.int64)
+        self.sums = np.zeros((K, built.dim))
+        self.last = None
+        self.slate = policy.slate_size > 0 or spec.slate > 0
+        self.dtype = np.dtype(jax.dtypes.canonicalize_dtype(jnp.float64))
+
+    def round_of_ask(self, study) -> int:
+        return study._told + len(study._pending)
+
+    def on_ask(self, study, rec):
+        pass
+
+    def on_fail(self, study, rec):
+        pass
+
+    def settle(self, study):
+        pass
+
+    def _obs(self, action, values, cost_total):
+        arms = np.atleast_1d(action)
+        reward = self.built.to_policy(np.asarray(values, float))
+        cost = np.full(len(arms), (cost_total or 0.0) / len(arms) / self.built.cost_scale)
+        if not self.slate:
+            cost = cost[0]
+        return np.asarray(action, np.int32), np.asarray(reward, self.dtype), np.asarray(cost, self.dtype)
+
+    @property
+    def state(self):
+        """The policy state after every told event (applying those told since the last read)."""
+        told, self._told = self._told, []
+        for obs in told:
+            self._state = self._update(self._state, *obs)
+        return self._state
+
+    def snapshot(self) -> bytes:
+        """The policy state as bytes (``.npz`` of its leaves)."""
+        buf = io.BytesIO()
+        np.savez(buf, *[np.asarray(x) for x in jax.tree_util.tree_leaves(self.state)])
+        return buf.getvalue()
+
+    def restore(self, data: bytes) -> bool:
+        """Set the policy state from :meth:`snapshot`'s bytes (with no told event pending); False if they do not fit
+        this policy's state (another dtype or shape), which is then left as it is."""
+        leaves, treedef = jax.tree_util.tree_flatten(self._state)
+        with np.load(io.BytesIO(data)) as z:
+            saved = [z[f"arr_{i}"] for i in range(len(z.files))]
+        if len(saved) != len(leaves) or any(np.shape(a) != np.shape(b) or np.asarray(a).dtype != b.dtype
+                                            for a, b in zip(leaves, saved, strict=False)):
+            return False
+        self._state = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(x) for x in saved])
+        self._told = []
+        return True
+
+    def on_tell(self, study, rec):
+        action, reward, cost = self._obs(rec.action, rec.values, rec.cost)
+        self._told.append((action, reward, cost))
+        arms = np.atleast_1d(rec.action)
+        self.counts[arms] += 1
+        self.sums[arms] += np.reshape(np.asarray(reward), (len(arms), -1))
+        self.last = rec.action
+
+    def _liar(self, arm) -> np.ndarray:
+        """The arm's current estimate in the policy's space (module docstring of :mod:`.study`)."""
+        if self.counts[arm] > 0:
+            return self.sums[arm] / self.counts[arm]
+        if self.counts.sum() > 0:
+            return self.sums.sum(0) / self.counts.sum()
+        return np.full(self.built.dim, 0.5 if self.spec.noise is None else 0.0)
+
+    def _virtual(self, study):
+        state = self.state
+        for tid in study._pending:
+            rec = study._tickets[tid]
+            arms = np.atleast_1d(rec.action)
+            est = np.stack([self._liar(a) for a in arms])
+            cost = sum(study.expected_cost(a) for a in arms)
+            action, reward, c = self._obs(rec.action, est if self.slate else est[0], cost)
+            state = self._update(state, action, reward, c)
+        return state
+
+    def _choose(self, study):
+        told, pending = study._told, len(study._pending)
+        if told >= self.spec.horizon:
+            return None, "finished"
+        if told + pending >= self.spec.horizon:
+            return None, "pending"
+        state = self._virtual(study)
+        action = np.asarray(self._select(fold(self.key_pol, told + pending), state))
+        action = [int(a) for a in action] if action.ndim else int(action)
+        cost = sum(study.expected_cost(a) for a in np.atleast_1d(action))
+        if not study.affordable(cost):
+            return None, "budget"
+        return action, None
+
+    def next_action(self, study):
+        return self._choose(study)[0]
+
+    def reason(self, study):
+        return self._choose(study)[1]
+
+    def recommend(self, study):
+        means = self.sums / np.maximum(self.counts, 1)[:, None]
+        last = np.asarray(self.last if self.last is not None else 0, np.int32)
+        final = Final(self.state, jnp.asarray(last), jnp.asarray(self.counts, jnp.int32),
+                      jnp.asarray(means, self.dtype))
+        if self.last is None and self.slate:
+            return np.zeros(len(self.spec.arms), bool)
+        return self.built.family.recommended(final, self.built.ctx)
+
+    def confident(self, study):
+        return None
+
+
+class StepwiseDriver:
+    """An identifier's :class:`~mobandit_jax.types.Stepwise` form, between barriers."""
+
+    def __init__(self, built, spec, seed: int):
+        self.built, self.spec = built, spec
+        step, params = built.policy.stepwise, built.params
+        self.step = step
+        self.key_pol = _keys(seed)
+        self._select = jax.jit(lambda key, s: step.select(key, s, params))
+        self._update = jax.jit(lambda s, n, r, c: step.update(s, n, r, c, params))
+        self._short = jax.jit(lambda s: step.short(s, params))
+        self._stopped = jax.jit(lambda s: step.stopped(s, params))
+        self._recommend = jax.jit(lambda s: step.recommend(s, params))
+        self._confident = None if step.confident is None else jax.jit(lambda s: step.confident(s, params))
+        self.state = jax.jit(step.init)(params)
+        self.dtype = np.dtype(jax.dtypes.canonicalize_dtype(jnp.float64))
+        self.b = 0
+        self.by_budget = False
+        self._new_round()
+
+    def _new_round(self):
+        K = len(self.spec.arms)
+        self.need = np.asarray(self._select(fold(self.key_pol, self.b), self.state)).astype(np.int64)
+        self.handed = np.zeros(K, np.int64)
+        self.told_n = np.zeros(K, np.int64)
+        self.rs = np.zeros((K, self.built.dim))
+        self.cs = np.zeros(K)
+        self.done = bool(self._stopped(self.state))
+
+    def round_of_ask(self, study) -> int:
+        return self.b
+
+    def on_ask(self, study, rec):
+        self.handed[rec.action] += 1
+
+    def on_fail(self, study, rec):
+        self.handed[rec.action] -= 1
+
+    def on_tell(self, study, rec):
+        a = rec.action
+        self.told_n[a] += 1
+        self.rs[a] += self.built.to_policy(np.asarray(rec.values, float))
+        self.cs[a] += (rec.cost or 0.0) / self.built.cost_scale
+
+    def _apply_round(self):
+        self.state = self._update(self.state, self.told_n.astype(np.int32), self.rs.astype(self.dtype),
+                                  self.cs.astype(self.dtype))
+        self.b += 1
+        self._new_round()
+
+    def _next(self):
+        """The next arm to hand out and the expected cost of the rest of its sweep, or None."""
+        open_ = self.handed < self.need
+        if not open_.any():
+            return None
+        level = self.handed[open_].min()
+        arm = int(np.flatnonzero(open_ & (self.handed == level))[0])
+        return arm, level
+
+    def _sweep_cost(self, study, level) -> float:
+        rest = (self.need > level) & (self.handed == level)
+        return sum(study.expected_cost(i) for i in np.flatnonzero(rest))
+
+    def settle(self, study):
+        for _ in range(10_000):
+            if self.done:
+                return
+            if (self.handed > self.told_n).any():
+                return
+            if self.need.sum() > 0 and (self.told_n == self.need).all():
+                self._apply_round()
+                continue
+            nxt = self._next()
+            if nxt is not None and study.affordable(self._sweep_cost(study, nxt[1])):
+                return
+            if self.told_n.sum() > 0:
+                self._apply_round()
+                continue
+            self.state = self._short(self.state)
+            self._new_round()
+            if self.done:
+                self.by_budget = True
+
+    def _choose(self, study):
+        if self.done:
+            return None, "budget" if self.by_budget else "finished"
+        nxt = self._next()
+        if nxt is None:
+            return None, "pending"
+        if not study.affordable(self._sweep_cost(study, nxt[1])):
+            return None, "budget"
+        return nxt[0], None
+
+    def next_action(self, study):
+        return self._choose(study)[0]
+
+    def reason(self, study):
+        return self._choose(study)[1]
+
+    def recommend(self, study):
+        return self._recommend(self.state)
+
+    def confident(self, study):
+        return None if self._confident is None else bool(self._confident(self.state))

@@ -1,0 +1,237 @@
+"""A study's spec: the ``[study]`` table (arms, objectives, bounds), ``[preference]``, ``[budget]`` and one policy.
+
+::
+
+    [study]
+    arms = ["a", "b", "c"]        # names, or a CSV path with an `arm` column (other columns: each ticket's config)
+    objectives = ["accuracy", "speed"]
+    lower = [0.0, 0.0]            # each objective's bounds (default [0, 1]); told values outside them are refused
+    upper = [1.0, 1.0]
+    # noise = 0.1                 # or: the values' sub-Gaussian noise scale, for unbounded values (no lower/upper)
+    horizon = 1000                # evaluations (online families) or rounds (fixed confidence); default 1000,
+                                  # or 1,000,000 with a [budget] (which ends the study first)
+    slate = 0                     # k, the slate size of a slate policy (each ticket then names k arms)
+    [preference]
+    W = [[1.0, 0.0], [0.0, 1.0]]  # optional cone C = {x : W x >= 0}
+    [budget]
+    B = 60.0                      # optional, in the user's cost units
+    cost = 1.0                    # each evaluation's expected cost: a number, one per arm, or a CSV column name
+    [[policies]]
+    name = "psi_sr"               # exactly one entry: a registered policy and its options
+    [experiment]
+    plugins = ["my_policies.py"]  # optional: modules that register policies or families (as a run's spec)
+
+Values are maximised. A policy sees them scaled to [0, 1] by the bounds (``(v - lower) / (upper - lower)``), or, with
+``noise``, as they are; costs are scaled by the largest expected cost (policies plan with costs in (0, 1]).
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+import tomllib
+from typing import NamedTuple
+
+from .errors import StudyError
+
+TOP = ("study", "preference", "budget", "policies", "experiment")
+STUDY_KEYS = ("arms", "arm_column", "objectives", "lower", "upper", "noise", "horizon", "slate")
+BUDGET_KEYS = ("B", "cost")
+DEFAULT_HORIZON = 1000  # evaluations (online) or rounds (fixed confidence) of a study without a budget
+BUDGET_HORIZON = 1_000_000  # with a budget, which then ends the study
+
+
+class StudySpec(NamedTuple):
+    """A validated spec: arm names and configs, objectives, bounds (or noise), cone, budget, expected costs, the
+    policy (name, family or None, options), the horizon, and the spec as plain data (what ``meta`` stores)."""
+
+    arms: list
+    configs: list
+    objectives: list
+    lower: list | None
+    upper: list | None
+    noise: float | None
+    W: list | None
+    budget: float | None
+    costs: list | None
+    policy: str
+    family: str | None
+    options: dict
+    horizon: int
+    plain: dict
+    slate: int = 0
+    plugins: list = []
+
+
+def _num(value, key: str, *, positive=False, nonneg=False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise StudyError(f"{key} = {value!r} must be a finite number")
+    if positive and value <= 0:
+        raise StudyError(f"{key} = {value!r} must be > 0")
+    if nonneg and value < 0:
+        raise StudyError(f"{key} = {value!r} must be >= 0")
+    return float(value)
+
+
+def _numbers(value, key: str, n: int) -> list:
+    if not isinstance(value, list) or len(value) != n:
+        raise StudyError(f"{key} = {value!r} must be a list of {n} numbers (one per objective)")
+    return [_num(v, f"{key}[{i}]") for i, v in enumerate(value)]
+
+
+def _read_csv(path: str, column: str):
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as err:
+        raise StudyError(f"study.arms = {path!r}: cannot read it ({err.strerror})") from None
+    if not rows or column not in rows[0]:
+        have = sorted(rows[0]) if rows else []
+        raise StudyError(f"study.arms = {path!r} needs a column {column!r} (study.arm_column); columns: {have}")
+
+    def value(text):
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                return float(text)
+            except ValueError:
+                return text
+
+    names = [r[column] for r in rows]
+    configs = [{k: value(v) for k, v in r.items() if k != column} for r in rows]
+    return names, configs
+
+
+def load_spec(spec, base: str | None = None) -> StudySpec:
+    """Validate a spec (a TOML path or a dict of the same tables) into a :class:`StudySpec`.
+
+    Args:
+      spec: the spec.
+      base: the folder relative CSV paths are read from (default: the TOML file's, else the working folder).
+
+    Returns:
+      The :class:`StudySpec`; a bad key or value raises :class:`StudyError` in one line.
+    """
+    if isinstance(spec, str | os.PathLike):
+        try:
+            with open(spec, "rb") as f:
+                data = tomllib.load(f)
+        except OSError as err:
+            raise StudyError(f"cannot read the spec {str(spec)!r} ({err.strerror})") from None
+        except tomllib.TOMLDecodeError as err:
+            raise StudyError(f"the spec {str(spec)!r} is not valid TOML: {err}") from None
+        base = base or os.path.dirname(os.path.abspath(spec))
+    elif isinstance(spec, dict):
+        data = spec
+    else:
+        raise StudyError(f"a spec is a TOML path or a dict, not {type(spec).__name__}")
+    base = base or os.getcwd()
+    unknown = sorted(set(data) - set(TOP) - {"_configs"})  # _configs: a stored spec's CSV rows
+    if unknown:
+        raise StudyError(f"unknown table(s) {unknown} in a study spec; allowed: {list(TOP)}")
+    study = data.get("study")
+    if not isinstance(study, dict):
+        raise StudyError("the spec needs a [study] table with arms and objectives")
+    bad = sorted(set(study) - set(STUDY_KEYS))
+    if bad:
+        raise StudyError(f"unknown key(s) {bad} in [study]; allowed: {list(STUDY_KEYS)}")
+    arms = study.get("arms")
+    column = study.get("arm_column", "arm")
+    plain = {k: v for k, v in data.items()}
+    if isinstance(arms, str):
+        path = arms if os.path.isabs(arms) else os.path.join(base, arms)
+        names, configs = _read_csv(path, column)
+        plain = {**plain, "study": {**study, "arms": names}, "_configs": configs}
+    elif isinstance(arms, list) and arms and all(isinstance(a, str) for a in arms):
+        names = list(arms)
+        configs = data.get("_configs") or [{} for _ in names]
+    else:
+        raise StudyError(f"study.arms = {arms!r} must be a non-empty list of names or a CSV path")
+    if len(set(names)) != len(names):
+        dup = sorted({a for a in names if names.count(a) > 1})
+        raise StudyError(f"study.arms names {dup} more than once; each arm needs its own name")
+    if len(names) < 2:
+        raise StudyError(f"study.arms has {len(names)} arm; a study needs at least 2")
+    objectives = study.get("objectives")
+    if not (isinstance(objectives, list) and objectives and all(isinstance(o, str) and o for o in objectives)):
+        raise StudyError(f"study.objectives = {objectives!r} must be a non-empty list of names")
+    reserved = {"ticket", "state", "worker", "arm", "cost", "asked", "told"} & set(objectives)
+    if reserved or len(set(objectives)) != len(objectives):
+        raise StudyError(f"study.objectives = {objectives!r}: names must be distinct and not one of "
+                         "ticket, state, worker, arm, cost, asked, told")
+    d = len(objectives)
+    noise = study.get("noise")
+    if noise is not None:
+        if "lower" in study or "upper" in study:
+            raise StudyError("[study] gives noise and lower/upper: give bounds (values in [lower, upper]) or a noise "
+                             "scale (unbounded values), not both")
+        noise, lower, upper = _num(noise, "study.noise", positive=True), None, None
+    else:
+        lower = _numbers(study.get("lower", [0.0] * d), "study.lower", d)
+        upper = _numbers(study.get("upper", [1.0] * d), "study.upper", d)
+        for i, (lo, up) in enumerate(zip(lower, upper, strict=True)):
+            if not lo < up:
+                raise StudyError(f"study.lower[{i}] = {lo} must be below study.upper[{i}] = {up}")
+    slate = study.get("slate", 0)
+    if isinstance(slate, bool) or not isinstance(slate, int) or not 0 <= slate < len(names):
+        raise StudyError(f"study.slate = {slate!r} must be a whole number from 1 to K - 1 = {len(names) - 1} (the "
+                         "slate size k of a slate policy; 0: none)")
+    horizon = study.get("horizon", DEFAULT_HORIZON if "budget" not in data else BUDGET_HORIZON)
+    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+        raise StudyError(f"study.horizon = {horizon!r} must be a whole number >= 1")
+    W = None
+    if "preference" in data:
+        pref = data["preference"]
+        if not isinstance(pref, dict) or set(pref) != {"W"}:
+            raise StudyError("[preference] takes one key, W: a list of rows of d numbers")
+        W = pref["W"]
+        if not (isinstance(W, list) and W and all(isinstance(r, list) for r in W)):
+            raise StudyError(f"preference.W = {W!r} must be a list of rows")
+        W = [_numbers(r, f"preference.W[{i}]", d) for i, r in enumerate(W)]
+    budget, costs = None, None
+    if "budget" in data:
+        b = data["budget"]
+        bad = sorted(set(b) - set(BUDGET_KEYS)) if isinstance(b, dict) else ["?"]
+        if bad or "B" not in b:
+            raise StudyError(f"[budget] takes B (the budget, in your cost units) and cost (each evaluation's expected "
+                             f"cost: a number, a list, or a CSV column); got {sorted(b) if isinstance(b, dict) else b}")
+        budget = _num(b["B"], "budget.B", positive=True)
+        cost = b.get("cost", 1.0)
+        if isinstance(cost, str):
+            if any(cost not in c for c in configs):
+                raise StudyError(f"budget.cost = {cost!r} names no column of study.arms; columns: "
+                                 f"{sorted(configs[0])}")
+            costs = [_num(c[cost], f"budget.cost ({cost} of arm {a!r})", positive=True)
+                     for a, c in zip(names, configs, strict=True)]
+        elif isinstance(cost, list):
+            if len(cost) != len(names):
+                raise StudyError(f"budget.cost has {len(cost)} entries; give one per arm ({len(names)})")
+            costs = [_num(c, f"budget.cost[{i}]", positive=True) for i, c in enumerate(cost)]
+        else:
+            costs = [_num(cost, "budget.cost", positive=True)] * len(names)
+    plugins = []
+    if "experiment" in data:
+        exp = data["experiment"]
+        if not isinstance(exp, dict) or set(exp) - {"plugins"}:
+            raise StudyError("[experiment] in a study spec takes one key, plugins: the files or modules that "
+                             "register your policies or families")
+        plugins = [p if not p.endswith(".py") or os.path.isabs(p) else os.path.join(base, p)
+                   for p in (exp.get("plugins") or []) if isinstance(p, str)]
+        if len(plugins) != len(exp.get("plugins") or []):
+            raise StudyError(f"experiment.plugins = {exp.get('plugins')!r} must be a list of file paths or modules")
+        plain = {**plain, "experiment": {"plugins": plugins}}
+    policies = data.get("policies")
+    if not isinstance(policies, list) or len(policies) != 1 or not isinstance(policies[0], dict):
+        n = len(policies) if isinstance(policies, list) else 0
+        raise StudyError(f"a study takes exactly one [[policies]] entry (a registered name and its options); got {n}")
+    entry = dict(policies[0])
+    name = entry.pop("name", None)
+    if not isinstance(name, str) or not name:
+        raise StudyError("[[policies]] needs a 'name' (see `mobandit list`)")
+    family = entry.pop("family", None)
+    entry.pop("label", None)
+    if "sweep" in entry:
+        raise StudyError(f"[[policies]] {name}: a study runs one configuration; give options, not a sweep")
+    return StudySpec(names, configs, list(objectives), lower, upper, noise, W, budget, costs, name, family, entry,
+                     int(horizon), plain, slate, plugins)

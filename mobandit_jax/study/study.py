@@ -1,0 +1,470 @@
+"""``mb.Study``: a live ask/tell study whose state is the replay of its told events through the policy's pure steps.
+
+A study asks which arm (configuration, model) to evaluate next, the user evaluates it and tells the values (one per
+objective) and the cost back. Its events are rows of an append-only table (:mod:`.store`); its state is the policy's
+``init`` followed by ``update`` of every told event in the order told (:mod:`.policy` builds the policy through the
+registry), so a study is a function of its seed and its events: the same seed and the same told values make the same
+asks, whether or not the study was reloaded in between. The seed plays the part of seed index 0 of a simulated run of
+``seed``: the policy's randomness at round ``t`` is ``fold_in(fold_in(fold_in(PRNGKey(seed), 0), 1), t)``, as the
+engine's (:mod:`mobandit_jax.engine`), so a study told the rewards a simulated run draws makes that run's choices.
+
+Batches (``ask(n)``, or several workers):
+
+- an online policy (a :class:`~mobandit_jax.types.Policy`) chooses a batch one ticket after another, each pending
+  ticket counted as a virtual pull of its arm at the arm's current estimate (the "constant liar": its told mean, or
+  the mean of every told value before the arm has one, or the middle of the bounds before anything is told);
+  ticket ``j`` of a batch is chosen at round ``told + pending``;
+- an identifier (through its :class:`~mobandit_jax.types.Stepwise` form) hands out the pulls its ``select`` asks for
+  before its next barrier (a phase's remaining allocation in sweeps of one pull of each arm, or a round's arms) and
+  waits there (reason ``"pending"``) until they are all told; ``update`` then takes them at once.
+
+Budget: a pending ticket reserves its arm's expected cost (the arm's mean told cost, else ``[budget] cost``) and a
+tell settles the actual one; a ticket is handed out only if the cost spent, the reservations and its own expected
+cost (an identifier: its whole sweep's) fit in ``B``, so ``B`` is never exceeded while evaluations cost what was
+expected of them (one that costs more overshoots by its excess: a live cost is known once spent). An identifier
+whose next sweep cannot fit, with nothing pending, is ``short``: it does what its budget makes it do in simulation
+(end the phase; halt).
+
+Every :data:`SNAPSHOT_EVERY` tells, the online policy's state is kept beside the events (a cached snapshot, written in
+the same transaction as the tell), so that a load replays the policy's ``update`` over the tells after it only.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import threading
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from .errors import StudyError
+from .spec import StudySpec, load_spec
+from .store import VERSION, is_postgres, open_store
+
+REASONS = ("pending", "budget", "finished")
+SNAPSHOT_EVERY = 1000  # tells between snapshots of an online policy's state (a load replays the tells after the last)
+
+
+class Ticket(NamedTuple):
+    """One evaluation to make: ``id``, the arm's name and index, its configuration (the CSV's other columns) and, for a
+    slate policy, the names of the slate's arms (``arm`` and ``index`` are then the slate's first)."""
+
+    id: str
+    arm: str
+    index: int
+    config: dict
+    slate: list | None = None
+
+
+class _Record:
+    """What the replay keeps of one ticket."""
+
+    __slots__ = ("id", "action", "worker", "state", "values", "cost", "asked", "told", "t")
+
+    def __init__(self, id, action, worker, asked, t):
+        self.id, self.action, self.worker, self.asked, self.t = id, action, worker, asked, t
+        self.state, self.values, self.cost, self.told = "pending", None, None, None
+
+
+class Study:
+    """A live ask/tell study (module docstring). Make one with :meth:`create` or open one with :meth:`load`."""
+
+    # ------------------------------------------------------------------ opening
+
+    def __init__(self, store, spec: StudySpec, seed: int):
+        from .policy import build
+
+        self._store, self.spec, self.seed = store, spec, int(seed)
+        self.path = store.folder
+        self._built = build(spec)
+        self._lock = threading.RLock()
+        self._driver = _make_driver(self._built, spec, self.seed)
+        self._seen = 0
+        self._tickets: dict = {}
+        self._pending: list = []  # ticket ids in ask order
+        self._spent = 0.0
+        self._cost_n = np.zeros(len(spec.arms))
+        self._cost_sum = np.zeros(len(spec.arms))
+        self._told = self._failed = 0
+        snap = store.snapshot() if hasattr(self._driver, "restore") else None
+        self._snap = snap
+        self._sync()
+        self._snap = None
+
+    @classmethod
+    def create(cls, path, spec, *, seed: int = 0) -> Study:
+        """Create a study at ``path`` (a folder, or a ``postgresql://`` address).
+
+        Args:
+          path: where its events are kept (``DIR/study.db``).
+          spec: a TOML path or a dict (:mod:`.spec`).
+          seed: the seed of the policy's randomness.
+
+        Returns:
+          The new :class:`Study`. An existing study of the same spec and seed is opened as it is; any other existing
+          study or a non-empty folder that holds none is refused.
+        """
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise StudyError(f"seed = {seed!r} must be a whole number >= 0")
+        parsed = load_spec(spec)
+        plain = json.dumps(parsed.plain, sort_keys=True)
+        if not is_postgres(path) and os.path.isdir(path) and os.listdir(path) \
+                and not os.path.exists(os.path.join(path, "study.db")):
+            raise StudyError(f"{str(path)!r} is a folder that holds no study; give a new or empty folder")
+        cls._check(parsed)
+        store = open_store(path, create=True)
+        with store.lock():
+            meta = store.meta()
+            if not meta:
+                store.set_meta({"spec": plain, "seed": str(seed), "version": VERSION})
+        if meta and (meta.get("spec") != plain or meta.get("seed") != str(seed)):
+            store.close()
+            raise StudyError(f"{str(path)!r} holds another study (a different spec or seed); open it with "
+                             "Study.load or give a new folder")
+        return cls(store, parsed, seed)
+
+    @staticmethod
+    def _check(parsed):
+        from .policy import build
+
+        build(parsed)  # refuse a spec whose policy cannot be built before anything is written
+
+    @classmethod
+    def load(cls, path) -> Study:
+        """Open the study at ``path``, replaying its events.
+
+        Args:
+          path: its folder or ``postgresql://`` address.
+
+        Returns:
+          The :class:`Study`.
+        """
+        store = open_store(path)
+        meta = store.meta()
+        if "spec" not in meta:
+            raise StudyError(f"{str(path)!r} holds no study")
+        return cls(store, load_spec(json.loads(meta["spec"])), int(meta["seed"]))
+
+    def close(self):
+        """Close the study's database connection."""
+        self._store.close()
+
+    # ------------------------------------------------------------------ replay
+
+    def _sync(self):
+        """Apply the events written since the last sync (by this process or another)."""
+        for ev in self._store.events(self._seen):
+            self._apply(ev)
+            self._seen = ev.seq
+            if self._snap is not None and ev.seq == self._snap[0]:
+                self._driver.restore(self._snap[1])  # the policy state after these events, kept by a tell
+        self._driver.settle(self)
+
+    def _apply(self, ev):
+        drv = self._driver
+        if ev.kind == "ask":
+            action = json.loads(ev.slate) if ev.slate is not None else ev.arm
+            rec = _Record(ev.ticket, action, ev.worker, ev.at, drv.round_of_ask(self))
+            self._tickets[ev.ticket] = rec
+            self._pending.append(ev.ticket)
+            drv.on_ask(self, rec)
+            return
+        rec = self._tickets[ev.ticket]
+        self._pending.remove(ev.ticket)
+        if ev.kind == "tell":
+            rec.state, rec.values, rec.cost, rec.told = "told", json.loads(ev.vals), ev.cost, ev.at
+            self._told += 1
+            self._spent += ev.cost or 0.0
+            for a in np.atleast_1d(rec.action):
+                self._cost_n[a] += 1
+                self._cost_sum[a] += (ev.cost or 0.0) / np.size(rec.action)
+            drv.on_tell(self, rec)
+        else:
+            rec.state, rec.told = ("failed" if ev.kind == "fail" else "abandoned"), ev.at
+            self._failed += 1
+            drv.on_fail(self, rec)
+        drv.settle(self)
+
+    # ------------------------------------------------------------------ helpers
+
+    def expected_cost(self, arm) -> float:
+        """An arm's expected cost (user units): its mean told cost, else the spec's; 0 without a budget."""
+        if self.spec.costs is None:
+            return 0.0
+        if self._cost_n[arm] > 0:
+            return float(self._cost_sum[arm] / self._cost_n[arm])
+        return float(self.spec.costs[arm])
+
+    def reserved(self) -> float:
+        """The expected cost of the pending tickets."""
+        return sum(self.expected_cost(a) for t in self._pending for a in np.atleast_1d(self._tickets[t].action))
+
+    def affordable(self, cost: float) -> bool:
+        """Whether ``cost`` more fits in the budget, counting the pending tickets' reservations."""
+        if self.spec.budget is None:
+            return True
+        return self._spent + self.reserved() + cost <= self.spec.budget * (1 + 1e-12)
+
+    def _ticket(self, rec) -> Ticket:
+        arms = self.spec.arms
+        if isinstance(rec.action, list):
+            first = rec.action[0]
+            return Ticket(rec.id, arms[first], first, dict(self.spec.configs[first]), [arms[a] for a in rec.action])
+        return Ticket(rec.id, arms[rec.action], int(rec.action), dict(self.spec.configs[rec.action]), None)
+
+    def _record(self, ticket_or_id):
+        tid = ticket_or_id.id if isinstance(ticket_or_id, Ticket) else ticket_or_id
+        if not isinstance(tid, str) or tid not in self._tickets:
+            raise StudyError(f"unknown ticket {tid!r}: tell or fail a ticket that ask returned")
+        return self._tickets[tid]
+
+    # ------------------------------------------------------------------ the public calls
+
+    def ask(self, n: int = 1, worker: str | None = None) -> list:
+        """Up to ``n`` tickets to evaluate: the worker's own unanswered ones first, then new ones.
+
+        Args:
+          n: how many.
+          worker: a name for the caller (its unanswered tickets are handed back to it first).
+
+        Returns:
+          A list of :class:`Ticket`; fewer than ``n`` only with a reason in ``status()["reason"]``.
+        """
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise StudyError(f"n = {n!r} must be a whole number >= 0")
+        if worker is not None and not isinstance(worker, str):
+            raise StudyError(f"worker = {worker!r} must be a string")
+        with self._lock, self._store.lock():
+            self._sync()
+            out = []
+            if worker is not None:
+                out = [self._ticket(self._tickets[t]) for t in self._pending if self._tickets[t].worker == worker][:n]
+            while len(out) < n:
+                action = self._driver.next_action(self)
+                if action is None:
+                    break
+                arm = action[0] if isinstance(action, list) else action
+                seq = self._seen + 1
+                ev = self._store.append(seq, "ask", f"t{seq}", worker, arm,
+                                        slate=action if isinstance(action, list) else None)
+                self._apply(ev)
+                self._seen = ev.seq
+                out.append(self._ticket(self._tickets[ev.ticket]))
+            return out
+
+    def _values(self, rec, values) -> list:
+        spec = self.spec
+        d = len(spec.objectives)
+        rows = len(rec.action) if isinstance(rec.action, list) else 0
+        try:
+            arr = np.asarray(values, float)
+        except (TypeError, ValueError):
+            raise StudyError(f"values = {values!r} must be numbers, one per objective {spec.objectives}") from None
+        want = (rows, d) if rows else (d,)
+        if arr.shape != want:
+            what = f"{rows} rows (one per arm of the slate) of {d}" if rows else f"{d}"
+            raise StudyError(f"ticket {rec.id}: values has shape {list(arr.shape)}; give {what} values, one per "
+                             f"objective {spec.objectives}")
+        if not np.all(np.isfinite(arr)):
+            raise StudyError(f"ticket {rec.id}: values {arr.tolist()} must be finite numbers (no NaN or infinity); "
+                             "fail the ticket if the evaluation failed")
+        if spec.lower is not None:
+            lo, up = np.asarray(spec.lower), np.asarray(spec.upper)
+            bad = np.argwhere((arr < lo) | (arr > up))
+            if len(bad):
+                j = int(bad[0][-1])
+                value = arr.reshape(-1, d)[bad[0][0] if rows else 0, j]
+                raise StudyError(f"ticket {rec.id}: {spec.objectives[j]} = {value!r} "
+                                 f"lies outside its bounds [{lo[j]}, {up[j]}] (study.lower / study.upper)")
+        return arr.tolist()
+
+    def tell(self, ticket_or_id, values, cost: float | None = None):
+        """Tell a ticket's values (one per objective; a slate: one row per arm) and its cost.
+
+        Args:
+          ticket_or_id: a :class:`Ticket` or its id.
+          values: the evaluation's values.
+          cost: what it cost, in the budget's units (default: the arm's expected cost).
+
+        A bad ticket, value or cost raises :class:`StudyError` in one line and writes nothing; telling a told ticket
+        the same values again does nothing.
+        """
+        with self._lock, self._store.lock():
+            self._sync()
+            rec = self._record(ticket_or_id)
+            vals = self._values(rec, values)
+            if cost is not None:
+                if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost < 0:
+                    raise StudyError(f"ticket {rec.id}: cost = {cost!r} must be a finite number >= 0")
+                cost = float(cost)
+            if rec.state == "told":
+                if rec.values == vals and (cost is None or cost == rec.cost):
+                    return
+                raise StudyError(f"ticket {rec.id} was told already with values {rec.values}; a ticket is told once")
+            if rec.state != "pending":
+                raise StudyError(f"ticket {rec.id} was {'abandoned' if rec.state == 'abandoned' else 'failed'}; "
+                                 "it cannot be told" + ("" if rec.state == "abandoned"
+                                                        else " (its arm is asked again under a new ticket)"))
+            if cost is None:
+                cost = sum(self.expected_cost(a) for a in np.atleast_1d(rec.action)) if self.spec.costs else None
+            ev = self._store.append(self._seen + 1, "tell", rec.id, rec.worker, np.atleast_1d(rec.action)[0], vals=vals,
+                                    cost=cost)
+            self._apply(ev)
+            self._seen = ev.seq
+            if self._told % SNAPSHOT_EVERY == 0 and hasattr(self._driver, "snapshot"):
+                self._store.put_snapshot(ev.seq, self._driver.snapshot())
+
+    def fail(self, ticket_or_id, retry: bool = True):
+        """Mark a pending ticket failed: its arm may be asked again (``retry``), or it is abandoned.
+
+        Args:
+          ticket_or_id: a :class:`Ticket` or its id.
+          retry: False abandons it (never counted as an observation).
+        """
+        with self._lock, self._store.lock():
+            self._sync()
+            rec = self._record(ticket_or_id)
+            if rec.state != "pending":
+                raise StudyError(f"ticket {rec.id} is {rec.state}, not pending; only a pending ticket can fail")
+            ev = self._store.append(self._seen + 1, "fail" if retry else "abandon", rec.id, rec.worker,
+                                    np.atleast_1d(rec.action)[0])
+            self._apply(ev)
+            self._seen = ev.seq
+
+    def recommend(self) -> list:
+        """The recommended set of arms, by name (the family's reading of the current state)."""
+        with self._lock:
+            self._sync()
+            mask = np.asarray(self._driver.recommend(self))
+            return [a for a, m in zip(self.spec.arms, mask, strict=True) if m]
+
+    def status(self) -> dict:
+        """``told``, ``pending``, ``failed`` (failed or abandoned tickets), ``spent``, ``budget``, ``finished``,
+        ``reason`` (why ``ask`` would hand out nothing now: ``"pending"``, ``"budget"``, ``"finished"``, or None) and,
+        for a fixed-confidence method, ``stopped`` (its stopping rule fired)."""
+        with self._lock:
+            self._sync()
+            reason = self._driver.reason(self)
+            out = dict(told=self._told, pending=len(self._pending), failed=self._failed, spent=self._spent,
+                       budget=self.spec.budget, finished=reason in ("budget", "finished") and not self._pending,
+                       reason=reason)
+            stopped = self._driver.confident(self)
+            if stopped is not None:
+                out["stopped"] = stopped
+            return out
+
+    def history(self):
+        """One row per ticket (a pandas DataFrame): ``ticket``, ``state``, ``worker``, ``arm``, one column per
+        objective, ``cost``, ``asked`` and ``told`` (UTC times)."""
+        import pandas as pd
+
+        with self._lock:
+            self._sync()
+            rows = []
+            for rec in self._tickets.values():
+                t = self._ticket(rec)
+                row = dict(ticket=rec.id, state=rec.state, worker=rec.worker,
+                           arm=t.arm if t.slate is None else ",".join(t.slate))
+                vals = rec.values
+                for j, o in enumerate(self.spec.objectives):
+                    row[o] = (None if vals is None else vals[j] if t.slate is None
+                              else json.dumps([r[j] for r in vals]))
+                row["cost"], row["asked"], row["told"] = rec.cost, rec.asked, rec.told
+                rows.append(row)
+            cols = ["ticket", "state", "worker", "arm", *self.spec.objectives, "cost", "asked", "told"]
+            frame = pd.DataFrame(rows, columns=cols)
+            for c in ("asked", "told"):
+                frame[c] = pd.to_datetime(frame[c], unit="s", utc=True)
+            return frame
+
+    def optimize(self, evaluate, *, workers: int = 1, max_evals: int | None = None, progress: bool = True):
+        """Evaluate tickets with ``evaluate(ticket) -> values`` or ``-> (values, cost)`` in ``workers`` threads.
+
+        Runs until the study is finished, its budget is spent, or ``max_evals`` evaluations were told. Ctrl-C stops
+        asking, tells what has returned, and returns. An exception in ``evaluate`` fails its ticket (retry) and is
+        reported on stderr in one line (and kept in the returned list).
+
+        Args:
+          evaluate: the user's evaluation.
+          workers: threads evaluating at once.
+          max_evals: the most evaluations to tell in this call.
+          progress: show a progress bar.
+
+        Returns:
+          The list of ``(ticket, exception)`` of the evaluations that raised.
+        """
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise StudyError(f"workers = {workers!r} must be a whole number >= 1")
+        errors, told, running = [], 0, {}
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=max_evals, desc="study", unit="eval", file=sys.stderr)
+        worker = f"optimize-{os.getpid()}"
+        stop = False
+        with ThreadPoolExecutor(workers) as pool:
+            try:
+                while True:
+                    room = workers - len(running)
+                    if max_evals is not None:
+                        room = min(room, max_evals - told - len(running))
+                    if room > 0 and not stop:
+                        for t in self.ask(room, worker=worker):
+                            if t.id not in {r.id for r in running.values()}:
+                                running[pool.submit(evaluate, t)] = t
+                    if not running:
+                        break
+                    done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        told += self._settle(running.pop(fut), fut, errors)
+                        if bar is not None:
+                            bar.update(1)
+            except KeyboardInterrupt:
+                stop = True
+                for fut in list(running):
+                    if fut.cancel():
+                        running.pop(fut)
+                for fut in list(running):
+                    told += self._settle(running.pop(fut), fut, errors)
+                print("study: stopped (Ctrl-C); what returned was told", file=sys.stderr)
+        if bar is not None:
+            bar.close()
+        return errors
+
+    def _settle(self, ticket, fut, errors) -> int:
+        err = fut.exception()
+        if err is None:
+            out = fut.result()
+            values, cost = (out if isinstance(out, tuple) and len(out) == 2 else (out, None))
+            try:
+                self.tell(ticket, values, cost)
+                return 1
+            except StudyError as bad:
+                err = bad
+        errors.append((ticket, err))
+        print(f"study: ticket {ticket.id} (arm {ticket.arm}) failed: {type(err).__name__}: "
+              f"{str(err).splitlines()[0] if str(err) else ''}", file=sys.stderr)
+        self.fail(ticket, retry=True)
+        return 0
+
+
+def _make_driver(built, spec, seed):
+    from ..registry import IDENTIFIER
+
+    if built.family.kind == IDENTIFIER:
+        from .drivers import StepwiseDriver
+
+        return StepwiseDriver(built, spec, seed)
+    from .drivers import OnlineDriver
+
+    return OnlineDriver(built, spec, seed)
+
+
+def _now() -> float:
+    return time.time()
