@@ -120,7 +120,10 @@ mb.register_policy("slow_greedy", "preference", slow_greedy, lambda ctx: (dict(n
 def _signal_into_compile(cmd, signum, env, into=5.0):
     """Start ``cmd``, send ``signum`` ``into`` seconds after its note ``compiling 1/1`` (stderr); return
     ``(exit status, seconds from the signal to the exit, stderr lines)``."""
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
+    # Python's own SIGINT handler in the child, whatever the test runner inherited (a shell's background job ignores
+    # SIGINT, and Python then leaves it ignored)
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     for line in proc.stderr:
         lines.append(line.rstrip("\n"))

@@ -324,7 +324,11 @@ def test_optimize_ctrl_c_tells_what_returned(tmp_path, capsys):
         clock.sleep(0.05)
         return MEANS[ticket.index].tolist()
 
-    study.optimize(evaluate, workers=2, progress=False)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, whatever the runner inherited
+    try:
+        study.optimize(evaluate, workers=2, progress=False)
+    finally:
+        signal.signal(signal.SIGINT, before)
     status = study.status()
     assert status["pending"] == 0 and status["told"] == len(calls) and 5 <= len(calls) < 20
     assert "stopped (Ctrl-C)" in capsys.readouterr().err

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -407,32 +408,38 @@ class Study:
 
             bar = tqdm(total=max_evals, desc="study", unit="eval", file=sys.stderr)
         worker = f"optimize-{os.getpid()}"
-        stop = False
-        with ThreadPoolExecutor(workers) as pool:
-            try:
+        stop = threading.Event()
+        previous, installed = signal.SIG_DFL, False
+        if threading.current_thread() is threading.main_thread():
+            # Ctrl-C stops asking; what is running returns and is told (a second Ctrl-C interrupts at once)
+            def first_ctrl_c(signum, frame):
+                stop.set()
+                signal.signal(signal.SIGINT, previous)
+
+            previous = signal.signal(signal.SIGINT, first_ctrl_c)
+            previous, installed = (signal.SIG_DFL if previous is None else previous), True
+        try:
+            with ThreadPoolExecutor(workers) as pool:
                 while True:
                     room = workers - len(running)
                     if max_evals is not None:
                         room = min(room, max_evals - told - len(running))
-                    if room > 0 and not stop:
+                    if room > 0 and not stop.is_set():
                         for t in self.ask(room, worker=worker):
                             if t.id not in {r.id for r in running.values()}:
                                 running[pool.submit(evaluate, t)] = t
                     if not running:
                         break
-                    done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                    done, _ = wait(list(running), timeout=0.1, return_when=FIRST_COMPLETED)
                     for fut in done:
                         told += self._settle(running.pop(fut), fut, errors)
                         if bar is not None:
                             bar.update(1)
-            except KeyboardInterrupt:
-                stop = True
-                for fut in list(running):
-                    if fut.cancel():
-                        running.pop(fut)
-                for fut in list(running):
-                    told += self._settle(running.pop(fut), fut, errors)
-                print("study: stopped (Ctrl-C); what returned was told", file=sys.stderr)
+        finally:
+            if installed and signal.getsignal(signal.SIGINT) is first_ctrl_c:
+                signal.signal(signal.SIGINT, previous)
+        if stop.is_set():
+            print("study: stopped (Ctrl-C); what returned was told", file=sys.stderr)
         if bar is not None:
             bar.close()
         return errors
