@@ -32,6 +32,31 @@ def test_vstar_enumeration_matches_moocore_brute_force(front, key):
     assert float(ms.best_subset_value(means, 3, np.zeros(2), chunk=100)) == pytest.approx(brute, rel=1e-5)
 
 
+@pytest.mark.parametrize("front,key,k", [("concave", 0, 3), ("linear", 1, 4), ("clusters", 2, 2), ("concave", 3, 1),
+                                         ("clusters", 4, 9)])
+def test_vstar_dynamic_program_matches_moocore_brute_force(front, key, k):
+    """The d = 2 dynamic program (used beyond the enumeration limit) against moocore over every k-subset, with
+    dominated arms, arms at the reference point and k beyond the front's size among them."""
+    means = _instance(front, 2, 12, key)
+    means[0] = means[1] * 0.9  # a dominated arm
+    means[2] = [0.0, means[2, 1]]  # an arm on the reference point's boundary
+    brute = max(_hv(means[list(s)]) for s in itertools.combinations(range(12), k))
+    assert float(ms.best_subset_value_2d(means, k, np.zeros(2))) == pytest.approx(brute, rel=1e-5)
+
+
+def test_vstar_beyond_the_enumeration_limit_is_the_dynamic_programs():
+    """256 arms, k = 3 (C(256, 3) subsets, past the enumeration limit): 16 on a concave front, 240 under it; V* is
+    the best 3 of the 16 by moocore."""
+    rng = np.random.default_rng(5)
+    front = _instance("concave", 2, 16, 5)
+    under = front[rng.integers(0, 16, 240)] * rng.uniform(0.3, 0.95, (240, 1))
+    means = np.concatenate([under[:100], front, under[100:]])
+    assert math.comb(256, 3) > ms.MAX_ENUMERATION_SUBSETS
+    value = float(ms.benchmark_value(means, 3, np.zeros(2)))
+    brute = max(_hv(front[list(s)]) for s in itertools.combinations(range(16), 3))
+    assert value == pytest.approx(brute, rel=1e-5)
+
+
 def test_subset_table_is_all_combinations():
     t = ms.subset_table(7, 3)
     assert t.shape == (math.comb(7, 3), 3)
