@@ -12,10 +12,11 @@ Per round, on the true means (pseudo-hypervolume, no observation noise):
 - ``vstar``: the per-instance benchmark (reduce ``"mean"`` of a constant).
 
 The benchmark is ``V* = max_{|S| = k} HV(S)`` by exhaustive enumeration over all k-subsets at
-d = 2 (beyond :data:`MAX_ENUMERATION_SUBSETS` subsets, by the exact dynamic program over the front sorted by
-the first objective, :func:`best_subset_value_2d`; Auger, Bader, Brockhoff & Zitzler, "Investigating and exploiting
-the bias of the weighted hypervolume to articulate user preferences", GECCO 2009), and the greedy proxy ``HV(G*)`` (greedy maximisation of the true marginal gains, Fact 1) at
-d >= 3, as in the paper. Both are computed inside the compiled run by ``prepare`` from the seed's
+d = 2 (beyond :data:`MAX_ENUMERATION_SUBSETS` subsets, by the exact dynamic program over the front
+sorted by the first objective, :func:`best_subset_value_2d`; Auger, Bader, Brockhoff & Zitzler,
+"Investigating and exploiting the bias of the weighted hypervolume to articulate user preferences",
+GECCO 2009), and the greedy proxy ``HV(G*)`` (greedy maximisation of the true marginal gains, Fact 1)
+at d >= 3, as in the paper. Both are computed inside the compiled run by ``prepare`` from the seed's
 instance (``env_params.means`` when the environment carries one, else the context's means).
 
 Gutowski, Chhel, Letard & Lamprier, "Top-k Pareto Bandits: Hypervolume Regret for Multi-Objective
