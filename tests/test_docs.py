@@ -152,6 +152,7 @@ def main(page: str, folder: str) -> None:
 
 
 NEEDS = {"live-studies.md": "sklearn"}  # a page's optional package (pip install 'mobandit_jax[examples]')
+CHECKOUT = {"live-studies.md": ("examples",)}  # what a page reads from a checkout of the repository
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -161,6 +162,8 @@ def test_page_blocks_run(page, tmp_path):
     if not any(lang == "python" and title is None and not shown for lang, title, _, _, shown in blocks(page)):
         run_page(page, tmp_path)  # files and TOML only: nothing is imported or registered
         return
+    for name in CHECKOUT.get(page, ()):
+        (tmp_path / name).symlink_to(ROOT / name)
     cache = os.path.join(tempfile.gettempdir(), "mobandit_jax_test_cache")  # shared with conftest's
     env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": cache, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
            "MPLBACKEND": "Agg"}
