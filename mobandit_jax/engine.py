@@ -43,9 +43,9 @@ single checkpoint. A fixed-confidence identifier (the ``pac`` family) runs its r
 ``lax.while_loop`` capped at the horizon: batched by ``vmap``, the loop goes on while any lane's
 stopping rule has not fired, and a lane whose rule fired keeps its state (per-lane stop in one
 compiled program; ``IdentifyResult.stopped`` says whether the rule fired before the cap). An identifier with
-``identify_in_turn`` (the step-wise methods of the pac family) gets :func:`seeds_per_lane` seeds a lane in large
-batches, run one after another, so that a lane does not idle from its seed's stop to the slowest seed's: each seed's
-result is the same.
+``identify_in_turn`` (the step-wise methods of the pac family) runs a large batch on ``S / seeds_per_lane(S)`` lanes
+that share its seeds (:func:`seeds_per_lane`): a lane whose seed stopped takes the next seed not yet started, so
+that a lane does not idle from its seed's stop to the slowest seed's: each seed's result is the same.
 
 ``batch(run)`` maps ``run`` over a leading grid axis of ``params`` and a seed axis of keys, and
 :func:`seed_keys` derives each seed's key by ``fold_in(PRNGKey(base), seed_index)``, so a seed's
@@ -208,8 +208,8 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
       at every checkpoint, with ``rounds`` and ``spent`` (and, with ``recommend``, ``recommended``: ``(K,)``
       bool). ``report`` (static) is a host function called with the index of each checkpoint as it begins
       (module docstring). ``run.checkpoints`` is the number of checkpoints;
-      an identifier with ``identify_in_turn`` also gives ``run.in_turn(params, seed_keys (R,))``, the same outputs
-      for ``R`` seeds run in turn in one lane.
+      an identifier with ``identify_in_turn`` also gives ``run.in_turn(params, seed_keys (S,), lanes=1)``, the same
+      outputs for ``S`` seeds sharing ``lanes`` lanes, each lane's seeds run in turn.
     """
     if horizon < 1:
         raise ValueError(f"horizon = {horizon}: it must be at least 1 round")
@@ -315,11 +315,12 @@ def _make_identify_run(env, policy, metrics, recommend=None):
     run.checkpoints = 1
     if policy.identify_in_turn is not None:
         @full_precision_dots
-        def in_turn(params, seed_keys):
-            """``run`` of ``R`` seeds (``seed_keys (R,)``) one after another in one lane: the same outputs."""
+        def in_turn(params, seed_keys, lanes=1):
+            """``run`` of ``S`` seeds (``seed_keys (S,)``) sharing ``lanes`` lanes, each lane's seeds one after another
+            (``lanes = 1``: all of them in one lane): the same outputs."""
             key_env, key_pol = jax.vmap(_streams)(seed_keys)
             env_params, mparams = jax.vmap(lambda k: prepare(env, metrics, params, k))(seed_keys)
-            results = policy.identify_in_turn(key_env, key_pol, env_params, params.policy)
+            results = policy.identify_in_turn(key_env, key_pol, env_params, params.policy, lanes)
             return jax.vmap(lambda m, r: outputs(m, r, params))(mparams, results)
 
         run.in_turn = in_turn
@@ -327,11 +328,11 @@ def _make_identify_run(env, policy, metrics, recommend=None):
 
 
 def seeds_per_lane(seeds: int) -> int:
-    """How many seeds :func:`batch` gives one lane of an identifier that runs seeds in turn.
+    """How many seeds :func:`batch` gives one lane, on average, of an identifier that runs seeds in turn.
 
-    At least 64 lanes a batch, so that a lane's work, the sum of its seeds' rounds, varies less from lane to lane
-    than one seed's rounds do, and at most 16 seeds a lane (measured best for Auer et al. and APE at 1,000 seeds on
-    one core: fewer lanes leave the loop's fixed cost to fewer seeds).
+    At least 64 lanes a batch and at most 16 seeds a lane (measured best for Auer et al. and APE at 1,000 seeds on
+    one core: fewer lanes leave the loop's fixed cost to fewer seeds, more lanes make the loop's last rounds, when
+    lanes have no seed left to start, a larger share).
 
     Args:
       seeds: the batch's seeds.
@@ -343,22 +344,19 @@ def seeds_per_lane(seeds: int) -> int:
 
 
 def lanes_in_turn(in_turn, params, keys):
-    """``in_turn`` over lanes of :func:`seeds_per_lane` seeds.
+    """``in_turn`` with its seeds shared by ``ceil(S / seeds_per_lane(S))`` lanes (:func:`seeds_per_lane`).
 
     Args:
-      in_turn: ``in_turn(params, lane_keys (R, ...)) -> pytree of (R, ...)``.
-      params: passed to every lane.
-      keys: ``(S, ...)`` seed keys, padded with copies of the last one to whole lanes.
+      in_turn: ``in_turn(params, keys (S, ...), lanes) -> pytree of (S, ...)``: the seeds shared by ``lanes``
+        lanes, a lane taking the next seed not yet started when its seed stops.
+      params: passed to it.
+      keys: ``(S, ...)`` seed keys.
 
     Returns:
       The outputs ``(S, ...)``, in the seeds' order.
     """
     seeds = keys.shape[0]
-    per_lane = seeds_per_lane(seeds)
-    lanes = -(-seeds // per_lane)
-    padded = jnp.concatenate([keys, jnp.broadcast_to(keys[-1:], (lanes * per_lane - seeds,) + keys.shape[1:])])
-    out = jax.vmap(in_turn, in_axes=(None, 0))(params, padded.reshape((lanes, per_lane) + keys.shape[1:]))
-    return jax.tree_util.tree_map(lambda x: x.reshape((lanes * per_lane,) + x.shape[2:])[:seeds], out)
+    return in_turn(params, keys, -(-seeds // seeds_per_lane(seeds)))
 
 
 def seed_keys(base_seed: int, indices):
@@ -382,7 +380,8 @@ def batch(run, report=None):
     once, not twice, which makes tracing and lowering cheaper). A leaf of leading axis 1 in a grid of
     ``G > 1`` points (:func:`stack_grid`: the same at every point) is not mapped over the grid, so what
     depends only on such leaves and the seed (an environment's draws, say) is computed once per seed.
-    An identifier's run with ``run.in_turn`` gets :func:`seeds_per_lane` seeds a lane (:func:`lanes_in_turn`).
+    An identifier's run with ``run.in_turn`` gets :func:`seeds_per_lane` seeds a lane on average
+    (:func:`lanes_in_turn`).
 
     Args:
       run: a run of :func:`make_run`.

@@ -128,9 +128,10 @@ class Stepwise(NamedTuple):
 class Identifier(NamedTuple):
     """An identification algorithm run as one pure call per seed (phases drawn in bulk).
 
-    ``identify_in_turn`` (optional): ``(keys_env (R,), keys_pol (R,), env_params (leading R), params) ->
-    IdentifyResult (leading R)``, the same results for ``R`` seeds run one after another in one lane; the engine
-    gives several seeds to a lane with it when a batch is large (a fixed-confidence method whose seeds stop at
+    ``identify_in_turn`` (optional): ``(keys_env (S,), keys_pol (S,), env_params (leading S), params, lanes=1) ->
+    IdentifyResult (leading S)``, the same results for ``S`` seeds sharing ``lanes`` lanes, a lane taking the next
+    seed not yet started when its seed stops (``lanes = 1``: one after another in one lane); the engine gives
+    several seeds to a lane with it when a batch is large (a fixed-confidence method whose seeds stop at
     very different rounds then costs the sum of their rounds, not the batch times the slowest). ``stepwise``
     (optional): the method as a :class:`Stepwise` on the same params, which gives the same recommendation on the
     same pulls; a live study needs it."""

@@ -117,10 +117,10 @@ def run_ours(method: str, means, gauss: bool, sigma: float, delta: float, seeds:
     if policy.identify_in_turn is None or R == 1:  # one seed a lane
         run = jax.jit(lambda keys: jax.vmap(policy.identify, in_axes=(0, 0, None, None))(
             *jax.vmap(streams)(keys), inst.params, params))
-    else:  # as the engine runs it: R seeds a lane, one after another
-        lane_params = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (R,) + jnp.shape(x)), inst.params)
-        lane = lambda p, lane_keys: policy.identify_in_turn(*jax.vmap(streams)(lane_keys), lane_params, p)
-        run = jax.jit(lambda keys: engine.lanes_in_turn(lane, params, keys))
+    else:  # as the engine runs it: the seeds share S / R lanes, each lane's seeds one after another
+        seed_params = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (seeds,) + jnp.shape(x)), inst.params)
+        in_turn = lambda p, keys, lanes: policy.identify_in_turn(*jax.vmap(streams)(keys), seed_params, p, lanes)
+        run = jax.jit(lambda keys: engine.lanes_in_turn(in_turn, params, keys))
     jax.block_until_ready(run(keys))
     start = time.perf_counter()
     out = jax.block_until_ready(run(keys))

@@ -174,13 +174,12 @@ def test_leaves_equal_at_every_point_are_stacked_once():
 
 @pytest.mark.parametrize("seeds", [100, 130, 1000, 1031])
 def test_lanes_in_turn_hand_every_seed_its_own_outputs_in_order(seeds):
-    """Seeds padded to whole lanes and reshaped: a lane function that reads each of its seeds' keys gives outputs in
-    the seeds' order, and the lanes hold the documented number of seeds."""
+    """The seeds are handed over in order, with ceil(S / seeds_per_lane(S)) lanes to share: a function that reads each
+    seed's key gives outputs in the seeds' order."""
     keys = engine.seed_keys(3, np.arange(seeds))
     per_lane = engine.seeds_per_lane(seeds)
     assert per_lane == max(1, min(16, seeds // 64))
-    lane = lambda params, lane_keys: {"first": lane_keys[:, 0] + params, "size": jnp.full(lane_keys.shape[0],
-                                                                                       lane_keys.shape[0])}
-    out = engine.lanes_in_turn(lane, jnp.uint32(1), keys)
+    pool = lambda params, keys, lanes: {"first": keys[:, 0] + params, "lanes": jnp.full(keys.shape[0], lanes)}
+    out = engine.lanes_in_turn(pool, jnp.uint32(1), keys)
     np.testing.assert_array_equal(np.asarray(out["first"]), np.asarray(keys)[:, 0] + 1)
-    assert np.all(np.asarray(out["size"]) == per_lane)
+    assert np.all(np.asarray(out["lanes"]) == -(-seeds // per_lane))

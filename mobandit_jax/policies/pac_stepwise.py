@@ -232,8 +232,9 @@ def as_steps(method: StepwiseMethod, num_arms: int) -> Stepwise:
 
 
 class _Lane(NamedTuple):
-    """One lane of :func:`_in_turn`: the seed it runs, that seed's round, counts, state, spending and halt, the first
-    round's draws so far (``drawn`` arms, their rewards and costs), and the finished seeds' outcomes."""
+    """One lane of :func:`_in_turn`: the seed it runs (the seed count once none is left for it), that seed's round,
+    counts, state, spending and halt, and the first round's draws so far (``drawn`` arms, their projected rewards and
+    costs)."""
 
     seed: jnp.ndarray
     t: jnp.ndarray
@@ -244,34 +245,33 @@ class _Lane(NamedTuple):
     drawn: jnp.ndarray
     first_y: jnp.ndarray
     first_c: jnp.ndarray
-    finals: Any
 
 
 def _in_turn(method: StepwiseMethod, K: int, sample, width: int):
-    """``identify_in_turn(keys_env (R,), keys_pol (R,), env_params (leading R), p) -> PacResult (leading R)``: the
-    seeds of one lane run one after another in one ``while_loop``, a seed starting on the round after the last one
-    stopped, so that a batch of lanes costs about the sum of its seeds' rounds rather than the batch size times the
-    slowest seed's (a lane idles only once its seeds are all done).
+    """``identify_in_turn(keys_env (S,), keys_pol (S,), env_params (leading S), p, lanes=1) -> PacResult (leading
+    S)``: the ``S`` seeds share ``lanes`` lanes of one ``while_loop``; lane ``l`` starts on seed ``l``, and a lane
+    whose seed stopped takes the next seed not yet started on the following iteration (lanes that stop on the same
+    iteration take them in lane order). A batch then costs about the sum of its seeds' rounds over the lanes, rather
+    than the batch size times the slowest seed's; a lane idles only once no seed is left to start.
 
     Each seed's result is the one :func:`stepwise_identifier`'s ``identify`` gives it: the first round's pulls
     (every arm, at round 0) are drawn ``width`` arms an iteration into a buffer and passed to one ``update``, and
-    each later round is one iteration."""
+    each later round is one iteration. Which lane runs a seed, and when, changes nothing in its result."""
 
-    def identify_in_turn(keys_env, keys_pol, env_params, p: StepwiseParams) -> PacResult:
-        R, dtype = keys_env.shape[0], p.W.dtype
+    def identify_in_turn(keys_env, keys_pol, env_params, p: StepwiseParams, lanes: int = 1) -> PacResult:
+        S, dtype = keys_env.shape[0], p.W.dtype
+        L = max(1, min(int(lanes), S))
         start = method.init(p.method)
-        y_shape, c_shape = jax.eval_shape(lambda: sample(keys_env[0], 0, jnp.zeros((), jnp.int32),
-                                                         jnp.zeros((), jnp.int32),
-                                                         jax.tree_util.tree_map(lambda x: x[0], env_params)))
+        _, c_shape = jax.eval_shape(lambda: sample(keys_env[0], 0, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32),
+                                                   jax.tree_util.tree_map(lambda x: x[0], env_params)))
         fresh = dict(t=jnp.zeros((), jnp.int32), counts=jnp.zeros(K, jnp.int32), state=start,
                      spent=jnp.zeros((), dtype), halted=jnp.zeros((), bool), drawn=jnp.zeros(K, bool),
-                     first_y=jnp.zeros((K,) + y_shape.shape, y_shape.dtype),
+                     first_y=jnp.zeros((K, p.W.shape[0]), dtype),
                      first_c=jnp.zeros((K,) + c_shape.shape, c_shape.dtype))
-        finals = (jax.tree_util.tree_map(lambda x: jnp.zeros((R,) + x.shape, x.dtype), start),
-                  jnp.zeros((R,), dtype), jnp.zeros((R, K), jnp.int32))
 
-        def body(lane: _Lane) -> _Lane:
-            r = jnp.minimum(lane.seed, R - 1)
+        def step(lane: _Lane):
+            """One iteration of one lane: ``(the lane after it, whether its seed stopped)``."""
+            r = jnp.minimum(lane.seed, S - 1)
             key_env, key_pol = keys_env[r], keys_pol[r]
             ep = jax.tree_util.tree_map(lambda x: x[r], env_params)
             starting = ~jnp.all(lane.drawn)
@@ -279,6 +279,9 @@ def _in_turn(method: StepwiseMethod, K: int, sample, width: int):
             next_first = (~lane.drawn) & (jnp.cumsum(~lane.drawn) <= width)
             pull = jnp.where(starting, next_first, chosen)
             y, c = _draw_at_most(sample, key_env, ep, lane.counts, jnp.where(starting, 0, lane.t), pull, width)
+            # the draws projected at once: the product is their one use (XLA computes the draws again inside each
+            # elementwise use), and the first round's buffer keeps projected rows
+            y = y.astype(dtype) @ p.W.T
             drawn = lane.drawn | (starting & pull)
             first_y = jnp.where((starting & pull)[:, None], y, lane.first_y)
             first_c = jnp.where(starting & pull, c, lane.first_c)
@@ -288,25 +291,36 @@ def _in_turn(method: StepwiseMethod, K: int, sample, width: int):
             cost = jnp.sum(jnp.where(pulled, jnp.where(starting, first_c, c).astype(dtype), 0.0))
             ok = lane.spent + cost <= p.budget
             after = (lane.t + 1, lane.counts + pulled.astype(jnp.int32),
-                     method.update(lane.state, pulled, y.astype(dtype) @ p.W.T, p.method), lane.spent + cost)
+                     method.update(lane.state, pulled, y, p.method), lane.spent + cost)
             keep = (lane.t, lane.counts, lane.state, lane.spent)
             t, counts, state, spent = jax.tree_util.tree_map(lambda a, b: jnp.where(played & ok, a, b), after, keep)
             halted = lane.halted | (played & ~ok)
-            done = played & (method.stopped(state, p.method) | (t >= p.cap) | halted)
-            states, spents, pulls = lane.finals
-            write = lambda rows, value: rows.at[r].set(jnp.where(done, value, rows[r]))
-            finals = (jax.tree_util.tree_map(write, states, state), write(spents, spent), write(pulls, counts))
-            ongoing = _Lane(lane.seed, t, counts, state, spent, halted, drawn, first_y, first_c, finals)
-            restart = _Lane(lane.seed + 1, finals=finals, **fresh)
-            return jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), restart, ongoing)
+            done = (lane.seed < S) & played & (method.stopped(state, p.method) | (t >= p.cap) | halted)
+            return _Lane(lane.seed, t, counts, state, spent, halted, drawn, first_y, first_c), done
 
-        lane = jax.lax.while_loop(lambda lane: lane.seed < R, body, _Lane(jnp.zeros((), jnp.int32), finals=finals,
-                                                                             **fresh))
-        states, spent, pulls = lane.finals
+        def body(carry):
+            lanes_now, waiting, finals = carry
+            ongoing, done = jax.vmap(step)(lanes_now)
+            at = jnp.where(done, ongoing.seed, S)  # S: out of range, dropped
+            states, spents, pulls = finals
+            finals = (jax.tree_util.tree_map(lambda rows, v: rows.at[at].set(v, mode="drop"), states, ongoing.state),
+                      spents.at[at].set(ongoing.spent, mode="drop"), pulls.at[at].set(ongoing.counts, mode="drop"))
+            order = jnp.cumsum(done.astype(jnp.int32)) - 1
+            seed = jnp.where(done, jnp.minimum(waiting + order, S), ongoing.seed)
+            restart = jax.vmap(lambda s: _Lane(s, **fresh))(seed)
+            moved = jax.tree_util.tree_map(
+                lambda a, b: jnp.where(jnp.reshape(done, done.shape + (1,) * (a.ndim - 1)), a, b), restart, ongoing)
+            return moved, waiting + jnp.sum(done.astype(jnp.int32)), finals
+
+        finals = (jax.tree_util.tree_map(lambda x: jnp.zeros((S,) + x.shape, x.dtype), start),
+                  jnp.zeros((S,), dtype), jnp.zeros((S, K), jnp.int32))
+        first = jax.vmap(lambda s: _Lane(s, **fresh))(jnp.arange(L, dtype=jnp.int32))
+        _, _, (states, spent, pulls) = jax.lax.while_loop(lambda carry: jnp.any(carry[0].seed < S), body,
+                                                          (first, jnp.asarray(L, jnp.int32), finals))
         recommended = jax.vmap(method.recommend, in_axes=(0, None))(states, p.method)
         stopped = jax.vmap(method.stopped, in_axes=(0, None))(states, p.method)
-        return PacResult(recommended, spent, pulls, stopped, jnp.broadcast_to(p.epsilon, (R,)),
-                         jnp.broadcast_to(p.delta, (R,)))
+        return PacResult(recommended, spent, pulls, stopped, jnp.broadcast_to(p.epsilon, (S,)),
+                         jnp.broadcast_to(p.delta, (S,)))
 
     return identify_in_turn
 
