@@ -5,7 +5,9 @@ two params points (seeds 0 and 1: different means, horizons and budgets) are sta
 The state keeps its structure, shapes and dtypes across updates, ``select`` traces once, and actions are valid
 (an arm in range; a slate of k distinct arms in range). Identifiers return an :class:`IdentifyResult` of the
 right shapes and, where the family keeps its own spend within the budget, spend at most ``B``. The family's
-``recommended`` reads a ``(K,)`` bool mask from how the run ended.
+``recommended`` reads a ``(K,)`` bool mask from how the run ended. No compiled program holds an ``rsqrt``: XLA
+rewrites ``a / sqrt(b)`` to ``a * rsqrt(b)``, whose last bits come from the CPU's approximate reciprocal square
+root and differ between CPU makers, so a policy that holds one reproduces its numbers on one kind of CPU only.
 """
 import chex
 import jax
@@ -20,6 +22,14 @@ from mobandit_jax.registry import make_policy as make
 from mobandit_jax.types import Final, Identifier, IdentifyResult, Observation, Policy
 
 ROUNDS = 4
+
+
+def _compiled(fn, *args):
+    """``jit(fn)`` compiled for ``args``, checked to hold no ``rsqrt`` (CPU-dependent last bits)."""
+    compiled = jax.jit(fn).lower(*args).compile()
+    text = compiled.as_text()
+    assert " rsqrt(" not in text, "an rsqrt in the compiled program: write sqrt(a / b), not a / sqrt(b)"
+    return compiled
 
 
 def _recommended(family, ctx, result, action, pulls, means):
@@ -43,7 +53,7 @@ def test_policy_protocol(name):
         assert isinstance(policy, Identifier)
         env_params = stack_params([ctx.instance.params for ctx in contexts])
         keys = jax.random.split(jax.random.PRNGKey(0), 2)
-        out = jax.jit(jax.vmap(policy.identify))(keys, keys, env_params, params)
+        out = _compiled(jax.vmap(policy.identify), keys, keys, env_params, params)(keys, keys, env_params, params)
         assert out._fields[:len(IdentifyResult._fields)] == IdentifyResult._fields  # pac: PacResult adds epsilon
         chex.assert_shape([out.recommended, out.spent, out.pulls, out.stopped], [(2, K), (2,), (2, K), (2,)])
         chex.assert_type([out.recommended, out.pulls], [bool, jnp.int32])
@@ -58,9 +68,12 @@ def test_policy_protocol(name):
     assert isinstance(policy, Policy)
     k = policy.slate_size
     assert (k > 0) == (contexts[0].slate_size > 0) and k in (0, contexts[0].slate_size)
-    select = jax.jit(jax.vmap(chex.assert_max_traces(policy.select, n=1)))
-    update = jax.jit(jax.vmap(policy.update))
     state0 = state = jax.vmap(policy.init, axis_size=2)(params)
+    keys = jax.random.split(jax.random.PRNGKey(0), 2)
+    select = _compiled(jax.vmap(policy.select), keys, state, params)  # one program: every round's shapes equal
+    shape = (2, k) if k else (2,)
+    obs = Observation(jnp.zeros(shape + (D,), jnp.float32), jnp.ones(shape, jnp.float32))
+    update = _compiled(jax.vmap(policy.update), state, jnp.zeros(shape, jnp.int32), obs, params)
     rng = np.random.default_rng(3)
     pulls, sums = np.zeros((2, K), int), np.zeros((2, K, D))
     for t in range(ROUNDS):
@@ -73,7 +86,6 @@ def test_policy_protocol(name):
         else:
             assert action.shape == (2,)
         assert np.all((action >= 0) & (action < K))
-        shape = (2, k) if k else (2,)
         reward = rng.uniform(0, 1, shape + (D,))
         obs = Observation(jnp.asarray(reward, jnp.float32), jnp.asarray(rng.uniform(0.3, 1.0, shape), jnp.float32))
         state = update(state, jnp.asarray(action), obs, params)
@@ -82,7 +94,6 @@ def test_policy_protocol(name):
             for arm, r in zip(np.reshape(action[i], -1), np.reshape(reward[i], (-1, D)), strict=False):
                 pulls[i, arm] += 1
                 sums[i, arm] += r
-    chex.clear_trace_counter()
     for i, ctx in enumerate(contexts):
         means = sums[i] / np.maximum(pulls[i], 1)[:, None]
         rec = _recommended(family, ctx, lane(state, i), jnp.asarray(action[i]), jnp.asarray(pulls[i]),

@@ -92,7 +92,9 @@ def track_and_stop_method(num_arms: int, dim: int) -> StepwiseMethod:
             z = t * g[0] - jnp.log(jnp.log1p(t))
             grad = grads[1]
         reg = jnp.maximum(s.reg, jnp.max(jnp.abs(grad)))
-        eta = jnp.sqrt(jnp.log(K)) / jnp.sqrt(1.0 + t) / jnp.maximum(reg, jnp.finfo(reg.dtype).tiny)
+        # sqrt(log K / (1 + t)): a quotient under one square root, never a division by a square root, which
+        # XLA rewrites to an rsqrt whose last bits differ between CPUs (tests/test_policy_conformance.py)
+        eta = jnp.sqrt(jnp.log(K) / (1.0 + t)) / jnp.maximum(reg, jnp.finfo(reg.dtype).tiny)
         w = s.w * jnp.exp(eta * grad)
         w = w / jnp.sum(w)
         tracked = jnp.where(p.c_tracking, s.tracked + w, t * w)

@@ -214,7 +214,7 @@ def pareto_ts(num_arms: int, dim: int, k: int) -> Policy:
 
     def core(key, state, params, t):
         k_theta, k_tie = jax.random.split(key)
-        sd = params.sigma_obs / jnp.sqrt(jnp.maximum(state.counts, 1.0))
+        sd = jnp.sqrt(params.sigma_obs ** 2 / jnp.maximum(state.counts, 1.0))  # no rsqrt: the same bits on every CPU
         theta = empirical_means(state) + sd[:, None] * jax.random.normal(k_theta, (n, d))
         return layered_random_k(top_layers(theta, k, fill=k), k_tie, k)
 
