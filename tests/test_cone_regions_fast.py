@@ -70,8 +70,12 @@ def near_boundary_radii(rng, sq, dtype):
     return r, pairs
 
 
-@pytest.mark.parametrize("x64", [False, True])
-@pytest.mark.parametrize("M,d", SHAPES)
+# every shape in float32 and float64 with -m slow; by default each shape once, float32 and float64 alternating
+REACH_CASES = [pytest.param(M, d, x64, marks=[pytest.mark.slow] if x64 != bool(i % 2) else [])
+               for i, (M, d) in enumerate(SHAPES) for x64 in (False, True)]
+
+
+@pytest.mark.parametrize("M,d,x64", REACH_CASES)
 def test_ball_reaches_any_gives_the_plain_answer(M, d, x64):
     dtype = np.float64 if x64 else np.float32
     rng = np.random.default_rng(1000 * M + 10 * d + x64)
