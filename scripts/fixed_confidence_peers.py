@@ -1,12 +1,14 @@
 """Run the authors' fixed-confidence Pareto set identification code beside the pac family, on the same instances.
 
-    python scripts/fixed_confidence_peers.py --linear-psi PATH [--crepon PATH] [--seeds 200] [--x64] [--out FILE]
+    python scripts/fixed_confidence_peers.py --linear-psi PATH [--crepon PATH] [--seeds 200] [--crepon-seeds N]
+        [--x64] [--out FILE]
 
 ``--linear-psi``: a checkout of ``cyrille-kone/linear_psi``; its C++ (``cpp/src``) is compiled here with
 ``g++ -O3`` together with a small driver that calls ``psi_auer::loop`` and ``psi_ape::loop`` seed by seed.
 ``--crepon``: a checkout of ``elise-crepon/sequential-pareto-learning-experiments``; its Python
 ``track_and_stop`` runs seed by seed (numpy; its general cost ``PCnd``, cell enumeration, for d = 2 and 3 alike),
-on the Gaussian instances. Nothing of either is copied into this repository.
+on the Gaussian instances, on ``--crepon-seeds`` seeds (default: ``--seeds``; their Python takes seconds a seed on the
+larger instances). Nothing of either is copied into this repository.
 
 For each instance (Bernoulli and Gaussian, K from 5 to 20, d = 2 and 3, and Kone et al.'s COV-BOOST) and each
 delta it prints, per method, the mean sample complexity with its standard error and the error rate of both
@@ -156,6 +158,7 @@ def main(argv=None):
     ap.add_argument("--linear-psi", required=True, help="checkout of cyrille-kone/linear_psi")
     ap.add_argument("--crepon", help="checkout of elise-crepon/sequential-pareto-learning-experiments")
     ap.add_argument("--seeds", type=int, default=200)
+    ap.add_argument("--crepon-seeds", type=int, help="seeds of Crepon et al.'s Python (default: --seeds)")
     ap.add_argument("--deltas", default="0.1,0.01")
     ap.add_argument("--only", default="", help="run the instances whose name contains this")
     ap.add_argument("--cap", type=int, default=2_000_000, help="our round cap")
@@ -175,17 +178,18 @@ def main(argv=None):
                 peers = [("auer", lambda: run_linear_psi(exe, "auer", means, gauss, sigma, delta, a.seeds)),
                          ("ape", lambda: run_linear_psi(exe, "ape", means, gauss, sigma, delta, a.seeds))]
                 if a.crepon and gauss:
-                    peers.append(("track_and_stop", lambda: run_crepon(a.crepon, means, sigma, delta, a.seeds)))
+                    peers.append(("track_and_stop", lambda: run_crepon(a.crepon, means, sigma, delta,
+                                                                       a.crepon_seeds or a.seeds)))
                 for method, peer in peers:
                     pf, ps, psec = peer()
                     of, os_, osec = run_ours(method, means, gauss, sigma, delta, a.seeds, a.cap)
                     same_mean, same_err = agree((of, os_), (pf, ps))
-                    row = dict(instance=name, delta=delta, method=method, seeds=a.seeds,
-                               ours_mean=float(np.mean(os_)), ours_se=float(np.std(os_, ddof=1) / math.sqrt(a.seeds)),
-                               peer_mean=float(np.mean(ps)), peer_se=float(np.std(ps, ddof=1) / math.sqrt(a.seeds)),
+                    row = dict(instance=name, delta=delta, method=method, seeds=len(os_), peer_seeds=len(ps),
+                               ours_mean=float(np.mean(os_)), ours_se=float(np.std(os_, ddof=1) / math.sqrt(len(os_))),
+                               peer_mean=float(np.mean(ps)), peer_se=float(np.std(ps, ddof=1) / math.sqrt(len(ps))),
                                ours_error=float(1 - np.mean(of)), peer_error=float(1 - np.mean(pf)),
                                means_agree=same_mean, errors_agree=same_err,
-                               ours_s_per_seed=osec / a.seeds, peer_s_per_seed=psec / a.seeds)
+                               ours_s_per_seed=osec / len(os_), peer_s_per_seed=psec / len(ps))
                     rows.append(row)
                     print(json.dumps(row), flush=True)
     if a.out:
