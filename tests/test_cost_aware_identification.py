@@ -334,3 +334,26 @@ def test_psi_sr_unit_pulls_are_rho_k_in_every_setting_of_the_identification_spec
     N = np.sort(np.asarray(ident.identify(jax.random.PRNGKey(1), jax.random.PRNGKey(1), inst.params, p).pulls))
     targets = [math.ceil((20 * K - K) / (lb * (K + 1 - r))) for r in range(1, K)]
     np.testing.assert_array_equal(N, sorted(targets + targets[-1:]))
+
+
+def test_uniform_alloc_batched_returns_the_empirical_pareto_set_of_its_means():
+    """Uniform allocation over 200 seeds in one compiled batch (42 leaderboard models, 7 objectives, identity cone,
+    Bernoulli rewards): each seed's set is the empirical Pareto set (numpy) of the means of the pulls it made. A
+    build of this program compiled for other vector instructions (XLA_FLAGS=--xla_cpu_max_isa=AVX2 on an AVX-512
+    CPU) returned other sets from the same means; this guards the build that runs here."""
+    from mobandit_jax.problems.budget import with_budget
+    from mobandit_jax.problems.cone import apply_cone
+
+    inst = apply_cone(with_budget(registry.make_env({"kind": "llm_leaderboard", "noise": "bernoulli",
+                                                     "costs": "model_size"}, {}), {"rho": 10}), np.eye(7))
+    ctx = Context.of(inst, 1)
+    policy, params, _ = registry.make_policy("uniform_alloc", ctx)
+    keys = jax.random.split(jax.random.PRNGKey(5), 200)
+    out = jax.jit(jax.vmap(policy.identify, in_axes=(0, 0, None, None)))(keys, keys, inst.params, params)
+    length = int(params.jmax)
+    tables = jax.jit(jax.vmap(lambda k: dense(ctx.env.prefix_table(k, inst.params, length), length)))(keys)
+    pulls = np.asarray(out.pulls)
+    assert np.all(pulls == length)  # rho complete sweeps
+    means = np.asarray(tables)[:, :, length, :7].astype(np.float64) / length
+    beaten = np.any(np.all(means[:, None, :, :] > means[:, :, None, :], axis=-1), axis=2)
+    np.testing.assert_array_equal(np.asarray(out.recommended), ~beaten)
