@@ -9,3 +9,20 @@ class ConfigError(ValueError):
 
     def __init__(self, message: str):
         super().__init__(str(message).replace("\r", "\\r").replace("\n", "\\n"))
+
+
+def did_you_mean(word: str, choices) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices`` to a misspelt ``word``
+    (:func:`difflib.get_close_matches`), else ``""``: a suffix for a one-line error.
+
+    Args:
+      word: what the user wrote.
+      choices: the names allowed there.
+
+    Returns:
+      The suffix, or the empty string where nothing is close.
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
