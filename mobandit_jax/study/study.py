@@ -33,17 +33,16 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
-import sys
 import threading
 import time
 from typing import NamedTuple
 
 import numpy as np
 
+from .atomic import atomic
 from .errors import StudyError
 from .spec import StudySpec, load_spec
-from .store import VERSION, is_postgres, open_store
+from .storage import VERSION, is_postgres, open_storage
 
 REASONS = ("pending", "budget", "finished")
 SNAPSHOT_EVERY = 1000  # tells between snapshots of an online policy's state (a load replays the tells after the last)
@@ -79,7 +78,7 @@ class Study:
         from .policy import build
 
         self._store, self.spec, self.seed = store, spec, int(seed)
-        self.path = store.folder
+        self.path = store.address
         self._built = build(spec)
         self._lock = threading.RLock()
         self._driver = _make_driver(self._built, spec, self.seed)
@@ -96,13 +95,14 @@ class Study:
         self._snap = None
 
     @classmethod
-    def create(cls, path, spec, *, seed: int = 0) -> Study:
+    def create(cls, path, spec, *, seed: int = 0, storage=None) -> Study:
         """Create a study at ``path`` (a folder, or a ``postgresql://`` address).
 
         Args:
-          path: where its events are kept (``DIR/study.db``).
+          path: where its events are kept (``DIR/study.db``); None when ``storage`` is given.
           spec: a TOML path or a dict (:mod:`.spec`).
           seed: the seed of the policy's randomness.
+          storage: a backend instance (:mod:`.storage.base`) or an address, in place of ``path``.
 
         Returns:
           The new :class:`Study`. An existing study of the same spec and seed is opened as it is; any other existing
@@ -112,18 +112,19 @@ class Study:
             raise StudyError(f"seed = {seed!r} must be a whole number >= 0")
         parsed = load_spec(spec)
         plain = json.dumps(parsed.plain, sort_keys=True)
-        if not is_postgres(path) and os.path.isdir(path) and os.listdir(path) \
+        path = path if storage is None else storage
+        if isinstance(path, str | os.PathLike) and not is_postgres(path) and os.path.isdir(path) and os.listdir(path) \
                 and not os.path.exists(os.path.join(path, "study.db")):
             raise StudyError(f"{str(path)!r} is a folder that holds no study; give a new or empty folder")
         cls._check(parsed)
-        store = open_store(path, create=True)
+        store = open_storage(path, create=True)
         with store.lock():
             meta = store.meta()
             if not meta:
                 store.set_meta({"spec": plain, "seed": str(seed), "version": VERSION})
         if meta and (meta.get("spec") != plain or meta.get("seed") != str(seed)):
             store.close()
-            raise StudyError(f"{str(path)!r} holds another study (a different spec or seed); open it with "
+            raise StudyError(f"{store.address!r} holds another study (a different spec or seed); open it with "
                              "Study.load or give a new folder")
         return cls(store, parsed, seed)
 
@@ -134,19 +135,21 @@ class Study:
         build(parsed)  # refuse a spec whose policy cannot be built before anything is written
 
     @classmethod
-    def load(cls, path) -> Study:
+    def load(cls, path, *, storage=None) -> Study:
         """Open the study at ``path``, replaying its events.
 
         Args:
-          path: its folder or ``postgresql://`` address.
+          path: its folder or ``postgresql://`` address; None when ``storage`` is given.
+          storage: a backend instance (:mod:`.storage.base`) or an address, in place of ``path``.
 
         Returns:
           The :class:`Study`.
         """
-        store = open_store(path)
+        path = path if storage is None else storage
+        store = open_storage(path)
         meta = store.meta()
         if "spec" not in meta:
-            raise StudyError(f"{str(path)!r} holds no study")
+            raise StudyError(f"{store.address!r} holds no study")
         return cls(store, load_spec(json.loads(meta["spec"])), int(meta["seed"]))
 
     def close(self):
@@ -224,6 +227,7 @@ class Study:
 
     # ------------------------------------------------------------------ the public calls
 
+    @atomic
     def ask(self, n: int = 1, worker: str | None = None) -> list:
         """Up to ``n`` tickets to evaluate: the worker's own unanswered ones first, then new ones.
 
@@ -282,6 +286,7 @@ class Study:
                                  f"lies outside its bounds [{lo[j]}, {up[j]}] (study.lower / study.upper)")
         return arr.tolist()
 
+    @atomic
     def tell(self, ticket_or_id, values, cost: float | None = None):
         """Tell a ticket's values (one per objective; a slate: one row per arm) and its cost.
 
@@ -318,6 +323,7 @@ class Study:
             if self._told % SNAPSHOT_EVERY == 0 and hasattr(self._driver, "snapshot"):
                 self._store.put_snapshot(ev.seq, self._driver.snapshot())
 
+    @atomic
     def fail(self, ticket_or_id, retry: bool = True):
         """Mark a pending ticket failed: its arm may be asked again (``retry``), or it is abandoned.
 
@@ -381,84 +387,18 @@ class Study:
                 frame[c] = pd.to_datetime(frame[c], unit="s", utc=True)
             return frame
 
-    def optimize(self, evaluate, *, workers: int = 1, max_evals: int | None = None, progress: bool = True):
-        """Evaluate tickets with ``evaluate(ticket) -> values`` or ``-> (values, cost)`` in ``workers`` threads.
-
-        Runs until the study is finished, its budget is spent, or ``max_evals`` evaluations were told. Ctrl-C stops
-        asking, tells what has returned, and returns. An exception in ``evaluate`` fails its ticket (retry) and is
-        reported on stderr in one line (and kept in the returned list).
-
-        Args:
-          evaluate: the user's evaluation.
-          workers: threads evaluating at once.
-          max_evals: the most evaluations to tell in this call.
-          progress: show a progress bar.
+    def optimize(self, evaluate, *, workers: int | None = None, executor=None, timeout: float | None = None,
+                 max_evals: int | None = None, progress: bool = True) -> list:
+        """Evaluate tickets with ``evaluate(ticket) -> values`` or ``-> (values, cost)`` until the study is finished,
+        ``timeout`` seconds have passed or ``max_evals`` were told: :func:`.optimize.optimize` (its arguments).
 
         Returns:
-          The list of ``(ticket, exception)`` of the evaluations that raised.
+          The list of ``(ticket, exception)`` of the evaluations that raised or outlived ``timeout``.
         """
-        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+        from .optimize import optimize
 
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise StudyError(f"workers = {workers!r} must be a whole number >= 1")
-        errors, told, running = [], 0, {}
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=max_evals, desc="study", unit="eval", file=sys.stderr)
-        worker = f"optimize-{os.getpid()}"
-        stop = threading.Event()
-        previous, installed = signal.SIG_DFL, False
-        if threading.current_thread() is threading.main_thread():
-            # Ctrl-C stops asking; what is running returns and is told (a second Ctrl-C interrupts at once)
-            def first_ctrl_c(signum, frame):
-                stop.set()
-                signal.signal(signal.SIGINT, previous)
-
-            previous = signal.signal(signal.SIGINT, first_ctrl_c)
-            previous, installed = (signal.SIG_DFL if previous is None else previous), True
-        try:
-            with ThreadPoolExecutor(workers) as pool:
-                while True:
-                    room = workers - len(running)
-                    if max_evals is not None:
-                        room = min(room, max_evals - told - len(running))
-                    if room > 0 and not stop.is_set():
-                        for t in self.ask(room, worker=worker):
-                            if t.id not in {r.id for r in running.values()}:
-                                running[pool.submit(evaluate, t)] = t
-                    if not running:
-                        break
-                    done, _ = wait(list(running), timeout=0.1, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        told += self._settle(running.pop(fut), fut, errors)
-                        if bar is not None:
-                            bar.update(1)
-        finally:
-            if installed and signal.getsignal(signal.SIGINT) is first_ctrl_c:
-                signal.signal(signal.SIGINT, previous)
-        if stop.is_set():
-            print("study: stopped (Ctrl-C); what returned was told", file=sys.stderr)
-        if bar is not None:
-            bar.close()
-        return errors
-
-    def _settle(self, ticket, fut, errors) -> int:
-        err = fut.exception()
-        if err is None:
-            out = fut.result()
-            values, cost = (out if isinstance(out, tuple) and len(out) == 2 else (out, None))
-            try:
-                self.tell(ticket, values, cost)
-                return 1
-            except StudyError as bad:
-                err = bad
-        errors.append((ticket, err))
-        print(f"study: ticket {ticket.id} (arm {ticket.arm}) failed: {type(err).__name__}: "
-              f"{str(err).splitlines()[0] if str(err) else ''}", file=sys.stderr)
-        self.fail(ticket, retry=True)
-        return 0
+        return optimize(self, evaluate, workers=workers, executor=executor, timeout=timeout, max_evals=max_evals,
+                        progress=progress)
 
 
 def _make_driver(built, spec, seed):
