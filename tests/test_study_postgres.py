@@ -1,6 +1,6 @@
 """A study in a real PostgreSQL server (started on loopback in a temporary folder): the same asks as an SQLite study
-told the same values, a reload, and two client processes sharing it. Skipped, with the reason, where psycopg or the
-server binaries are missing or the server cannot start."""
+told the same values, a reload, two client processes sharing it, and four clients running through three server
+restarts. Skipped, with the reason, where psycopg or the server binaries are missing or the server cannot start."""
 import glob
 import os
 import shutil
@@ -8,9 +8,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from typing import NamedTuple
 
 import numpy as np
 import pytest
+from _study_replay import assert_serial_replay
 
 import mobandit_jax as mb
 
@@ -21,6 +25,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _binary(name):
     found = shutil.which(name) or sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))[-1:]
     return found if isinstance(found, str) else (found[0] if found else None)
+
+
+class Server(NamedTuple):
+    url: str  # postgresql://postgres@127.0.0.1:PORT/postgres
+    ctl: object  # ctl("stop" | "start" | "restart"); stopping is fast: open sessions are ended
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +51,17 @@ def server():
     out = run(initdb, "-D", data, "-A", "trust", "-U", "postgres")
     if out.returncode:
         pytest.skip(f"initdb failed: {out.stderr.strip().splitlines()[-1:]}")
-    out = run(pg_ctl, "-D", data, "-l", os.path.join(folder, "log"), "-w", "-o",
-              f"-k {folder} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+    options = f"-k {folder} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off"
+    out = run(pg_ctl, "-D", data, "-l", os.path.join(folder, "log"), "-w", "-o", options, "start")
     if out.returncode:
         pytest.skip(f"the PostgreSQL server did not start: {out.stderr.strip().splitlines()[-1:]}")
-    yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+
+    def ctl(action):
+        fast = [] if action == "start" else ["-m", "fast"]
+        out = run(pg_ctl, "-D", data, "-l", os.path.join(folder, "log"), "-w", *fast, "-o", options, action)
+        assert out.returncode == 0, out.stderr
+
+    yield Server(f"postgresql://postgres@127.0.0.1:{port}/postgres", ctl)
     run(pg_ctl, "-D", data, "-m", "immediate", "stop")
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -68,7 +83,7 @@ def _drive(study, steps, rng_seed=0):
 
 
 def test_postgres_study_matches_sqlite(server, tmp_path):
-    url = server + "?study=same"
+    url = server.url + "?study=same"
     pg = mb.Study.create(url, _spec(), seed=7)
     lite = mb.Study.create(tmp_path / "s", _spec(), seed=7)
     assert _drive(pg, 10) == _drive(lite, 10)
@@ -89,12 +104,16 @@ for i in range(int(sys.argv[2])):
 """
 
 
-def test_two_clients_share_a_postgres_study(server):
-    url = server + "?study=shared"
-    mb.Study.create(url, _spec(), seed=0)
+def _clients(url, n, loops):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, *sys.path]), "JAX_PLATFORMS": "cpu"}
-    procs = [subprocess.Popen([sys.executable, "-c", LOOP, url, "20", f"w{i}"], stdout=subprocess.PIPE, text=True,
-                              env=env) for i in range(2)]
+    return [subprocess.Popen([sys.executable, "-c", LOOP, url, str(loops), f"w{i}"], stdout=subprocess.PIPE,
+                             text=True, env=env) for i in range(n)]
+
+
+def test_two_clients_share_a_postgres_study(server):
+    url = server.url + "?study=shared"
+    mb.Study.create(url, _spec(), seed=0)
+    procs = _clients(url, 2, 20)
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
     told = [line.split()[1] for out in outs for line in out.splitlines()]
@@ -103,3 +122,62 @@ def test_two_clients_share_a_postgres_study(server):
     events = study._store.events()
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert len({e.ticket for e in events if e.kind == "tell"}) == 40 == study.status()["told"]
+
+
+def test_four_clients_run_through_three_server_restarts(server):
+    """Each restart ends every session (a step may lose its connection before, during or after its commit); the
+    clients reconnect within the address's bound, finish, hand out no ticket twice, and the state is the serial
+    replay of the events."""
+    url = server.url + "?study=restarts&reconnect=60"
+    mb.Study.create(url, _spec(), seed=0)
+    procs = _clients(url, 4, 100)
+    told = []
+
+    def read(proc):
+        for line in proc.stdout:
+            told.append(line.split()[1])
+
+    readers = [threading.Thread(target=read, args=(p,), daemon=True) for p in procs]
+    for r in readers:
+        r.start()
+    at_restart = []
+    for threshold in (40, 150, 260):
+        deadline = time.time() + 300
+        while len(told) < threshold and time.time() < deadline and all(p.poll() is None for p in procs):
+            time.sleep(0.005)
+        at_restart.append(len(told))
+        server.ctl("restart")
+    for p in procs:
+        p.wait(timeout=300)
+    for r in readers:
+        r.join(timeout=10)
+    assert [p.returncode for p in procs] == [0] * 4
+    assert all(n < 400 for n in at_restart), at_restart  # every restart came while the clients were running
+    assert len(told) == 400 and len(set(told)) == 400
+    study = mb.Study.load(url)
+    events = study._store.events()
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    asks = [e.ticket for e in events if e.kind == "ask"]
+    tells = [e.ticket for e in events if e.kind == "tell"]
+    assert len(asks) == len(set(asks)) == 400 and sorted(tells) == sorted(asks) == sorted(told)
+    assert study.status()["told"] == 400 and study.status()["pending"] == 0
+    assert_serial_replay(study)
+
+
+def test_unreachable_server_is_one_line(server):
+    """Past the reconnect bound, one line names the server; the refused tell was not acknowledged."""
+    url = server.url + "?study=gone&reconnect=0.5"
+    study = mb.Study.create(url, _spec(), seed=0)
+    (t,) = study.ask()
+    server.ctl("stop")
+    try:
+        start = time.monotonic()
+        with pytest.raises(mb.StudyError) as err:
+            study.tell(t, [0.5, 0.5])
+        assert time.monotonic() - start < 15
+    finally:
+        server.ctl("start")
+    message = str(err.value)
+    assert "\n" not in message and "127.0.0.1" in message and "reconnect" in message
+    again = mb.Study.load(url)
+    assert again.status()["told"] == 0 and again.status()["pending"] == 1

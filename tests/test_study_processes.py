@@ -1,18 +1,14 @@
 """mb.Study across processes: a writer killed with SIGKILL loses no returned event, and two writers share a study
 (unique tickets, none told twice, the state equal to a serial replay of the tells)."""
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+from _study_replay import assert_serial_replay
 
 import mobandit_jax as mb
-from mobandit_jax.types import Observation
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -73,12 +69,4 @@ def test_two_processes_share_a_study(tmp_path):
     tells = [e for e in events if e.kind == "tell"]
     assert len(tells) == 100 and len({e.ticket for e in tells}) == 100
     assert len({e.ticket for e in events if e.kind == "ask"}) == 100
-    # the state is the serial replay of the tells, in the order written
-    built = study._built
-    update = jax.jit(built.policy.update)
-    state = built.policy.init(built.params)
-    for e in tells:
-        reward = jnp.asarray(built.to_policy(json.loads(e.vals)), jnp.float32)
-        state = update(state, jnp.int32(e.arm), Observation(reward, jnp.float32(0.0)), built.params)
-    for a, b in zip(jax.tree_util.tree_leaves(state), jax.tree_util.tree_leaves(study._driver.state), strict=True):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert_serial_replay(study)  # the state is the serial replay of the tells, in the order written
