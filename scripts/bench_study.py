@@ -1,50 +1,169 @@
-"""Benchmarks of mb.Study (not tests): an in-process ask + tell round trip on SQLite (PrefUCB, K = 50, d = 3), and
-Study.load of a 10,000-event study. Usage: python scripts/bench_study.py [--events 10000]"""
+"""Benchmark of mb.Study under many workers (not a test): N processes (SQLite) or N clients (PostgreSQL) run ask/tell
+loops on one study (PrefUCB, K = 50, d = 3) whose history already holds H events; the latency of each ask and of each
+ask + tell, median and 99th percentile, against one process alone, for each history length. At the end it checks that
+no ticket was handed out twice and every told ticket is told in the study.
+
+The history is written straight through the storage (ask/tell pairs of arms in turn, told seeded values) with a
+snapshot of the policy state at its end, as a study's own tells keep one every 1,000; each worker then loads the study,
+runs a few warm-up loops (compiling), waits until every worker is ready and times its loops.
+
+Usage: python scripts/bench_study.py [--backend sqlite|postgres] [--address postgresql://...] [--workers 8]
+       [--loops 200] [--history 1000 100000] [--json OUT]
+"""
 import argparse
-import statistics
+import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
 
 import numpy as np
 
-import mobandit_jax as mb
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+K, D = 50, 3
+WARMUP = 10
+
+
+def spec() -> dict:
+    """The benchmarked study: PrefUCB on K = 50 arms, d = 3 objectives, the Pareto cone."""
+    return {"study": {"arms": [f"a{i}" for i in range(K)], "objectives": [f"o{j}" for j in range(D)],
+                      "horizon": 10_000_000},
+            "preference": {"W": np.eye(D).tolist()}, "policies": [{"name": "prefucb"}]}
+
+
+def prefill(where, events: int, chunk: int = 5000):
+    """Create a study at ``where`` whose history holds ``events`` events (ask/tell pairs), then keep a snapshot.
+
+    Args:
+      where: a folder or a ``postgresql://`` address.
+      events: how many events (even).
+      chunk: events a write step.
+    """
+    import mobandit_jax as mb
+
+    study = mb.Study.create(where, spec(), seed=0)
+    store, rng = study._store, np.random.default_rng(1)
+    for start in range(0, events, chunk):
+        with store.lock():
+            for seq in range(start + 1, min(start + chunk, events) + 1, 2):
+                arm = (seq // 2) % K
+                store.append(seq, "ask", f"t{seq}", "prefill", arm)
+                store.append(seq + 1, "tell", f"t{seq}", "prefill", arm, vals=rng.uniform(size=D).round(3).tolist())
+    study.close()
+    study = mb.Study.load(where)  # replays the history once
+    with study._store.lock():
+        study._store.put_snapshot(events, study._driver.snapshot())
+    study.close()
+
+
+def worker(where, loops: int, name: str, barrier: str, workers: int):
+    """One worker: load, warm up, wait until all ``workers`` are ready (a file each in the folder ``barrier``), then
+    time ``loops`` ask + tell loops.
+
+    Prints one JSON line: ``load`` (seconds to load the study and apply its state, compiling included), ``ask``
+    and ``trip`` latencies in seconds and the ``tickets`` it was handed.
+    """
+    import mobandit_jax as mb
+
+    t0 = time.perf_counter()
+    study = mb.Study.load(where)
+    study.status()  # the replayed state applied
+    load = time.perf_counter() - t0
+    rng = np.random.default_rng(int(name.lstrip("w")))
+    for _ in range(WARMUP):
+        (t,) = study.ask(worker=name)
+        study.tell(t, rng.uniform(size=D).round(3).tolist())
+    open(os.path.join(barrier, name), "w").close()
+    while len(os.listdir(barrier)) < workers:
+        time.sleep(0.005)
+    asks, trips, tickets = [], [], []
+    for _ in range(loops):
+        t0 = time.perf_counter()
+        (t,) = study.ask(worker=name)
+        t1 = time.perf_counter()
+        study.tell(t, rng.uniform(size=D).round(3).tolist())
+        t2 = time.perf_counter()
+        asks.append(t1 - t0)
+        trips.append(t2 - t0)
+        tickets.append(t.id)
+    print(json.dumps({"load": load, "ask": asks, "trip": trips, "tickets": tickets}), flush=True)
+
+
+def run_workers(where, workers: int, loops: int) -> list:
+    """Start ``workers`` processes on the study at ``where`` together; return their parsed outputs."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]),
+           "JAX_PLATFORMS": "cpu"}
+    with tempfile.TemporaryDirectory() as barrier:
+        procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", str(where), str(loops),
+                                   f"w{i}", barrier, str(workers)], stdout=subprocess.PIPE, text=True, env=env)
+                 for i in range(workers)]
+        outs = [p.communicate(timeout=1800)[0] for p in procs]
+    if any(p.returncode for p in procs):
+        raise SystemExit(f"a worker failed: exit codes {[p.returncode for p in procs]}")
+    return [json.loads(out.strip().splitlines()[-1]) for out in outs]
+
+
+def check(where, results) -> int:
+    """Every ticket handed out once, and told in the study; returns the number of told tickets."""
+    import mobandit_jax as mb
+
+    tickets = [t for r in results for t in r["tickets"]]
+    if len(tickets) != len(set(tickets)):
+        raise SystemExit("a ticket was handed out twice")
+    hist = mb.Study.load(where).history().set_index("ticket")
+    if not (hist.loc[tickets, "state"] == "told").all():
+        raise SystemExit("a ticket a worker told is not told in the study")
+    return len(tickets)
+
+
+def summary(results) -> dict:
+    """Median and 99th percentile (ms) of the ask and ask + tell latencies, over every worker's loops."""
+    asks = np.concatenate([r["ask"] for r in results]) * 1e3
+    trips = np.concatenate([r["trip"] for r in results]) * 1e3
+    return {"ask_median_ms": float(np.median(asks)), "ask_p99_ms": float(np.percentile(asks, 99)),
+            "trip_median_ms": float(np.median(trips)), "trip_p99_ms": float(np.percentile(trips, 99)),
+            "trip_max_ms": float(trips.max()), "load_s": float(np.median([r["load"] for r in results])),
+            "n": int(trips.size)}
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--events", type=int, default=10_000)
-    parser.add_argument("--trips", type=int, default=500)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--address", help="postgresql://... (the postgres backend)")
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--loops", type=int, default=200)
+    parser.add_argument("--history", type=int, nargs="+", default=[1000, 100_000])
+    parser.add_argument("--json", help="write the rows to this file")
+    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    K, d = 50, 3
-    spec = {"study": {"arms": [f"a{i}" for i in range(K)], "objectives": [f"o{j}" for j in range(d)],
-                      "horizon": 1_000_000},
-            "preference": {"W": np.eye(d).tolist()}, "policies": [{"name": "prefucb"}]}
-    rng = np.random.default_rng(0)
-    means = rng.uniform(0.1, 0.9, (K, d))
+    if args.worker:
+        where, loops, name, barrier, workers = args.worker
+        return worker(where, int(loops), name, barrier, int(workers))
+    if args.backend == "postgres" and not args.address:
+        parser.error("--backend postgres needs --address postgresql://...")
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        study = mb.Study.create(f"{tmp}/s", spec, seed=0)
-        for _ in range(60):  # warm-up: the forced first pulls, and every jitted function compiled
-            (t,) = study.ask()
-            study.tell(t, rng.binomial(1, means[t.index]).astype(float).tolist())
-        times = []
-        for _ in range(args.trips):
-            start = time.perf_counter()
-            (t,) = study.ask()
-            study.tell(t, rng.binomial(1, means[t.index]).astype(float).tolist())
-            times.append(time.perf_counter() - start)
-        median = statistics.median(times) * 1e3
-        print(f"ask + tell round trip (PrefUCB, K = {K}, d = {d}, SQLite): median {median:.3f} ms over"
-              f" {args.trips} trips (p90 {np.percentile(times, 90) * 1e3:.3f} ms)")
-        while len(study._store.events()) < args.events:
-            (t,) = study.ask()
-            study.tell(t, rng.binomial(1, means[t.index]).astype(float).tolist())
-        n = len(study._store.events())
-        study.close()
-        start = time.perf_counter()
-        again = mb.Study.load(f"{tmp}/s")
-        told = again.status()["told"]  # the first status applies the replayed state (its next choice)
-        elapsed = time.perf_counter() - start
-        print(f"Study.load of a {n}-event study, then its status: {elapsed:.2f} s (told {told})")
+        for history in args.history:
+            for n in sorted({1, args.workers}):
+                where = (f"{tmp}/h{history}w{n}" if args.backend == "sqlite"
+                         else f"{args.address}{'&' if '?' in args.address else '?'}study=bench_{history}_{n}_"
+                              f"{os.getpid()}")
+                t0 = time.perf_counter()
+                prefill(where, history)
+                filled = time.perf_counter() - t0
+                results = run_workers(where, n, args.loops)
+                told = check(where, results)
+                row = {"backend": args.backend, "history": history, "workers": n, "told": told, **summary(results)}
+                rows.append(row)
+                print(f"{args.backend:8s} history {history:>7,d}  {n} worker(s) x {args.loops}: ask median "
+                      f"{row['ask_median_ms']:.2f} ms, p99 {row['ask_p99_ms']:.2f} ms; ask + tell median "
+                      f"{row['trip_median_ms']:.2f} ms, p99 {row['trip_p99_ms']:.2f} ms, max {row['trip_max_ms']:.1f} "
+                      f"ms; load {row['load_s']:.1f} s (prefill {filled:.1f} s; {told} tickets, none twice)",
+                      flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
 
 
 if __name__ == "__main__":

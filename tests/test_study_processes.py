@@ -1,5 +1,7 @@
-"""mb.Study across processes: a writer killed with SIGKILL loses no returned event, and two writers share a study
-(unique tickets, none told twice, the state equal to a serial replay of the tells)."""
+"""mb.Study across processes: a writer killed with SIGKILL loses no returned event, two writers share a study
+(unique tickets, none told twice, the state equal to a serial replay of the tells), and scripts/bench_study.py's
+workers on a prefilled history do the same (a small run of the benchmark)."""
+import importlib.util
 import os
 import signal
 import subprocess
@@ -70,3 +72,21 @@ def test_two_processes_share_a_study(tmp_path):
     assert len(tells) == 100 and len({e.ticket for e in tells}) == 100
     assert len({e.ticket for e in events if e.kind == "ask"}) == 100
     assert_serial_replay(study)  # the state is the serial replay of the tells, in the order written
+
+
+def test_bench_workers_on_a_prefilled_history(tmp_path):
+    spec = importlib.util.spec_from_file_location("bench_study", os.path.join(ROOT, "scripts", "bench_study.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    path = tmp_path / "s"
+    bench.prefill(path, 600, chunk=250)
+    results = bench.run_workers(path, 3, 15)
+    assert bench.check(path, results) == 45
+    study = mb.Study.load(path)
+    events = study._store.events()
+    assert [e.seq for e in events] == list(range(1, 600 + 2 * 3 * (15 + bench.WARMUP) + 1))
+    assert study.status()["told"] == 300 + 3 * (15 + bench.WARMUP) and study.status()["pending"] == 0
+    assert study._store.snapshot()[0] == 600
+    row = bench.summary(results)
+    assert row["n"] == 45 and 0 < row["ask_median_ms"] <= row["trip_median_ms"] <= row["trip_p99_ms"]
+    assert_serial_replay(study)
