@@ -77,12 +77,13 @@ def test_dask_cluster(tmp_path, serial):
 
 def test_timeout_returns_within_one_evaluation(tmp_path):
     study = mb.Study.create(tmp_path / "s", _spec(horizon=1000), seed=0)
+    assert study.optimize(evaluate, max_evals=2, progress=False) == []  # compiled before the clock starts
     start = time.monotonic()
     errors = study.optimize(slow, workers=2, timeout=1.0, progress=False)
     elapsed = time.monotonic() - start
     assert 1.0 <= elapsed < 1.0 + 0.4
     status = study.status()
-    assert status["pending"] == 0 and 2 <= status["told"] <= 6  # two at a time, 0.4 s each, for 1 s
+    assert status["pending"] == 0 and 2 + 1 <= status["told"] <= 2 + 6  # two at a time, 0.4 s each, for 1 s
     assert len(errors) == 2 == status["failed"] and all(isinstance(e, TimeoutError) for _, e in errors)
     assert all(t.id in set(study.history().query("state == 'failed'")["ticket"]) for t, _ in errors)
     again = study.optimize(evaluate, max_evals=3, progress=False)  # failed tickets' arms are asked again

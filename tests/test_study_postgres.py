@@ -101,6 +101,7 @@ for i in range(int(sys.argv[2])):
     (t,) = study.ask(worker=sys.argv[3])
     study.tell(t, [0.1 + 0.01 * (t.index % 7), 0.5])
     print("told", t.id, flush=True)
+print("reconnected", study._store.epoch, flush=True)
 """
 
 
@@ -116,7 +117,7 @@ def test_two_clients_share_a_postgres_study(server):
     procs = _clients(url, 2, 20)
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
-    told = [line.split()[1] for out in outs for line in out.splitlines()]
+    told = [line.split()[1] for out in outs for line in out.splitlines() if line.startswith("told")]
     assert len(told) == 40 and len(set(told)) == 40
     study = mb.Study.load(url)
     events = study._store.events()
@@ -131,11 +132,11 @@ def test_four_clients_run_through_three_server_restarts(server):
     url = server.url + "?study=restarts&reconnect=60"
     mb.Study.create(url, _spec(), seed=0)
     procs = _clients(url, 4, 100)
-    told = []
+    told, reconnects = [], []
 
     def read(proc):
         for line in proc.stdout:
-            told.append(line.split()[1])
+            (told if line.startswith("told") else reconnects).append(line.split()[1])
 
     readers = [threading.Thread(target=read, args=(p,), daemon=True) for p in procs]
     for r in readers:
@@ -154,6 +155,7 @@ def test_four_clients_run_through_three_server_restarts(server):
     assert [p.returncode for p in procs] == [0] * 4
     assert all(n < 400 for n in at_restart), at_restart  # every restart came while the clients were running
     assert len(told) == 400 and len(set(told)) == 400
+    assert sum(int(n) for n in reconnects) >= 3, reconnects  # the restarts did break the clients' connections
     study = mb.Study.load(url)
     events = study._store.events()
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
@@ -181,3 +183,59 @@ def test_unreachable_server_is_one_line(server):
     assert "\n" not in message and "127.0.0.1" in message and "reconnect" in message
     again = mb.Study.load(url)
     assert again.status()["told"] == 0 and again.status()["pending"] == 1
+
+
+def _lose_connection_once(store, *, after_commit, meanwhile=lambda: None):
+    """The next step's commit loses its connection: after committing (its acknowledgement lost) or before, with
+    ``meanwhile()`` run once the connection (and the lock) is gone."""
+    commit, fired = store._commit, []
+
+    def lost():
+        if fired:  # the step's retry after reconnecting
+            return commit()
+        fired.append(True)
+        if after_commit:
+            commit()
+        store.conn.close()
+        meanwhile()
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    store._commit = lost
+
+
+def test_a_commit_whose_acknowledgement_was_lost_is_not_written_again(server):
+    url = server.url + "?study=lostack"
+    study = mb.Study.create(url, _spec(), seed=0)
+    (t,) = study.ask()
+    _lose_connection_once(study._store, after_commit=True)
+    study.tell(t, [0.5, 0.25])
+    del study._store._commit  # the class's own again
+    assert study._store.epoch == 1  # it reconnected once
+    events = mb.Study.load(url)._store.events()
+    assert [(e.seq, e.kind, e.ticket) for e in events] == [(1, "ask", t.id), (2, "tell", t.id)]
+    assert study.status()["told"] == 1 and study.status()["pending"] == 0
+
+
+def test_a_step_overtaken_while_reconnecting_is_decided_again(server):
+    """A's ask loses its connection before its commit; B asks and tells meanwhile; A's ask is decided again on B's
+    events (a new ticket, after B's), and A's state is the serial replay."""
+    url = server.url + "?study=overtaken"
+    a = mb.Study.create(url, _spec(), seed=0)
+    b = mb.Study.load(url)
+    taken = []
+
+    def b_works():
+        (t,) = b.ask(worker="b")
+        b.tell(t, [0.75, 0.5])
+        taken.append(t)
+
+    _lose_connection_once(a._store, after_commit=False, meanwhile=b_works)
+    (mine,) = a.ask(worker="a")
+    del a._store._commit  # the class's own again
+    (theirs,) = taken
+    assert mine.id != theirs.id and int(mine.id[1:]) == 3  # after B's ask (1) and tell (2)
+    events = a._store.events()
+    assert [(e.kind, e.worker) for e in events] == [("ask", "b"), ("tell", "b"), ("ask", "a")]
+    a.tell(mine, [0.25, 0.25])
+    assert a.status() == mb.Study.load(url).status() and a.status()["told"] == 2
+    assert_serial_replay(a)
