@@ -1,11 +1,16 @@
 """The storage seam of mb.Study: a user's own backend (a JSON-lines file, written here against the documented protocol)
 and the in-memory one run a study end to end, with a reload in the middle, making the asks and recommendations of
-an SQLite study told the same values; a version-1 study.db still loads; a backend lacking members is refused."""
+an SQLite study told the same values; the user's backend survives its writer killed with SIGKILL; a version-1
+study.db still loads; a backend lacking members is refused."""
 import contextlib
 import fcntl
 import json
 import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -17,8 +22,9 @@ from mobandit_jax.study.storage.sqlite import SqliteStorage
 
 
 class JsonLinesStorage:
-    """A user's backend: ``events.jsonl`` (one event a line, appended and fsynced when a step ends) and
-    ``meta.json`` in a folder; a step holds an exclusive ``flock`` on ``lock``. It keeps no snapshots."""
+    """A user's backend: ``events.jsonl`` (one event a line, appended and fsynced when a step ends; a last line cut
+    short by a crash is not an event, and the next step cuts it off) and ``meta.json`` in a folder; a step holds an
+    exclusive ``flock`` on ``lock``. It keeps no snapshots."""
 
     def __init__(self, folder):
         os.makedirs(folder, exist_ok=True)
@@ -40,12 +46,19 @@ class JsonLinesStorage:
                         json.dump({**self.meta(), **meta}, out)
                     os.replace(self._meta + ".tmp", self._meta)
                 if events:
+                    self._cut_partial_line()
                     with open(self._log, "a") as out:
                         out.write("".join(json.dumps(list(e)) + "\n" for e in events))
                         out.flush()
                         os.fsync(out.fileno())
             finally:
                 self._step = None
+
+    def _cut_partial_line(self):
+        if os.path.exists(self._log):
+            with open(self._log, "rb+") as f:
+                data = f.read()
+                f.truncate(data.rfind(b"\n") + 1)
 
     def meta(self):
         if not os.path.exists(self._meta):
@@ -67,7 +80,7 @@ class JsonLinesStorage:
         if not os.path.exists(self._log):
             return []
         with open(self._log) as f:
-            lines = [line for line in f.read().split("\n") if line]
+            lines = f.read().split("\n")[:-1]  # whole lines only
         return [Event(*json.loads(line)) for line in lines][after:]
 
     def put_snapshot(self, seq, data):
@@ -131,6 +144,48 @@ def test_users_backend_and_memory_make_sqlites_study(tmp_path):
         assert a[["acc", "speed", "cost"]].equals(b[["acc", "speed", "cost"]])
     assert users["last"].integrity() == "ok" and len(users["last"].events()) == len(lite._store.events())
     assert [e.kind for e in users["last"].events()] == [e.kind for e in lite._store.events()]
+
+
+KILLED = """
+import sys
+sys.path.insert(0, sys.argv[2])
+import mobandit_jax as mb
+from test_study_storage import JsonLinesStorage
+study = mb.Study.load(None, storage=JsonLinesStorage(sys.argv[1]))
+while True:
+    (t,) = study.ask(worker="w")
+    study.tell(t, [round(0.1 * (t.index % 7), 3), round(0.05 * (int(t.id[1:]) % 11), 3)])
+    print("told", t.id, flush=True)
+"""
+
+
+def test_users_backend_survives_kill_9(tmp_path):
+    """A writer on the user's backend killed with SIGKILL: every tell it acknowledged is there, and the reloaded study
+    asks and recommends what an SQLite study told the same values does."""
+    folder = tmp_path / "jsonl"
+    mb.Study.create(None, _spec() | {"study": _spec()["study"] | {"horizon": 10_000}}, seed=2,
+                    storage=JsonLinesStorage(folder))
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+           "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(folder), os.path.dirname(os.path.abspath(__file__))],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    told, start = [], time.time()
+    while len(told) < 30 and time.time() - start < 120:
+        told.append(proc.stdout.readline().split()[1])
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    study = mb.Study.load(None, storage=JsonLinesStorage(folder))
+    hist = study.history().set_index("ticket")
+    assert (hist.loc[told, "state"] == "told").all() and study._store.integrity() == "ok"
+    lite = mb.Study.create(tmp_path / "lite", _spec() | {"study": _spec()["study"] | {"horizon": 10_000}}, seed=2)
+    for e in study._store.events():
+        if e.kind == "ask":
+            (t,) = lite.ask(worker="w")
+            assert (t.id, t.index) == (e.ticket, e.arm)
+        else:
+            lite.tell(e.ticket, json.loads(e.vals))
+    assert study.recommend() == lite.recommend() and study.status() == lite.status()
+    assert [t.index for t in study.ask(3)] == [t.index for t in lite.ask(3)]
 
 
 def test_attrs_round_trip_in_every_backend(tmp_path):
