@@ -12,7 +12,10 @@ Ctrl-C:
 - Ctrl-C stops asking; what is running returns and is told (a second Ctrl-C interrupts at once).
 
 The evaluations run on the executor; the study is only read and written by the calling thread, so a process or Dask
-worker needs only ``evaluate`` and the :class:`~.study.Ticket` it is given (both picklable for a process pool).
+worker needs only ``evaluate`` and the :class:`~.study.Ticket` it is given (both picklable for a process pool). Give
+a process pool the ``"spawn"`` or ``"forkserver"`` context (``ProcessPoolExecutor(n,
+mp_context=multiprocessing.get_context("spawn"))``): JAX's threads do not survive a ``fork`` of the process that runs
+the study.
 """
 from __future__ import annotations
 
