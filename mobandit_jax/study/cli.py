@@ -30,8 +30,11 @@ def add_parser(parser):
     p.add_argument("dir")
     p.add_argument("ticket")
     p.add_argument("--abandon", action="store_true", help="abandon it: never asked again, never counted")
-    for name, what in (("recommend", "the recommended arms, one a line"), ("status", "the study's status as JSON")):
-        sub.add_parser(name, help=what).add_argument("dir")
+    p = sub.add_parser("recommend", help="the recommended arms, one a line")
+    p.add_argument("dir")
+    p.add_argument("--table", action="store_true", help="print every arm's pulls, means, 95%% intervals, cost, "
+                   "whether recommended and its state (study.arms())")
+    sub.add_parser("status", help="the study's status as JSON").add_argument("dir")
     p = sub.add_parser("history", help="one row per ticket, as CSV")
     p.add_argument("dir")
     p.add_argument("--csv", metavar="FILE", help="write it to FILE (default: stdout)")
@@ -77,8 +80,11 @@ def _run(args) -> int:
     elif cmd == "fail":
         study.fail(args.ticket, retry=not args.abandon)
     elif cmd == "recommend":
-        for name in study.recommend():
-            print(name)
+        if args.table:
+            print(study.arms().to_string(index=False))
+        else:
+            for name in study.recommend():
+                print(name)
     elif cmd == "status":
         print(json.dumps(study.status()))
     elif cmd == "history":
