@@ -5,6 +5,7 @@ and runs nothing, refuses every method but GET and HEAD without touching the stu
 Set ``MOBANDIT_DASHBOARD_SCREENSHOT=docs/images/dashboard.png`` to keep the browser's screenshot there (the docs'
 picture is made so)."""
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -21,6 +22,11 @@ import numpy as np
 import pytest
 
 import mobandit_jax as mb
+
+try:
+    from test_study_postgres import server  # noqa: F401 -- its PostgreSQL server (which skips, saying why, without one)
+except pytest.skip.Exception:  # psycopg is not installed
+    server = None
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 XSS = "<img src=x onerror=alert(1)>"  # an arm, a configuration column, its value and an objective named as HTML
@@ -141,16 +147,24 @@ def study(tmp_path):
     return s
 
 
+@contextlib.contextmanager
+def _serving(where):
+    """``mobandit study dashboard WHERE --port 0`` in a process of its own; yields its address."""
+    proc = subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "study", "dashboard", where,
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith(f"dashboard of {where} at http://127.0.0.1:"), line + proc.stderr.read()
+        yield line.split(" at ")[1].split()[0]
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 @pytest.fixture
 def dashboard(study):
-    proc = subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "study", "dashboard", study.path,
-                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    line = proc.stdout.readline()
-    assert line.startswith("dashboard of "), line + proc.stderr.read()
-    url = line.split(" at ")[1].split()[0]
-    yield url
-    proc.terminate()
-    proc.wait(30)
+    with _serving(study.path) as url:
+        yield url
 
 
 @pytest.fixture
@@ -241,3 +255,39 @@ def test_it_listens_on_loopback_only_unless_told(study, dashboard):
         pytest.skip("this machine has no address but loopback to try")
     with pytest.raises(OSError), socket.create_connection((other, int(port)), timeout=3):
         pass
+
+
+def test_a_bad_port_is_one_line(study, capsys):
+    from mobandit_jax.runner.cli import main
+
+    assert main(["study", "dashboard", study.path, "--port", "70000"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: --port 70000 must be between 0 and 65535\n"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["study", "dashboard", study.path, "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot listen on 127.0.0.1:{port} (") and err.count("\n") == 1
+
+
+def test_a_postgres_study_is_served_alike(request):
+    """The same page over a study at a ``postgresql://`` address (the server of tests/test_study_postgres.py)."""
+    if server is None:
+        pytest.skip("psycopg is not installed (pip install 'mobandit_jax[postgres]')")
+    url = request.getfixturevalue("server") + "?study=dashboard"
+    s = mb.Study.create(url, {"study": {"arms": NAMES, "objectives": ["accuracy", "speed"], "horizon": 100},
+                              "preference": {"W": [[1.0, 0.0], [0.0, 1.0]]}, "policies": [{"name": "prefucb"}]})
+    for t in s.ask(4):
+        s.tell(t, MEANS[t.index].tolist())
+    with _serving(url) as page:
+        state = json.load(urllib.request.urlopen(page + "state.json", timeout=10))
+        assert [r[0] for r in state["arms"]["rows"]] == NAMES and state["status"]["told"] == 4
+        assert _request(page + "state.json", "POST") == 405
+        (t,) = s.ask()
+        s.tell(t, MEANS[t.index].tolist())  # this process is not the dashboard's
+        told = time.monotonic()
+        assert _wait(lambda: json.load(urllib.request.urlopen(page + "state.json", timeout=10))["status"]["told"] == 5,
+                     5, 0.05) and time.monotonic() - told <= 2.0
+    assert mb.Study.load(url).status()["told"] == 5
