@@ -79,7 +79,7 @@ class Dashboard:
         self.study = study
         self._lock = threading.Lock()
         self._read_at, self._state, self._frames = -math.inf, None, None
-        self._svg = (None, b"")
+        self._svg, self._drawing = (None, b""), threading.Lock()
 
     def state(self) -> dict:
         """The page's data: ``title``, ``status``, ``ends``, ``budget``, ``objectives``, ``arms`` (``columns``,
@@ -93,7 +93,7 @@ class Dashboard:
     def _read(self) -> dict:
         study, spec = self.study, self.study.spec
         status, history = study.status(), study.history()
-        arms = plot.clipped(study.arms(), spec.objectives, None if spec.lower is None else (spec.lower, spec.upper))
+        arms = plot.clipped(study.arms(), spec.objectives, plot.bounds(spec))
         configs = sorted({k for c in spec.configs or [] for k in (c or {})})
         shown = arms.assign(**{o: [_estimate(*v) for v in zip(arms[o], arms[f"{o}_low"], arms[f"{o}_high"],
                                                                 strict=True)] for o in spec.objectives})
@@ -111,21 +111,19 @@ class Dashboard:
                      recommended=[str(a) for a in arms["arm"][arms["recommended"]]],
                      latest=dict(columns=latest_cols, rows=_rows(told, latest_cols)))
         state["version"] = hashlib.sha1(json.dumps(state, sort_keys=True).encode()).hexdigest()[:16]
-        self._frames = (arms, history, status)
+        self._frames = (state["version"], arms, history)
         return state
 
     def figure_svg(self) -> bytes:
         """The study's figure as SVG, drawn again only when the state changed."""
-        state = self.state()
+        self.state()
         with self._lock:
-            if self._svg[0] != state["version"]:
-                arms, history, status = self._frames
-                spec = self.study.spec
-                horizon = spec.plain.get("study", {}).get("horizon") if spec.budget is None else None
-                fig = plot.figure(arms, history, spec.objectives, spec.budget, horizon)  # arms: clipped already
+            version, arms, history = self._frames
+        with self._drawing:  # a drawing does not hold up the state's readers
+            if self._svg[0] != version:
                 out = io.BytesIO()
-                fig.savefig(out, format="svg", bbox_inches="tight")
-                self._svg = (state["version"], out.getvalue())
+                plot.spec_figure(self.study.spec, arms, history).savefig(out, format="svg", bbox_inches="tight")
+                self._svg = (version, out.getvalue())
             return self._svg[1]
 
 

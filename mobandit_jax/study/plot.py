@@ -91,8 +91,9 @@ def _parallel(ax, seen, kinds, objectives):
         return seen[[o + suffix for o in objectives]].to_numpy(float).reshape(-1, len(objectives))
 
     means, lows, highs = columns(""), columns("_low"), columns("_high")
-    lo = np.nanmin(lows, axis=0) if len(lows) else np.zeros(len(objectives))
-    hi = np.nanmax(highs, axis=0) if len(highs) else np.ones(len(objectives))
+    # an arm told once has a mean and no interval: the axes span the means and the intervals there are
+    lo = np.nanmin(np.vstack([means, lows]), axis=0) if len(means) else np.zeros(len(objectives))
+    hi = np.nanmax(np.vstack([means, highs]), axis=0) if len(means) else np.ones(len(objectives))
     span = np.where(hi > lo, hi - lo, 1.0)
     xs = np.arange(len(objectives))
     shown = set()
@@ -146,6 +147,7 @@ def draw_budget(ax, history, budget=None, horizon=None):
         ax.set_ylabel("evaluations told")
         ax.set_title(f"{len(t)} evaluations told" + (f" of {horizon:g}" if horizon else ""), fontsize=9, loc="left")
     ax.set_xlabel(f"time since the first ask ({unit})")
+    ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(alpha=0.3)
@@ -158,6 +160,7 @@ def draw_pulls(ax, arms):
     ax.barh(y, arms["pulls"].to_numpy(float), color=[CATEGORIES[k][1] for k in kinds], height=0.7)
     ax.set_yticks(y, [str(a) for a in arms["arm"]], fontsize=7 if len(arms) > 12 else 8)
     ax.set_ylim(-0.6, len(arms) - 0.4)
+    ax.set_xlim(left=0)
     ax.set_xlabel("evaluations told")
     ax.set_title("evaluations per arm", fontsize=9, loc="left")
     ax.grid(alpha=0.3, axis="x")
@@ -223,11 +226,19 @@ def plot(study) -> Figure:
     Returns:
       A matplotlib Figure; write it with :func:`save` (or ``fig.savefig``).
     """
-    status = study.status()
-    spec = study.spec
+    return spec_figure(study.spec, study.arms(), study.history(), title(study, study.status()))
+
+
+def bounds(spec):
+    """``(lower, upper)`` of a study's objectives, or None where they have none (a noise scale instead)."""
+    return None if spec.lower is None else (spec.lower, spec.upper)
+
+
+def spec_figure(spec, arms, history, title: str = "") -> Figure:
+    """:func:`figure` of the frames of a study of ``spec``: its objectives, budget, bounds and (without a budget) the
+    horizon its spec names."""
     horizon = spec.plain.get("study", {}).get("horizon") if spec.budget is None else None  # the user's, if any
-    bounds = None if spec.lower is None else (spec.lower, spec.upper)
-    return figure(study.arms(), study.history(), spec.objectives, spec.budget, horizon, title(study, status), bounds)
+    return figure(arms, history, spec.objectives, spec.budget, horizon, title, bounds(spec))
 
 
 def figure_path(path) -> Path:
