@@ -56,12 +56,12 @@ def test_runs_of_different_policies_settings_metrics_and_seeds_give_tables_with_
     rows = [line for line in out.splitlines() if line.startswith("| d=")]
     assert "| d=2 | P | 0.5 ± 0.25 | 0.625 ± 0.25 |" in rows
     assert "| d=2 | Q | 0.75 ± 0.25 |  |" in rows  # b has no Q
-    assert "| d=3 | R {'eta': 0.1} |  | 0.25 ± 0.25 |" in rows  # a has no R and no d=3
+    assert "| d=3 | R (η = 0.1) |  | 0.25 ± 0.25 |" in rows  # a has no R and no d=3
     assert "| d=2 | P | 4 ± 0.25 |  |" in rows  # regret: a only
     assert compare.written_by_compare(work / "cmp.png")
     assert cli.main(["compare", "b", "a", "--metric", "cost", "cost", "--out", "cmp.png", "--band", "std"]) == 0
     out = capsys.readouterr().out
-    assert out.count("### ") == 1 and "| d=3 | R {'eta': 0.1} | 2 ± 0.25 |  |" in out
+    assert out.count("### ") == 1 and "| d=3 | R (η = 0.1) | 2 ± 0.25 |  |" in out
 
 
 def test_two_folders_of_the_same_name_are_told_apart_and_the_same_folder_twice_is_refused(work, capsys):
