@@ -2,6 +2,7 @@
 import json
 import os
 
+import numpy as np
 import pytest
 
 from mobandit_jax.analysis import compare
@@ -142,3 +143,29 @@ def test_the_figure_is_written_atomically_with_compares_mark(work, capsys):
 
     with Image.open(work / "cmp.png") as image:
         assert image.text["Software"] == compare.SOFTWARE
+
+
+def test_a_single_bar_is_centred_under_its_error_bar_and_does_not_fill_its_panel(work):
+    runs = compare.load_runs(["a"])
+    fig = compare.figure(runs, ["regret"])  # one policy, one run: one bar
+    ax = fig.axes[0]
+    [bar] = ax.patches
+    centre = bar.get_x() + bar.get_width() / 2
+    [caps] = [c for c in ax.containers if hasattr(c, "has_yerr") and c.has_yerr]
+    seg = np.asarray(caps.lines[2][0].get_segments()[0])
+    assert seg[0, 0] == pytest.approx(centre) and seg[1, 0] == pytest.approx(centre)
+    left, right = ax.get_xlim()
+    assert bar.get_width() / (right - left) < 0.35 and (left + right) / 2 == pytest.approx(centre)
+    a, b, c = 4.0, *((4.0 + s * 0.25 / np.sqrt(3) * 4.302652729911275) for s in (-1, 1))  # t(0.975, 2)
+    assert (seg[0, 1], seg[1, 1]) == pytest.approx((b, c), rel=1e-6) and bar.get_height() == a
+
+
+@pytest.mark.parametrize("fmt, head", [("svg", b"<?xml"), ("pdf", b"%PDF")])
+def test_compare_writes_svg_or_pdf_with_its_mark_and_refuses_a_mismatched_name(work, capsys, fmt, head):
+    assert cli.main(["compare", "a", "b", "--format", fmt]) == 0
+    out = work / f"compare.{fmt}"
+    assert out.read_bytes().startswith(head) and compare.written_by_compare(out)
+    assert cli.main(["compare", "a", "b", "--out", str(out)]) == 0  # its own figure may be written again
+    capsys.readouterr()
+    _fails(["a", "b", "--out", "cmp.png", "--format", fmt], capsys,
+           f"--out cmp.png: the figure is a {fmt.upper()}; give a file name ending in .{fmt}")

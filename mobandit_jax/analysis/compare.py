@@ -23,6 +23,7 @@ or a name not ending in the format's suffix is refused.
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -270,8 +271,8 @@ def written_by_compare(path) -> bool:
         if start.startswith(b"%PDF") or start.startswith(b"<?xml"):
             f.seek(0)
             text = f.read(1 << 20)
-            return (b"/Creator (" + SOFTWARE.encode() + b")" in text
-                    or b"<dc:creator>\n    <cc:Agent>\n     <dc:title>" + SOFTWARE.encode() in text)
+            mark = rb"/Creator \(" if start.startswith(b"%PDF") else rb"<dc:creator>\s*<cc:Agent>\s*<dc:title>"
+            return re.search(mark + re.escape(SOFTWARE.encode()) + rb"[)<]", text) is not None
         if start != PNG_SIGNATURE:
             return False
         wanted = b"Software\0" + SOFTWARE.encode()

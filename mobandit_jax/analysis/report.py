@@ -241,7 +241,9 @@ def _fixed_sets(pairs: list) -> list:
     """``report.md`` lines of a fixed instance (``pairs`` as :func:`redrawn_scores`'s): each policy's most frequent
     set and each arm's inclusion."""
     cols, recs = [c for c, _, _ in pairs], [r for _, r, _ in pairs]
-    lines = ["| policy | most frequent recommended set | seeds |", "|---|---|---|"]
+    lines = ["By arm name: per policy the set recommended most often and the share of seeds that recommend it; per arm "
+             "the share of seeds whose set holds it.", "", "| policy | most frequent recommended set | seeds |",
+             "|---|---|---|"]
     lines += [f"| {c} | {_names(r.top)} | {r.top_count}/{len(r.masks)} ({r.top_frequency:.0%}) |" for c, r, _ in pairs]
     lines += ["", "| arm | in true set | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
     for i, arm in enumerate(recs[0].arms):
@@ -266,10 +268,7 @@ def recommended_sections(results) -> str:
                     (column(label, point["params"]), results.recommendation_at(label, g), f"{label}|{g}"))
     if not by_setting:
         return ""
-    lines = ["## Recommended sets", "",
-             "The set each run recommends at its end (its family's `recommended`), by arm name: per policy the set "
-             "recommended most often and the share of seeds that recommend it; per arm the share of seeds whose "
-             "set holds it.", ""]
+    lines = ["## Recommended sets", "", "The set each run recommends at its end (its family's `recommended`).", ""]
     for title, pairs in by_setting.items():
         recs = [r for _, r, _ in pairs]
         if len(by_setting) > 1:
