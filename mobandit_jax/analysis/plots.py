@@ -43,7 +43,7 @@ MARKS = 6  # markers along a curve
 
 def setting_title(setting: dict) -> str:
     """A short panel title from a setting dict."""
-    return ", ".join(f"{k}={plain(v)}" for k, v in setting.items()) or "default"
+    return ", ".join(f"{k}={v}" for k, v in setting.items()) or "default"
 
 
 def band_values(runs, band: str = "ci", seed: int = 0) -> tuple:
