@@ -8,11 +8,12 @@ run folder back, so that ``Results.load(d).save(e)`` writes the files of ``d`` a
 
 ``metrics.json``: ``{"names": {label: [metric, ...]}, "reduce": {label: {metric: reducer}},
 "bounds": {label: {metric: [low, high]}}, "goal": {label: {metric: "min" | "max" | ""}}, "families":
-{label: family}}``, what reading a folder back needs beyond the records (the reducers pick the figures: one
-per ``"sum"`` metric; the bounds mark rates and clip bands; the goal names the best policy of a paired
-comparison; the family names the true set of :meth:`Results.recommended`). A folder of an earlier version
-has none: its metrics come from the records, and a metric with a figure ``METRIC.png`` in the folder is a
-``"sum"``; the other reducers cannot be derived from the folder and are null; without ``bounds`` and ``goal``
+{label: family}}``, what reading a folder back needs beyond the records (the reducers pick the figures: a
+curve per ``"sum"`` or ``"lastN"`` metric, final values otherwise, :func:`~mobandit_jax.analysis.plots.figures`;
+the bounds mark rates and clip bands; the goal names the best policy of a paired comparison; the family names
+the true set of :meth:`Results.recommended`). A folder of an earlier version has none: its metrics come from
+the records, and a metric with a figure ``METRIC.png`` in the folder is a ``"sum"``; the other reducers
+cannot be derived from the folder and are null; without ``bounds`` and ``goal``
 no metric is a rate and none has a goal.
 
 ``recommended.npz``: ``"{label}|{grid}"`` -> ``(seeds, K)`` bool, the set each seed's run recommends
