@@ -27,7 +27,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError  # noqa: F401  (re-exported: the spec's error)
+from ..errors import ConfigError, did_you_mean
 from . import plugins
 
 TOP_KEYS = ("experiment", "env", "preference", "budget", "scenarios", "sweep", "policies")
@@ -44,9 +44,10 @@ EXPERIMENT_DEFAULTS = {"horizon": 1000, "seeds": 10, "seed": 0, "record_every": 
 def _check_keys(table: dict, allowed, where: str):
     if not isinstance(table, dict):
         raise ConfigError(f"[{where}] must be a table; got {type(table).__name__}")
-    unknown = sorted(set(table) - set(allowed))
+    unknown = sorted(set(table) - set(allowed), key=str)
     if unknown:
-        raise ConfigError(f"unknown key(s) {unknown} in [{where}]; allowed keys: {sorted(allowed)}")
+        raise ConfigError(f"unknown key(s) {unknown} in [{where}]{did_you_mean(unknown[0], allowed)}; "
+                          f"allowed keys: {sorted(allowed)}")
 
 
 def load(path) -> dict:
@@ -194,9 +195,8 @@ def validate(spec: dict) -> dict:
 def _split_dotted(key: str, where: str):
     parts = key.split(".")
     if len(parts) != 2 or parts[0] not in DOTTED_TABLES:
-        raise ConfigError(
-            f"{where}: key {key!r} must be '<table>.<key>' with table one of {', '.join(DOTTED_TABLES)}"
-        )
+        raise ConfigError(f"{where}: key {key!r} must be '<table>.<key>' with table one of "
+                          f"{', '.join(DOTTED_TABLES)}{did_you_mean(parts[0], DOTTED_TABLES)}")
     return parts
 
 
