@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import plain
 from ..registry import register_env
 from ..types import Env, EnvInstance
 
@@ -277,7 +278,7 @@ def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigm
       ValueError: an option or mean out of range, naming it.
     """
     if not isinstance(clip, (bool, np.bool_)):
-        raise ValueError(f"clip = {clip!r} must be true or false")
+        raise ValueError(f"clip = {plain(clip)!r} must be true or false")
     if not clip and noise != "gaussian":
         raise ValueError(f"clip = false applies to noise = 'gaussian' only; noise = {noise!r} lies in [0, 1]")
     m = validate_means(means, bounded=bool(clip))
