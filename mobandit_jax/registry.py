@@ -156,14 +156,16 @@ class Registry(dict):
         """
         if family and f"{family}/{name}" in self:
             return f"{family}/{name}"
+        families = sorted({entry.family for entry in self.values()})
+        if family and family not in families:
+            raise RegistryError(f"unknown family = {family!r}{did_you_mean(family, families)}; families: "
+                                f"{', '.join(families)}")
         found = [name] if name in self else self.bare(name)
         if family:
             same = [k for k in found if self[k].family == family]
             if found and not same:
-                families = sorted({self[k].family for k in found})
-                raise RegistryError(f"{self.kind} {name!r} is in family {' and '.join(map(repr, families))}, not "
-                                    f"family = {family!r}{did_you_mean(family, families)}; drop 'family' or write "
-                                    "the registered one (see `mobandit list`)")
+                raise RegistryError(f"{self.kind} {name!r} is in family {self[found[0]].family!r}, not family = "
+                                    f"{family!r}; drop 'family' or write the registered one (see `mobandit list`)")
             found = same
         if len(found) > 1:
             decided = [k for k in found if self[k].family in set(among)]
