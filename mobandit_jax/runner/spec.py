@@ -4,11 +4,14 @@ A spec has these tables (unknown keys fail with the key's name and the allowed k
 
     [experiment]   horizon, seeds, seed, record_every, chunk, name, setting = {...}
     [env]          kind = "<registered kind>", then that kind's keys
-    [preference]   W = [[...], ...]                      (optional)
+    [preference]   W = [[...], ...]                      (optional; without it, the Pareto order W = I)
     [budget]       rho = 16 or B = 500                   (optional; envs whose pulls cost)
     [[scenarios]]  name = "...", setting = {...}, "<table>.<key>" = value  (overrides dotted keys)
     [sweep]        "<table>.<key>" = [v1, v2, ...]        (cartesian product of axes)
     [[policies]]   name = "<registered>", label, family, sweep = {option = [...]}, options...
+
+A policy's bare name that several families share (``pareto_ucb``) takes the family of the spec's other policies,
+else ``family`` or the full name must say it (:func:`mobandit_jax.runner.plans.resolve_policy`).
 
 A policy option may depend on a grid setting: ``eta = {front = {linear = 0.3, convex = 1.0}}`` takes,
 at each grid point, the value listed under that point's ``setting["front"]`` (a table with one key, a
