@@ -186,6 +186,8 @@ def test_clipped_gaussian_table_says_so_and_truth_json_holds_the_clipped_means(t
     assert f"by at most {shift.max():.3g}:" in lines[0]
     assert "arm c speed 0.97 -> " in lines[0] and "arm a acc 0.9 -> 0.891668" in lines[0]
     assert "arm b" not in lines[0]  # 0.5 is symmetric in [0, 1]: clipping leaves its mean where it was
+    assert truth["notes"] == [lines[0]]  # the run's truth.json and its report say it too
+    assert f"Note: {lines[0]}." in (tmp_path / "run" / "report.md").read_text()
 
 
 def test_unclipped_and_bounded_noises_print_no_clip_line(tmp_path, capsys):

@@ -112,6 +112,8 @@ def text(plan, summary: dict, figures: list, band: str = "ci", baseline: str | N
         f"curves recorded every {plan.record_every} rounds. {band_words(band, n)}",
         "",
     ]
+    notes = dict.fromkeys(n for entry in getattr(plan, "truths", ()) for n in entry.get("notes", ()))
+    head += [f"Note: {n}." for n in notes] + ([""] if notes else [])
     figs = [f"![{f}]({f})" for f in figures]
     budget = budget_tables(plan, band)
     budget = ["## Against the budget spent", "", budget] if budget else []
