@@ -48,6 +48,13 @@ def test_round_trip(tmp_path, capsys):
                       "reason": None}
     code, out, _ = _run(capsys, "study", "recommend", d)
     assert code == 0 and out.split() == [first["arm"]]
+    code, out, _ = _run(capsys, "study", "recommend", d, "--table")
+    header, *rows = out.splitlines()
+    assert code == 0 and header.split() == ["arm", "pulls", "acc", "acc_low", "acc_high", "speed", "speed_low",
+                                            "speed_high", "cost", "recommended", "state"]
+    told = {r.split()[0]: r.split() for r in rows}
+    assert len(rows) == 3 and told[first["arm"]][1:3] == ["1", "0.8"] and told[first["arm"]][-2:] == ["True", "active"]
+    assert [r.split()[-1] for r in rows].count("unevaluated") == 2
     assert _run(capsys, "study", "history", d, "--csv", str(tmp_path / "h.csv"))[0] == 0
     lines = (tmp_path / "h.csv").read_text().splitlines()
     assert lines[0] == "ticket,state,worker,arm,acc,speed,cost,asked,told" and len(lines) == 3

@@ -7,6 +7,7 @@ processes wrote)."""
 from __future__ import annotations
 
 import io
+from enum import StrEnum
 
 import jax
 import jax.numpy as jnp
@@ -14,6 +15,24 @@ import numpy as np
 
 from ..types import Final, Observation
 from .policy import fold
+
+
+class ArmState(StrEnum):
+    """Where an arm stands in a study (``study.arms()``'s ``state``): an identifier's accepted, rejected or still
+    active arm; an online policy's arms are active; an arm never told a value is unevaluated, whatever the policy."""
+
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    ACTIVE = "active"
+    UNEVALUATED = "unevaluated"
+
+
+def _masks(state):
+    """An identifier state's ``(accepted, active)`` masks (on the state or the method's state it wraps), or None."""
+    for s in (state, getattr(state, "state", None)):
+        if s is not None and hasattr(s, "accepted") and hasattr(s, "active"):
+            return np.asarray(s.accepted, bool), np.asarray(s.active, bool)
+    return None
 
 
 def _keys(seed: int):
@@ -147,6 +166,10 @@ class OnlineDriver:
     def confident(self, study):
         return None
 
+    def arm_states(self, recommended) -> list:
+        """Every arm is active for an online policy (:class:`ArmState`)."""
+        return [ArmState.ACTIVE] * len(self.spec.arms)
+
 
 class StepwiseDriver:
     """An identifier's :class:`~mobandit_jax.types.Stepwise` form, between barriers."""
@@ -252,3 +275,16 @@ class StepwiseDriver:
 
     def confident(self, study):
         return None if self._confident is None else bool(self._confident(self.state))
+
+    def arm_states(self, recommended) -> list:
+        """Each arm's :class:`ArmState` from the state's accepted and active masks; once the method has ended, its
+        recommended arms are accepted and the others rejected."""
+        K = len(self.spec.arms)
+        if self.done:
+            return [ArmState.ACCEPTED if m else ArmState.REJECTED for m in recommended]
+        masks = _masks(self.state)
+        if masks is None:
+            return [ArmState.ACTIVE] * K
+        accepted, active = masks
+        return [ArmState.ACCEPTED if a else ArmState.ACTIVE if b else ArmState.REJECTED
+                for a, b in zip(accepted, active, strict=True)]

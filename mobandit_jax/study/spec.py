@@ -37,6 +37,7 @@ from .errors import StudyError
 TOP = ("study", "preference", "budget", "policies", "experiment")
 STUDY_KEYS = ("arms", "arm_column", "objectives", "lower", "upper", "noise", "horizon", "slate")
 BUDGET_KEYS = ("B", "cost")
+RESERVED = ("ticket", "state", "worker", "arm", "cost", "asked", "told", "pulls", "recommended")
 DEFAULT_HORIZON = 1000  # evaluations (online) or rounds (fixed confidence) of a study without a budget
 BUDGET_HORIZON = 1_000_000  # with a budget, which then ends the study
 
@@ -156,10 +157,10 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     objectives = study.get("objectives")
     if not (isinstance(objectives, list) and objectives and all(isinstance(o, str) and o for o in objectives)):
         raise StudyError(f"study.objectives = {objectives!r} must be a non-empty list of names")
-    reserved = {"ticket", "state", "worker", "arm", "cost", "asked", "told"} & set(objectives)
+    reserved = set(RESERVED) & set(objectives)
     if reserved or len(set(objectives)) != len(objectives):
         raise StudyError(f"study.objectives = {objectives!r}: names must be distinct and not one of "
-                         "ticket, state, worker, arm, cost, asked, told")
+                         f"{', '.join(RESERVED)} (column names of history() and arms())")
     d = len(objectives)
     noise = study.get("noise")
     if noise is not None:

@@ -348,6 +348,57 @@ class Study:
             mask = np.asarray(self._driver.recommend(self))
             return [a for a, m in zip(self.spec.arms, mask, strict=True) if m]
 
+    def arms(self):
+        """One row per arm (a pandas DataFrame): what was told of it and where it stands.
+
+        Columns: ``arm``; ``pulls`` (values told); for each objective ``NAME``, ``NAME_low`` and ``NAME_high``: the
+        mean of the told values and its 95% Student t interval (``mean -/+ t_{0.975, n - 1} s / sqrt(n)``, ``s`` the
+        sample standard deviation of the ``n`` told values; NaN bounds with one value, NaN mean with none), in the
+        user's units; ``cost``: the mean told cost (a slate's cost shared equally by its arms; NaN if none was told);
+        ``recommended`` (the arms of :meth:`recommend`); ``state``: ``accepted``, ``rejected`` or ``active`` (an
+        identifier's sets; an online policy's arms are active) or ``unevaluated`` (never told a value, even where the
+        method's rule recommends it).
+
+        Returns:
+          The DataFrame, in the spec's arm order.
+        """
+        import pandas as pd
+        from scipy import stats
+
+        from .drivers import ArmState
+
+        with self._lock:
+            self._sync()
+            K, d = len(self.spec.arms), len(self.spec.objectives)
+            values, costs = [[] for _ in range(K)], [[] for _ in range(K)]
+            for rec in self._tickets.values():
+                if rec.state != "told":
+                    continue
+                arms = np.atleast_1d(rec.action)
+                rows = np.reshape(np.asarray(rec.values, float), (len(arms), d))
+                for a, row in zip(arms, rows, strict=True):
+                    values[a].append(row)
+                    if rec.cost is not None:
+                        costs[a].append(rec.cost / len(arms))
+            recommended = np.asarray(self._driver.recommend(self), bool)
+            states = self._driver.arm_states(recommended)
+        out = []
+        for i, name in enumerate(self.spec.arms):
+            v = np.reshape(np.asarray(values[i], float), (-1, d))
+            n = len(v)
+            mean = v.mean(0) if n else np.full(d, np.nan)
+            half = (stats.t.ppf(0.975, n - 1) * v.std(0, ddof=1) / np.sqrt(n)) if n > 1 else np.full(d, np.nan)
+            row = dict(arm=name, pulls=n)
+            for j, o in enumerate(self.spec.objectives):
+                row[o], row[f"{o}_low"], row[f"{o}_high"] = mean[j], mean[j] - half[j], mean[j] + half[j]
+            row["cost"] = float(np.mean(costs[i])) if costs[i] else np.nan
+            row["recommended"] = bool(recommended[i])
+            row["state"] = str(ArmState.UNEVALUATED if n == 0 else states[i])
+            out.append(row)
+        cols = ["arm", "pulls", *[c for o in self.spec.objectives for c in (o, f"{o}_low", f"{o}_high")], "cost",
+                "recommended", "state"]
+        return pd.DataFrame(out, columns=cols)
+
     def status(self) -> dict:
         """``told``, ``pending``, ``failed`` (failed or abandoned tickets), ``spent``, ``budget``, ``finished``,
         ``reason`` (why ``ask`` would hand out nothing now: ``"pending"``, ``"budget"``, ``"finished"``, or None) and,
