@@ -109,7 +109,8 @@ def _wait(check, seconds: float, step: float = 0.05):
 
 def _events(folder) -> list:
     with sqlite3.connect(f"file:{folder}/study.db?mode=ro", uri=True) as conn:
-        return conn.execute("SELECT * FROM events ORDER BY seq").fetchall()
+        return conn.execute("SELECT seq, kind, ticket, worker, arm, slate, vals, cost, at FROM events ORDER BY seq"
+                            ).fetchall()
 
 
 def _request(url: str, method: str) -> int:

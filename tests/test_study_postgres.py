@@ -10,7 +10,6 @@ import sys
 import tempfile
 import threading
 import time
-from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -27,9 +26,13 @@ def _binary(name):
     return found if isinstance(found, str) else (found[0] if found else None)
 
 
-class Server(NamedTuple):
-    url: str  # postgresql://postgres@127.0.0.1:PORT/postgres
-    ctl: object  # ctl("stop" | "start" | "restart"); stopping is fast: open sessions are ended
+class Server(str):
+    """The server's address, ``postgresql://postgres@127.0.0.1:PORT/postgres`` (other test files add ``?study=...``
+    to it), with ``ctl("stop" | "start" | "restart")``; stopping is fast: open sessions are ended."""
+
+    @property
+    def url(self) -> str:
+        return str(self)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +64,9 @@ def server():
         out = run(pg_ctl, "-D", data, "-l", os.path.join(folder, "log"), "-w", *fast, "-o", options, action)
         assert out.returncode == 0, out.stderr
 
-    yield Server(f"postgresql://postgres@127.0.0.1:{port}/postgres", ctl)
+    address = Server(f"postgresql://postgres@127.0.0.1:{port}/postgres")
+    address.ctl = ctl
+    yield address
     run(pg_ctl, "-D", data, "-m", "immediate", "stop")
     shutil.rmtree(folder, ignore_errors=True)
 
