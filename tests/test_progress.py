@@ -11,7 +11,6 @@ import textwrap
 import time
 
 import numpy as np
-import pytest
 
 from mobandit_jax import progress
 from mobandit_jax.runner import execution, plans
@@ -168,7 +167,6 @@ print("told", study.status()["told"])
 """
 
 
-@pytest.mark.xfail(strict=True, reason="study.optimize does not report through mobandit_jax.progress yet")
 def test_a_study_loop_writing_to_a_pipe_holds_no_carriage_return_and_few_progress_lines(tmp_path):
     t0 = time.monotonic()
     text, lines = _piped([sys.executable, "-c", textwrap.dedent(STUDY_LOOP % str(tmp_path / "s"))])

@@ -97,7 +97,7 @@ class Progress:
         with self._lock:
             self._call = (c, len(group.members) * n, getattr(group.run, "checkpoints", 1), 0)
             self._add(c, 0)
-            if self.live:
+            if self.live and self._bar is not None:  # a worker process (Relay) has no bar
                 self._bar.set_description(f"chunk {c + 1}/{self._n} {group.label}")
         try:
             yield

@@ -28,6 +28,7 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
+from ..progress import Progress
 from .errors import StudyError
 
 POLL_S = 0.1  # the longest the loop waits for a result before it looks at Ctrl-C and the clock again
@@ -45,7 +46,8 @@ def optimize(study, evaluate, *, workers: int | None = None, executor=None, time
       executor: a :class:`concurrent.futures.Executor` to run ``evaluate`` on (left running when the loop returns).
       timeout: seconds after which the loop returns; evaluations still running are failed (retry).
       max_evals: the most evaluations to tell in this call.
-      progress: show a progress bar.
+      progress: report progress (:class:`~mobandit_jax.progress.Progress`: a live bar on a terminal, a plain line
+        at most every few seconds elsewhere).
 
     Returns:
       The list of ``(ticket, exception)`` of the evaluations that raised or outlived ``timeout``.
@@ -58,11 +60,7 @@ def optimize(study, evaluate, *, workers: int | None = None, executor=None, time
         raise StudyError(f"max_evals = {max_evals!r} must be a whole number >= 0")
     deadline = None if timeout is None else time.monotonic() + timeout
     pool = ThreadPoolExecutor(width) if executor is None else executor
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=max_evals, desc="study", unit="eval", file=sys.stderr)
+    bar = Progress(total=max_evals, desc="study", unit="eval", enabled=progress)
     stop = threading.Event()
     errors, running = [], {}
     try:
@@ -74,8 +72,7 @@ def optimize(study, evaluate, *, workers: int | None = None, executor=None, time
     finally:
         if executor is None:
             pool.shutdown(wait=False, cancel_futures=True)
-        if bar is not None:
-            bar.close()
+        bar.close()
     if stop.is_set():
         print("study: stopped (Ctrl-C); what returned was told", file=sys.stderr)
     elif running:
@@ -106,8 +103,7 @@ def _loop(study, evaluate, pool, width, deadline, max_evals, stop, running, erro
                        return_when=FIRST_COMPLETED)
         for fut in done:
             told += _settle(study, running.pop(fut), fut, errors)
-            if bar is not None:
-                bar.update(1)
+            bar.update(1)
 
 
 def _width(workers, executor) -> int:
