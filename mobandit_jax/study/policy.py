@@ -91,7 +91,9 @@ def build(spec: StudySpec) -> Built:
         scale, extra = 1.0, {}
     env = Env(sample=_told_not_sampled, num_arms=K, dim=dim, prefix_table=_told_not_sampled)
     inst = EnvInstance(env=env, params=None, means=np.zeros((K, dim)), noise_sigma=sigma, bounded=bounded,
-                       slate_size=spec.slate, info={"arms": list(spec.arms)},
+                       slate_size=spec.slate, info={"arms": list(spec.arms), "cost_scale": scale,
+                                                    "cost_name": spec.cost_name, "budget_key": "budget.B",
+                                                    "replan": spec.replan},
                        **extra)
     ctx = Context.of(inst, spec.horizon, W_ctx)
     try:

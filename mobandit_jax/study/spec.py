@@ -16,6 +16,7 @@
     [budget]
     B = 60.0                      # optional, in the user's cost units
     cost = 1.0                    # each evaluation's expected cost: a number, one per arm, or a CSV column name
+    replan = true                 # an identifier re-plans its remaining phases at each barrier (default true)
     [[policies]]
     name = "psi_sr"               # exactly one entry: a registered policy and its options
     [experiment]
@@ -36,7 +37,7 @@ from .errors import StudyError
 
 TOP = ("study", "preference", "budget", "policies", "experiment")
 STUDY_KEYS = ("arms", "arm_column", "objectives", "lower", "upper", "noise", "horizon", "slate")
-BUDGET_KEYS = ("B", "cost")
+BUDGET_KEYS = ("B", "cost", "replan")
 RESERVED = ("ticket", "state", "worker", "arm", "cost", "asked", "told", "pulls", "recommended")
 DEFAULT_HORIZON = 1000  # evaluations (online) or rounds (fixed confidence) of a study without a budget
 BUDGET_HORIZON = 1_000_000  # with a budget, which then ends the study
@@ -62,6 +63,8 @@ class StudySpec(NamedTuple):
     plain: dict
     slate: int = 0
     plugins: list = []
+    replan: bool = True
+    cost_name: str = "cost units"
 
 
 def _num(value, key: str, *, positive=False, nonneg=False) -> float:
@@ -190,7 +193,7 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
         if not (isinstance(W, list) and W and all(isinstance(r, list) for r in W)):
             raise StudyError(f"preference.W = {W!r} must be a list of rows")
         W = [_numbers(r, f"preference.W[{i}]", d) for i, r in enumerate(W)]
-    budget, costs = None, None
+    budget, costs, replan, cost_name = None, None, True, "cost units"
     if "budget" in data:
         b = data["budget"]
         bad = sorted(set(b) - set(BUDGET_KEYS)) if isinstance(b, dict) else ["?"]
@@ -198,7 +201,11 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
             raise StudyError(f"[budget] takes B (the budget, in your cost units) and cost (each evaluation's expected "
                              f"cost: a number, a list, or a CSV column); got {sorted(b) if isinstance(b, dict) else b}")
         budget = _num(b["B"], "budget.B", positive=True)
+        replan = b.get("replan", True)
+        if not isinstance(replan, bool):
+            raise StudyError(f"budget.replan = {replan!r} must be true or false")
         cost = b.get("cost", 1.0)
+        cost_name = cost if isinstance(cost, str) else "cost units"
         if isinstance(cost, str):
             if any(cost not in c for c in configs):
                 raise StudyError(f"budget.cost = {cost!r} names no column of study.arms; columns: "
@@ -235,4 +242,4 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     if "sweep" in entry:
         raise StudyError(f"[[policies]] {name}: a study runs one configuration; give options, not a sweep")
     return StudySpec(names, configs, list(objectives), lower, upper, noise, W, budget, costs, name, family, entry,
-                     int(horizon), plain, slate, plugins)
+                     int(horizon), plain, slate, plugins, replan, cost_name)
