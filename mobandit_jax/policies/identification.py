@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 from collections.abc import Callable
 from decimal import ROUND_CEILING, Decimal
 from typing import Any, NamedTuple
@@ -377,11 +378,13 @@ def uniform_alloc(num_arms: int, length: int, prefix_table, dim: int | None = No
 # --------------------------------------------------------------------------------------------
 
 class EliminationState(NamedTuple):
-    """Phase ``r`` (1-based) and its target, the active and accepted sets (K,) bool, pulls (K,) int32, the sums
-    (K, d + 1) of each arm's rewards and costs, the cost spent, and whether the last phase has ended."""
+    """Phase ``r`` (1-based), whether it was cut short (``short``), the active and accepted sets (K,) bool, pulls (K,)
+    int32, the sums (K, d + 1) of each arm's rewards and costs, the cost spent, and whether the last phase has ended.
+    A phase's target is read from the params when it is needed, so params re-planned between calls (:func:`replan`)
+    move the targets of the current phase and the next ones."""
 
     r: Any
-    target: Any
+    cut: Any
     active: Any
     accepted: Any
     N: Any
@@ -409,7 +412,8 @@ def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwis
 
     def remaining(s: EliminationState, p: IdentParams):
         n0 = jnp.max(jnp.where(s.active, s.N, 0))
-        need = jnp.clip(s.target - n0, 0, p.jmax - n0)
+        target = jnp.where(s.cut, n0, phase_target(s.r, s.active, p))
+        need = jnp.clip(target - n0, 0, p.jmax - n0)
         return jnp.where(s.active & ~s.done, need, 0).astype(jnp.int32)
 
     def close(s: EliminationState, p: IdentParams) -> EliminationState:
@@ -418,8 +422,7 @@ def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwis
             gamma, dominated = empirical_gaps(_means(s.sums, s.N), active)
             active, accepted = close_phase(gamma, dominated, active, accepted, schedule.removals)
         r = s.r + 1
-        return s._replace(r=r, target=phase_target(r, active, p), active=active, accepted=accepted,
-                          done=r > schedule.phases)
+        return s._replace(r=r, cut=jnp.zeros((), bool), active=active, accepted=accepted, done=r > schedule.phases)
 
     def advance(s: EliminationState, p: IdentParams) -> EliminationState:
         """Close every phase whose target is reached (a phase may need no pulls at all)."""
@@ -427,10 +430,9 @@ def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwis
 
     def init(p: IdentParams) -> EliminationState:
         dtype = p.budget.dtype
-        active = jnp.ones(K, bool)
-        one = jnp.ones((), jnp.int32)
-        s = EliminationState(one, phase_target(one, active, p), active, jnp.zeros(K, bool), jnp.zeros(K, jnp.int32),
-                             jnp.zeros((K, dim + 1), dtype), jnp.zeros((), dtype), jnp.asarray(schedule.phases < 1))
+        s = EliminationState(jnp.ones((), jnp.int32), jnp.zeros((), bool), jnp.ones(K, bool), jnp.zeros(K, bool),
+                             jnp.zeros(K, jnp.int32), jnp.zeros((K, dim + 1), dtype), jnp.zeros((), dtype),
+                             jnp.asarray(schedule.phases < 1))
         return advance(s, p)
 
     def select(key, s: EliminationState, p: IdentParams):
@@ -444,7 +446,7 @@ def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwis
         return advance(s, p)
 
     def short(s: EliminationState, p: IdentParams) -> EliminationState:
-        return advance(s._replace(target=jnp.max(jnp.where(s.active, s.N, 0))), p)
+        return advance(s._replace(cut=jnp.ones((), bool)), p)
 
     def recommend(s: EliminationState, p: IdentParams):
         if schedule.final == "pareto":
@@ -454,7 +456,76 @@ def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwis
     def stopped(s: EliminationState, p: IdentParams):
         return s.done
 
+    _SCHEDULES[select] = schedule
     return Stepwise(init, select, update, short, recommend, stopped)
+
+
+_SCHEDULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a step-wise form's select -> its Schedule
+
+
+def schedule_of(stepwise: Stepwise) -> Schedule | None:
+    """The :class:`Schedule` of a step-wise form built by :func:`stepwise_elimination` (None for another method)."""
+    return _SCHEDULES.get(stepwise.select)
+
+
+def replan(schedule: Schedule, state: EliminationState, p: IdentParams, costs, left: float, pulls=None) -> IdentParams:
+    """Params that re-plan the rest of a method's phases at a barrier of a live study from measured costs.
+
+    The phases keep their shape (targets ``schedule.target``, removals per phase); what changes is the budget they
+    are planned with: the largest ``B_v`` whose planned pulls from the current counts to the end, charged the
+    measured mean costs, fit in the budget left. The current phase is charged its active arms' costs; a later phase
+    of ``k_s`` arms ``k_s`` times their mean cost (which arms stay is not known yet). Re-planned at every barrier, the
+    last phase's plan is exact; it plans one sweep more than fits, which a study hands out arm by arm while the
+    budget lasts, so a study whose evaluations cost what was measured leaves less than one evaluation unspent.
+
+    Args:
+      schedule: the method's :class:`Schedule`.
+      state: its :class:`EliminationState` at the barrier.
+      p: its params (the budget and costs it was configured with).
+      costs: ``(K,)`` each arm's measured mean cost (its expected cost before it was told one), in ``p``'s units.
+      left: the budget left, in ``p``'s units.
+      pulls: ``(K,)`` pulls told since ``state`` (default none), counted as made.
+
+    Returns:
+      The re-planned :class:`IdentParams` (``p`` itself once the method has ended).
+    """
+    if bool(state.done):
+        return p
+    costs = np.asarray(costs, float)
+    N = np.asarray(state.N, np.int64) + (0 if pulls is None else np.asarray(pulls, np.int64))
+    active = np.asarray(state.active, bool)
+    r, c_act = int(state.r), costs[active]
+    big = 2 ** 30
+
+    def params(b):
+        jmax = _floor(b / float(costs.sum())) if schedule.final == "pareto" else big
+        return IdentParams(jnp.asarray(b, p.budget.dtype), jnp.asarray(costs, p.costs.dtype),
+                           jnp.asarray(costs.min(), p.cost_floor.dtype), jnp.asarray(min(jmax, big), jnp.int32),
+                           jnp.asarray(min(unit_pulls(b, costs), big), jnp.int32))
+
+    def spend(b) -> float:
+        pv = params(b)
+        fn = schedule.target(pv)
+        k, level, total = int(active.sum()), int(N[active].max()), 0.0
+        for s in range(r, schedule.phases + 1):
+            C = float(c_act.sum()) if s == r else k * float(c_act.mean())
+            n = min(int(fn(s, jnp.asarray(k), jnp.asarray(C, pv.costs.dtype))), int(pv.jmax))
+            if s == r:
+                total += float(np.sum(np.maximum(n - N[active], 0) * c_act))
+            else:
+                total += k * max(n - level, 0) * float(c_act.mean())
+            level = max(level, n)
+            k -= 1 if schedule.removals is None else int(schedule.removals(k))
+        return total
+
+    lo, hi = 0.0, max(float(p.budget), float(costs.sum()))
+    while spend(hi) <= left and hi < 1e12:
+        lo, hi = hi, 2 * hi
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if spend(mid) <= left else (lo, mid)
+    # the last phase plans one sweep more than fits: the caller hands it out arm by arm while the budget lasts
+    return params(hi if r == schedule.phases else lo)
 
 
 # --------------------------------------------------------------------------------------------
@@ -528,8 +599,9 @@ def smallest_budget(schedule: Schedule, ctx, first: float) -> float:
 
 
 def _plain(x: float, up: bool = False) -> str:
-    """``x`` to 6 significant digits (rounded up with ``up``, so that the number shown is enough)."""
-    if up and x > 0:
+    """``x`` to 6 significant digits; with ``up``, rounded up where the nearest would fall short of ``x`` by more
+    than the refusal's tolerance (so that the number shown is enough)."""
+    if up and x > 0 and float(f"{x:.6g}") < x * (1 - 1e-12):
         q = Decimal(1).scaleb(math.floor(math.log10(x)) - 5)
         x = float(Decimal(x).quantize(q, rounding=ROUND_CEILING))
     return f"{x:.6g}"
