@@ -7,7 +7,8 @@ A study's policy is built as a simulated run builds it (:func:`mobandit_jax.regi
 (:class:`~mobandit_jax.types.Stepwise`). The policy sees told values scaled by the spec's bounds to ``[0, 1]`` (or as
 they are, with a noise scale) and, for a family that does not read the cone, projected under ``[preference] W``
 (:func:`mobandit_jax.problems.cone.normalisation`, as :func:`~mobandit_jax.problems.cone.apply_cone` projects a
-simulated instance); costs in units of the largest expected cost.
+simulated instance); a family that reads the cone gets ``W = I`` (the Pareto order) where the spec gives none.
+Costs are in units of the largest expected cost.
 """
 from __future__ import annotations
 
@@ -65,6 +66,8 @@ def build(spec: StudySpec) -> Built:
     lower = np.zeros(d) if bounded is False else np.asarray(spec.lower, float)
     span = np.ones(d) if bounded is False else np.asarray(spec.upper, float) - lower
     W = None if spec.W is None else np.asarray(spec.W, float)
+    if W is None and family.reads_cone:
+        W = np.eye(d)  # no [preference]: the Pareto order
     sigma = spec.noise
     if W is not None and not family.reads_cone:
         low, wspan = normalisation(W, bounded)
