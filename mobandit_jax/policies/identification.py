@@ -464,7 +464,14 @@ _SCHEDULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a step-wi
 
 
 def schedule_of(stepwise: Stepwise) -> Schedule | None:
-    """The :class:`Schedule` of a step-wise form built by :func:`stepwise_elimination` (None for another method)."""
+    """The :class:`Schedule` of a step-wise form built by :func:`stepwise_elimination`.
+
+    Args:
+      stepwise: a :class:`~mobandit_jax.types.Stepwise`.
+
+    Returns:
+      Its :class:`Schedule` (what :func:`replan` re-plans), or None for a step-wise form of another kind.
+    """
     return _SCHEDULES.get(stepwise.select)
 
 
