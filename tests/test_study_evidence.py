@@ -176,3 +176,25 @@ def test_command_line_cost_and_reopening(tmp_path, capsys):
     assert status["spent"] == [1.0, 2.0, 3.0][["a", "b", "c"].index(ticket["arm"])] and status["ended_by"] is None
     code, _, err = _cli(capsys, "study", "tell", d, ticket["id"], "--values", "0.5,0.5", "--cost", "cheap")
     assert code == 2 and "--cost 'cheap' must be a number or 'expected'" in err
+
+
+def test_the_papers_copsi_schedule_says_it_recommends_arms_it_never_evaluated(tmp_path, capsys):
+    """CoPSI not re-planned at B = 20 (one sweep costs 15.5, its first phase needs 75.8): it runs, pulls nothing
+    (every target floors to 0) and recommends all six arms; new, status, arms() and recommend say so."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[study]\narms = ["m0", "m1", "m2", "m3", "m4", "m5"]\nobjectives = ["acc", "speed"]\n'
+                    '[budget]\nB = 20.0\ncost = [0.5, 1.0, 2.0, 3.0, 4.0, 5.0]\nreplan = false\n'
+                    '[[policies]]\nname = "copsi"\n')
+    d = str(tmp_path / "s")
+    code, _, err = _cli(capsys, "study", "new", str(spec), d)
+    assert code == 0 and err == ("warning: policy 'copsi': budget.B = 20 cost units is below the 75.8355 cost units "
+                                 "its first phase needs to evaluate each of the 6 arms once: the paper's schedule "
+                                 "runs as it is, and may recommend arms it never evaluated\n")
+    study = mb.Study.load(d)
+    status = study.status()
+    assert study.ask() == [] and status["ended_by"] == "phases" and status["unevaluated"] == ARMS
+    frame = study.arms()
+    assert frame.recommended.all() and (frame.state == "unevaluated").all()
+    code, out, err = _cli(capsys, "study", "recommend", d)
+    assert out.split() == ARMS and err == ("warning: recommended but never evaluated (the method's rule recommends "
+                                           "them unseen): m0, m1, m2, m3, m4, m5\n")

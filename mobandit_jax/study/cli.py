@@ -86,6 +86,8 @@ def _run(args) -> int:
         else:
             print(f"study at {args.dir}: {len(study.spec.arms)} arms, objectives {study.spec.objectives}, policy "
                   f"{study._built.name}, seed {study.seed}")
+        for note in study._built.notes:
+            print(f"warning: {note}", file=sys.stderr)
         return 0
     study = Study.load(args.dir)
     if cmd == "ask":

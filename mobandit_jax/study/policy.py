@@ -12,6 +12,7 @@ Costs are in units of the largest expected cost.
 """
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -31,7 +32,8 @@ def _told_not_sampled(*args, **kwargs):
 
 class Built(NamedTuple):
     """The study's policy: its registered name, family entry, the built policy (or identifier) and params, its
-    context, the cost scale, the dimension the policy sees and the map from told values to it."""
+    context, the cost scale, the dimension the policy sees, the map from told values to it and the warnings its
+    building raised."""
 
     name: str
     family: object
@@ -41,6 +43,7 @@ class Built(NamedTuple):
     cost_scale: float
     dim: int
     to_policy: object  # (..., d) told values -> (..., dim) policy values (numpy)
+    notes: tuple = ()  # the warnings building it raised (a budget below a literal schedule's first phase)
 
 
 def build(spec: StudySpec) -> Built:
@@ -100,14 +103,17 @@ def build(spec: StudySpec) -> Built:
                        **extra)
     ctx = Context.of(inst, spec.horizon, W_ctx)
     try:
-        policy, params, _ = make_policy(name, ctx, **spec.options)
+        with warnings.catch_warnings(record=True) as caught:  # kept as the study's notes, not printed at each load
+            warnings.simplefilter("always")
+            policy, params, _ = make_policy(name, ctx, **spec.options)
     except (ConfigError, ValueError, KeyError, TypeError) as err:
         raise StudyError(str(err.args[0] if isinstance(err, KeyError) and err.args else err)) from None
     if family.kind == IDENTIFIER and (not isinstance(policy, Identifier) or policy.stepwise is None):
         raise StudyError(f"policy {name!r} runs only as one bulk call in simulation and has no step-wise form "
                          "(Identifier.stepwise), which a study drives; in a study use one of "
                          f"{sorted(stepwise_names())}")
-    return Built(name, family, policy, params, ctx, scale, dim, to_policy)
+    notes = tuple(str(w.message) for w in caught)
+    return Built(name, family, policy, params, ctx, scale, dim, to_policy, notes)
 
 
 _STEPWISE: dict = {}  # registered identifier -> whether it has a step-wise form
