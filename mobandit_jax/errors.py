@@ -26,3 +26,20 @@ def did_you_mean(word: str, choices) -> str:
 
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def plain(value):
+    """``value`` with its numpy (or JAX) scalars and arrays made Python numbers and lists, inside lists, tuples and
+    dicts too: what a message formats, so that it shows ``1.5``, never ``np.float64(1.5)``.
+
+    Args:
+      value: any value.
+
+    Returns:
+      The value, its array scalars and arrays replaced by ``.tolist()``.
+    """
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value)
+    return value.tolist() if hasattr(value, "dtype") and hasattr(value, "tolist") else value

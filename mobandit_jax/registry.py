@@ -2,9 +2,11 @@
 
 A :class:`Registry` maps names to entries. Policies are named ``family/name`` (``preference/prefucb``,
 ``slate/thv_ucb``); a bare name resolves where it is unique (``prefucb``, ``thv_ucb``), so a spec may
-write either. A bare name that several families share names the one registered first (``pareto_ucb``:
-the preference family's, which the package registers before the slate family's); ``family = "slate"``
-in a spec, or the full name, picks another, and a plugin never changes what a built-in bare name means.
+write either. A bare name that several families share (``pareto_ucb``: ``preference/pareto_ucb`` and
+``slate/pareto_ucb``) is refused with the choices unless the family is decided: by the full name, by
+``family = "slate"`` in the spec's entry, or by the spec's other policies (:meth:`Registry.resolve`'s
+``among``: exactly one of the name's families holds one of them). A plugin never changes what a built-in bare
+name means: a plugin's row that shares a built-in's bare name is reached by its full name.
 Environments are named by their ``kind``; a policy family (:func:`register_family`) by its name: its kind
 (online or identifier), its metric set, its truth, whether it reads the cone, how to read its recommended set
 and an example context, registered once and read by the plan, the truth table, the results and the tests.
@@ -32,6 +34,7 @@ import inspect
 from collections.abc import Callable
 from typing import NamedTuple
 
+from .errors import did_you_mean
 from .types import Context, EnvInstance, Final, Identifier, Policy
 
 
@@ -96,6 +99,23 @@ class FamilyEntry(NamedTuple):
     module: str
     true_set: Callable | None = None
 
+    def cone(self, W, dim: int):
+        """The cone its policies and metrics read: ``W``, or the Pareto order ``I_d`` where the spec gives none;
+        None for a family that does not read the cone (it sees the instance projected under ``W``).
+
+        Args:
+          W: the spec's ``(M, d)`` preference matrix, or None.
+          dim: d, the arms' objectives.
+
+        Returns:
+          ``(M, d)`` float numpy array, or None.
+        """
+        import numpy as np
+
+        if not self.reads_cone:
+            return None
+        return np.eye(dim) if W is None else np.asarray(W, float)
+
 
 PLUGIN_MODULES: set = set()  # modules imported as plugins (:mod:`mobandit_jax.runner.plugins`)
 IMPORTING: list = []  # the plugin modules being imported now: a row registered meanwhile is the innermost's
@@ -118,21 +138,63 @@ class Registry(dict):
         self[entry.name] = entry
         return entry
 
-    def resolve(self, name: str, family: str | None = None) -> str:
-        """The registered name of ``name``: itself, ``family/name``, or the first registered ``*/name``."""
+    def resolve(self, name: str, family: str | None = None, among=()) -> str:
+        """The registered name of ``name``: itself, ``family/name``, or the one ``*/name``.
+
+        Args:
+          name: a registered name, or a bare name (the part after ``/``).
+          family: the family a spec's entry names (``family = "slate"``), or None.
+          among: the families of the spec's other policies: a bare name that several families share resolves to
+            the one of those families that is among them, where exactly one is.
+
+        Returns:
+          The registered name.
+
+        Raises:
+          RegistryError: one line, for an unknown name (with the closest registered name), a name not in
+            ``family``, or a bare name that several families share and nothing decides (naming the choices).
+        """
         if family and f"{family}/{name}" in self:
             return f"{family}/{name}"
-        found = [name] if name in self else [k for k in self if k.rpartition("/")[2] == name]  # registration order
+        families = sorted({entry.family for entry in self.values()})
+        if family and family not in families:
+            raise RegistryError(f"unknown family = {family!r}{did_you_mean(family, families)}; families: "
+                                f"{', '.join(families)}")
+        found = [name] if name in self else self.bare(name)
         if family:
             same = [k for k in found if self[k].family == family]
             if found and not same:
                 raise RegistryError(f"{self.kind} {name!r} is in family {self[found[0]].family!r}, not family = "
                                     f"{family!r}; drop 'family' or write the registered one (see `mobandit list`)")
             found = same
+        if len(found) > 1:
+            decided = [k for k in found if self[k].family in set(among)]
+            if len(decided) != 1:
+                choices = " or ".join(repr(k) for k in found)
+                raise RegistryError(f"{self.kind} {name!r} is registered in {len(found)} families: write {choices} "
+                                    f"(or add family = {self[found[0]].family!r} to its entry)")
+            found = decided
         if found:
             return found[0]
         where = f" in family {family!r}" if family else ""
-        raise RegistryError(f"unknown {self.kind} {name!r}{where}; registered: {sorted(self)}")
+        bare = {k.rpartition("/")[2] for k in self}
+        hint = did_you_mean(name, sorted(bare | set(self)))
+        known = "; see `mobandit list`" if hint else f"; registered: {', '.join(sorted(self))}"
+        raise RegistryError(f"unknown {self.kind} {name!r}{where}{hint}{known}")
+
+    def bare(self, name: str) -> list:
+        """The registered names whose part after ``/`` is ``name``, in registration order; a built-in row hides a
+        plugin's row of the same bare name (a plugin never changes what a built-in bare name means).
+
+        Args:
+          name: a bare name.
+
+        Returns:
+          The registered names.
+        """
+        found = [k for k in self if k.rpartition("/")[2] == name]
+        builtin = [k for k in found if self[k].module not in PLUGIN_MODULES]
+        return builtin or found
 
 
 POLICIES = Registry("policy")
@@ -383,7 +445,8 @@ def make_policy(name: str, ctx, **options):
     entry = POLICIES[POLICIES.resolve(name)]
     unknown = sorted(set(options) - set(entry.defaults))
     if unknown:
-        raise KeyError(f"policy {entry.name!r} got unknown option(s) {unknown}; allowed: {sorted(entry.defaults)}")
+        raise KeyError(f"policy {entry.name!r} got unknown option(s) {unknown}"
+                       f"{did_you_mean(unknown[0], entry.defaults)}; allowed: {sorted(entry.defaults)}")
     kwargs, params = entry.configure(ctx, **{**entry.defaults, **options})
     policy = entry.factory(**kwargs)
     family = FAMILIES.get(entry.family)
@@ -420,11 +483,12 @@ def make_env(section: dict, config: dict | None = None) -> EnvInstance:
     """
     kind = section.get("kind")
     if kind not in ENVS:
-        raise KeyError(f"unknown env kind {kind!r}; registered kinds: {sorted(ENVS)}")
+        raise KeyError(f"unknown env kind {kind!r}{did_you_mean(kind, ENVS)}; registered kinds: {sorted(ENVS)}")
     entry = ENVS[kind]
     unknown = sorted(set(section) - set(entry.keys) - {"kind"})
     if unknown:
-        raise KeyError(f"env kind {kind!r} got unknown key(s) {unknown}; allowed: {sorted(entry.keys)}")
+        raise KeyError(f"env kind {kind!r} got unknown key(s) {unknown}{did_you_mean(unknown[0], entry.keys)}; "
+                       f"allowed: {sorted(entry.keys)}")
     inst = entry.build(section, config or {})
     if not isinstance(inst, EnvInstance):
         raise RegistryError(f"env kind {kind!r} (from {entry.module}): its build returned {type(inst).__name__}, "
@@ -458,5 +522,6 @@ def family_of(name: str) -> FamilyEntry:
       KeyError: naming the registered families, for an unknown one.
     """
     if name not in FAMILIES:
-        raise KeyError(f"no family {name!r} is registered (mb.register_family); families: {sorted(FAMILIES)}")
+        raise KeyError(f"no family {name!r} is registered (mb.register_family){did_you_mean(name, FAMILIES)}; "
+                       f"families: {sorted(FAMILIES)}")
     return FAMILIES[name]

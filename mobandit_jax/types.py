@@ -248,7 +248,8 @@ class EnvInstance(NamedTuple):
 class Context:
     """Everything a policy or metric builder may read about one resolved experiment: the instance it runs on
     (``ctx.means``, ``ctx.budget``, ``ctx.ref``, ... read that :class:`EnvInstance`'s fields), the horizon and the
-    preference cone ``W`` (None: the family does not read a cone, or the spec gives none)."""
+    preference cone ``W`` (None: the family does not read a cone; a family that reads one gets ``W = I``, the Pareto
+    order, where the spec gives none: :meth:`~mobandit_jax.registry.FamilyEntry.cone`)."""
 
     instance: EnvInstance
     horizon: int

@@ -2,6 +2,7 @@
 import json
 import os
 
+import numpy as np
 import pytest
 
 from mobandit_jax.analysis import compare
@@ -56,12 +57,12 @@ def test_runs_of_different_policies_settings_metrics_and_seeds_give_tables_with_
     rows = [line for line in out.splitlines() if line.startswith("| d=")]
     assert "| d=2 | P | 0.5 ± 0.25 | 0.625 ± 0.25 |" in rows
     assert "| d=2 | Q | 0.75 ± 0.25 |  |" in rows  # b has no Q
-    assert "| d=3 | R {'eta': 0.1} |  | 0.25 ± 0.25 |" in rows  # a has no R and no d=3
+    assert "| d=3 | R (η = 0.1) |  | 0.25 ± 0.25 |" in rows  # a has no R and no d=3
     assert "| d=2 | P | 4 ± 0.25 |  |" in rows  # regret: a only
     assert compare.written_by_compare(work / "cmp.png")
     assert cli.main(["compare", "b", "a", "--metric", "cost", "cost", "--out", "cmp.png", "--band", "std"]) == 0
     out = capsys.readouterr().out
-    assert out.count("### ") == 1 and "| d=3 | R {'eta': 0.1} | 2 ± 0.25 |  |" in out
+    assert out.count("### ") == 1 and "| d=3 | R (η = 0.1) | 2 ± 0.25 |  |" in out
 
 
 def test_two_folders_of_the_same_name_are_told_apart_and_the_same_folder_twice_is_refused(work, capsys):
@@ -142,3 +143,29 @@ def test_the_figure_is_written_atomically_with_compares_mark(work, capsys):
 
     with Image.open(work / "cmp.png") as image:
         assert image.text["Software"] == compare.SOFTWARE
+
+
+def test_a_single_bar_is_centred_under_its_error_bar_and_does_not_fill_its_panel(work):
+    runs = compare.load_runs(["a"])
+    fig = compare.figure(runs, ["regret"])  # one policy, one run: one bar
+    ax = fig.axes[0]
+    [bar] = ax.patches
+    centre = bar.get_x() + bar.get_width() / 2
+    [caps] = [c for c in ax.containers if hasattr(c, "has_yerr") and c.has_yerr]
+    seg = np.asarray(caps.lines[2][0].get_segments()[0])
+    assert seg[0, 0] == pytest.approx(centre) and seg[1, 0] == pytest.approx(centre)
+    left, right = ax.get_xlim()
+    assert bar.get_width() / (right - left) < 0.35 and (left + right) / 2 == pytest.approx(centre)
+    a, b, c = 4.0, *((4.0 + s * 0.25 / np.sqrt(3) * 4.302652729911275) for s in (-1, 1))  # t(0.975, 2)
+    assert (seg[0, 1], seg[1, 1]) == pytest.approx((b, c), rel=1e-6) and bar.get_height() == a
+
+
+@pytest.mark.parametrize("fmt, head", [("svg", b"<?xml"), ("pdf", b"%PDF")])
+def test_compare_writes_svg_or_pdf_with_its_mark_and_refuses_a_mismatched_name(work, capsys, fmt, head):
+    assert cli.main(["compare", "a", "b", "--format", fmt]) == 0
+    out = work / f"compare.{fmt}"
+    assert out.read_bytes().startswith(head) and compare.written_by_compare(out)
+    assert cli.main(["compare", "a", "b", "--out", str(out)]) == 0  # its own figure may be written again
+    capsys.readouterr()
+    _fails(["a", "b", "--out", "cmp.png", "--format", fmt], capsys,
+           f"--out cmp.png: the figure is a {fmt.upper()}; give a file name ending in .{fmt}")

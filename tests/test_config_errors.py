@@ -16,7 +16,9 @@ def _build(spec):
 
 def test_misspelt_experiment_key(small_spec):
     small_spec["experiment"]["horizn"] = 10
-    with pytest.raises(cfg.ConfigError, match=r"unknown key\(s\) \['horizn'\] in \[experiment\]; allowed keys"):
+    with pytest.raises(cfg.ConfigError,
+                       match=r"unknown key\(s\) \['horizn'\] in \[experiment\] \(did you mean 'horizon'\?\); "
+                             "allowed keys"):
         cfg.validate(small_spec)
 
 

@@ -133,7 +133,7 @@ def _own_policy(ns, folder):
 def _sweeps(ns, folder):
     curves = ns["curves"]
     assert curves.values.shape == (2, 4, 4, 10)
-    assert curves.policies == ("PrefUCB {'index': 'klucb'}", "PrefUCB {'index': 'pareto_ucb1'}")
+    assert curves.policies == ("PrefUCB (index = klucb)", "PrefUCB (index = pareto_ucb1)")
     assert curves.settings[0] == {"K": 4, "scenario": "two_rows", "concentration": 0.5}
     assert {r["n"] for r in ns["fewer"].records} == {2}
     assert {r["setting"]["concentration"] for r in ns["fewer"].records} == {1.0}

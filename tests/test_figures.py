@@ -1,6 +1,7 @@
-"""Figures: >= 150 dpi and a title naming the experiment (read back from the PNG), legend labels as the
-report's columns, a budgeted x-axis ending where the last seed's budget ran out, and compare figures with a
-title, axis labels, a legend outside the bars and rate error bars within [0, 1]."""
+"""Figures: 200 dpi and a title naming the experiment (read back from the PNG), legend labels as the
+report's columns, a budgeted x-axis ending where the last seed's budget ran out, compare figures with a
+title, axis labels, a legend outside the bars and rate error bars within [0, 1], a fixed-confidence run's
+figures against delta, and the figures again as PDF or SVG on request."""
 import json
 import shutil
 from pathlib import Path
@@ -23,8 +24,8 @@ def _pngs(folder):
 def _check_png(path, name):
     with Image.open(path) as im:
         dpi = im.info["dpi"]
-        assert min(dpi) >= 149.9, (path.name, dpi)
-        assert im.size[0] >= 3.4 * 150 and name in im.text["Title"], (path.name, im.size, im.text)
+        assert min(dpi) >= 199.9, (path.name, dpi)
+        assert im.size[0] >= 3.4 * 200 and name in im.text["Title"], (path.name, im.size, im.text)
         return im.text["Title"]
 
 
@@ -46,7 +47,7 @@ def budget(tmp_path_factory):
     return base / "run"
 
 
-def test_quickstart_figures_are_150_dpi_titled_with_the_experiment_and_the_band(quick):
+def test_quickstart_figures_are_200_dpi_titled_with_the_experiment_and_the_band(quick):
     name = "quickstart: PDMOB with a two-row preference cone"
     pngs = _pngs(quick)
     assert {p.name for p in pngs} >= {"regret_gap.png", "regret_indicator.png"}
@@ -110,7 +111,7 @@ def test_compare_figure_titled_labelled_legend_outside_and_rates_within_0_1(tmp_
     out = tmp_path / "cmp.png"
     compare.main([a, b], out=str(out), band=band)
     with Image.open(out) as im:
-        assert min(im.info["dpi"]) >= 149.9 and "compare a, b" in im.text["Title"]
+        assert min(im.info["dpi"]) >= 199.9 and "compare a, b" in im.text["Title"]
     assert compare.written_by_compare(out)
 
 
@@ -125,3 +126,61 @@ def test_band_values_ci_std_and_bootstrap():
     np.testing.assert_allclose(mid, [2.0, 4.0]) and np.all(lo <= mid) and np.all(mid <= hi)
     with pytest.raises(ValueError, match="--band 'wide'"):
         plots.band_values(runs, "wide")
+
+
+PAC = """
+[experiment]
+name = "pac figures"
+horizon = 2000
+seeds = 3
+
+[env]
+kind = "stochastic"
+noise = "gaussian"
+sigma = 1.0
+clip = false
+means = [[2.027, 0.643], [0.928, 2.398], [2.987, 0.427], [0.236, 0.542], [1.079, 0.509]]
+
+[[policies]]
+name = "ape"
+label = "APE"
+sweep = {delta = [0.1, 0.01, 0.001]}
+"""
+
+
+@pytest.fixture(scope="module")
+def pac(tmp_path_factory):
+    base = tmp_path_factory.mktemp("pac")
+    (base / "pac.toml").write_text(PAC)
+    assert main(["run", str(base / "pac.toml"), "--out", str(base / "run"), "--quiet", "--format", "svg"]) == 0
+    return base / "run"
+
+
+def test_a_fixed_confidence_run_draws_samples_against_log_1_over_delta_and_its_error_against_delta(pac):
+    names = {p.name for p in pac.iterdir()}
+    assert {"final_samples.png", "grid_samples.png", "grid_misidentification.png", "grid_tau_over_lower_bound.png",
+            "grid_samples.svg"} <= names
+    res = mb.Results.load(pac)
+    deltas = [p["params"]["delta"] for p in res.grid["APE"]]
+    fig = plots.grid_figure(res, "samples")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "log(1/δ)" and ax.get_xscale() == "linear"
+    [line] = ax.containers
+    x, y = line.lines[0].get_xdata(), line.lines[0].get_ydata()
+    order = np.argsort(deltas)  # the line runs in the order of delta
+    np.testing.assert_allclose(x, np.log(1 / np.asarray(deltas)[order]))
+    np.testing.assert_allclose(y, [res.finals[f"APE|{g}|samples"].mean() for g in order], rtol=1e-6)
+    err = plots.grid_figure(res, "misidentification").axes[0]
+    assert err.get_xlabel() == "δ" and err.get_xscale() == "log"
+    [ref] = [ln for ln in err.get_lines() if ln.get_label() == "error = δ"]
+    np.testing.assert_allclose(ref.get_xdata(), ref.get_ydata())
+    np.testing.assert_allclose(sorted(ref.get_xdata()), sorted(deltas))
+    ratio = plots.grid_figure(res, "tau_over_lower_bound").axes[0]
+    assert ratio.get_xlabel() == "log(1/δ)" and "tau_over_lower_bound" in ratio.get_ylabel()
+
+
+def test_report_format_draws_the_runs_figures_again_as_pdf(quick, capsys):
+    assert main(["report", str(quick), "--format", "pdf"]) == 0
+    err = capsys.readouterr().err
+    assert "wrote" in err and "regret_gap.pdf" in err
+    assert (quick / "regret_gap.pdf").read_bytes().startswith(b"%PDF")

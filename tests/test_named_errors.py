@@ -5,12 +5,14 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 from _tiny_spec import tiny_spec
 
 import mobandit_jax as mb
 from mobandit_jax.errors import ConfigError
-from mobandit_jax.runner import run_folder
+from mobandit_jax.runner import plans, run_folder
+from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner.cli import main
 
 CSV = "model,question,acc,speed,tokens\na,q1,0.5,0.2,30\na,q2,0.6,0.1,40\nb,q1,0.2,0.9,50\nb,q2,0.3,0.8,60\n"
@@ -33,8 +35,9 @@ def test_a_missing_replay_column_is_blamed_on_its_own_key(tmp_path, key, column,
         mb.run(_replay(tmp_path, **{key: column}))
     msg = str(err.value)
     missing = column[-1] if isinstance(column, list) else column
-    assert msg.startswith(f"{tmp_path / 'data.csv'}: missing column(s) [{missing!r}] (named by {named}); the header "
-                          "(line 1) has ['model', 'question', 'acc', 'speed', 'tokens']"), msg
+    closest = {"prompt": "", "sped": " (did you mean 'speed'?)", "tok": " (did you mean 'tokens'?)"}[missing]
+    assert msg.startswith(f"{tmp_path / 'data.csv'}: missing column(s) [{missing!r}] (named by {named}){closest}; "
+                          "the header (line 1) has ['model', 'question', 'acc', 'speed', 'tokens']"), msg
 
 
 def test_a_run_folder_of_another_spec_is_refused_naming_the_keys_that_differ(tmp_path):
@@ -139,8 +142,7 @@ def test_python_overrides_are_named_overrides_and_the_preference_family_names_it
     with pytest.raises(ConfigError, match=r"cannot be set with overrides; edit the spec$"):
         mb.run(small_spec, overrides={"policies.x": 1})
     assert main(["run", "nowhere.toml", "--set", "experiment.horizon"]) == 2  # the CLI keeps --set (its own test)
-    del small_spec["preference"]
+    del small_spec["preference"]  # the preference family then reads the Pareto order W = I
     small_spec["policies"] = [{"name": "prefucb", "label": "Mine"}]
-    with pytest.raises(ConfigError) as err:
-        mb.run(small_spec)
-    assert str(err.value) == "policy 'prefucb' needs a preference matrix: set [preference] W = [[...], ...]"
+    plan = plans.checked_build(cfg.validate(small_spec))
+    np.testing.assert_array_equal(plan.groups[0].params[0].cone, np.eye(len(small_spec["env"]["means"][0])))

@@ -69,9 +69,9 @@ def test_prefucb_with_pareto_ucb1_radius_plays_the_best_min_plus_radius():
 
 def test_pareto_ucb_with_klucb_bounds_plays_uniformly_on_the_klucb_front():
     U = np.array([[_klucb(m, math.log(T + 1) / n) for m in row] for row, n in zip(MEANS, COUNTS, strict=False)])
-    assert _picks("pareto_ucb", "klucb") == _front(U)
+    assert _picks("preference/pareto_ucb", "klucb") == _front(U)
     H = MEANS + _radius(MEANS, COUNTS, T + 1, 2)[:, None]
-    assert _picks("pareto_ucb", "pareto_ucb1") == _front(H)
+    assert _picks("preference/pareto_ucb", "pareto_ucb1") == _front(H)
     assert _front(U) != _front(H)
 
 

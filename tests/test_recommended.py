@@ -184,3 +184,74 @@ def test_the_engine_reads_each_points_cone_in_one_compiled_run():
             proj = mu @ W.T
             dominated = [any(np.all(proj[j] >= proj[i]) for j in range(K) if j != i) for i in range(K)]
             np.testing.assert_array_equal(np.asarray(out["recommended"])[g, s], ~np.array(dominated))
+
+
+def test_recommended_frequency_counts_each_arm_over_the_seeds_of_recommended_npz(ident):
+    res = Results.load(ident)
+    mu = np.asarray(SCORES)
+    in_true = ~np.all(mu[None, :, :] > mu[:, None, :], axis=-1).any(axis=1)
+    with np.load(ident / "recommended.npz") as z:
+        stored = {k: z[k] for k in z.files}
+    for label in ("PSI-SR", "Uniform"):
+        masks = stored[f"{label}|0"]
+        frame = res.recommended_frequency(label)
+        assert list(frame.columns) == ["arm", "count", "frequency", "in_true_set"] and list(frame["arm"]) == ARMS
+        np.testing.assert_array_equal(frame["count"], [sum(int(row[i]) for row in masks) for i in range(len(ARMS))])
+        np.testing.assert_allclose(frame["frequency"], masks.sum(axis=0) / SEEDS)
+        assert list(frame["in_true_set"]) == in_true.tolist()
+    with pytest.raises(KeyError, match="policy 'nope' has no grid point"):
+        res.recommended_frequency("nope")
+
+
+def _z95() -> float:
+    return 1.959963984540054
+
+
+def _wilson(p: float, n: int) -> tuple:
+    z = _z95()
+    centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half / (1 + z * z / n), centre + half / (1 + z * z / n)
+
+
+def test_a_redrawn_instance_reports_accuracy_and_f1_per_seed_not_a_table_of_sets():
+    """A hand-built identification run whose seeds redraw their instance (truth.json's ``per_seed``): the report
+    gives each policy's accuracy (1 - misidentification per seed) and F1, Wilson 95% intervals, and no set table."""
+    from mobandit_jax.analysis import report
+    from mobandit_jax.analysis.files import record
+
+    mis = {"A": np.array([0.0, 1.0, 0.0, 0.0, 1.0, 0.0]), "B": np.array([1.0, 1.0, 0.0, 1.0, 1.0, 1.0])}
+    f1 = {"A": np.array([1.0, 0.5, 1.0, 1.0, 0.8, 1.0]), "B": np.array([0.4, 0.5, 1.0, 0.6, 0.7, 0.2])}
+    grid = {p: [{"setting": {}, "params": {"name": p.lower(), "delta": 0.1}}] for p in mis}
+    finals = {f"{p}|0|{m}": v for p in mis for m, v in (("misidentification", mis[p]), ("f1", f1[p]))}
+    records = [record(p, grid[p][0]["params"], {}, m, finals[f"{p}|0|{m}"], (0, 1)) for p in mis
+               for m in ("misidentification", "f1")]
+    masks = np.random.default_rng(1).integers(0, 2, (6, 30)).astype(bool)
+    truth = {"setting": {}, "arms": [f"arm {i}" for i in range(30)], "families": {"identification": {
+        "true_set": [True] * 30}}, "per_seed": [{"seed": s, "means": None, "families": {}} for s in range(6)]}
+    res = Results({"experiment": {"name": "redrawn"}, "env": {"kind": "dtlz"}}, grid,
+                  {p: ("misidentification", "f1") for p in mis}, {p: {"misidentification": "mean", "f1": "mean"}
+                                                                    for p in mis}, 1, 1, 0, {}, finals, records,
+                  truths=[truth], recommendations={f"{p}|0": masks for p in mis},
+                  families={p: "identification" for p in mis})
+    text = report.recommended_sections(res)
+    assert "Each seed redraws its instance: there is no one true set." in text
+    assert "most frequent" not in text and "| arm 0 |" not in text and "True set" not in text
+    assert "| policy | accuracy | F1 |" in text
+    for p in mis:
+        acc = 1.0 - mis[p].mean()
+        cells = [report.fmt_ci(acc, *_wilson(acc, 6)), report.fmt_ci(f1[p].mean(), *_wilson(f1[p].mean(), 6))]
+        assert f"| {p} (δ = 0.1) | {cells[0]} | {cells[1]} |" in text
+    frame = res.recommended_frequency("A")  # no one true set: in_true_set is None for every arm
+    assert frame["in_true_set"].tolist() == [None] * 30 and frame["count"].tolist() == masks.sum(axis=0).tolist()
+
+
+def test_a_value_the_same_for_every_policy_is_one_column():
+    from mobandit_jax.analysis import report
+    from mobandit_jax.analysis.files import record
+
+    rows = [record(p, {"name": p}, {"d": d}, "vstar", [0.5 + d, 0.5 + d]) for p in ("P", "Q", "R") for d in (2, 3)]
+    rows += [record(p, {"name": p}, {"d": 2}, "regret", [i, i + 1.0]) for i, p in enumerate(("P", "Q", "R"))]
+    text = report.tables(rows)
+    vstar = text.split("### vstar")[1].split("###")[0]
+    assert "| setting | every policy |" in vstar and "| d=2 | 2.5 [2.5, 2.5] |" in vstar and "| P |" not in vstar
+    assert "| setting | P | Q | R |" in text.split("### regret")[1]

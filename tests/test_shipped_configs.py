@@ -28,7 +28,7 @@ def test_spec_is_valid(path):
     for setting, resolved in cfg.grid_points(spec):
         assert set(resolved["env"]) <= allowed_env, setting
     for entry in spec["policies"]:
-        key = resolve_policy(entry)
+        key = resolve_policy(entry, spec)
         for setting, _ in cfg.grid_points(spec):
             for options in cfg.policy_points(entry, setting):
                 assert set(options) <= set(POLICIES[key].defaults), (entry["name"], options)

@@ -227,5 +227,6 @@ def test_budget_keys_in_scenarios_and_overrides(tmp_path):
     over = config.apply_overrides(spec, ["budget.rho=3", "sweep.budget.rho=[1, 2]"])
     assert over["budget"]["rho"] == 3 and over["sweep"]["budget.rho"] == [1, 2]
     with pytest.raises(config.ConfigError,
-                       match=r"unknown key\(s\) \['rhoo'\] in \[budget\]; allowed keys: \['B', 'rho'\]"):
+                       match=r"unknown key\(s\) \['rhoo'\] in \[budget\] \(did you mean 'rho'\?\); allowed keys: "
+                             r"\['B', 'rho'\]"):
         config.apply_overrides(spec, ["budget.rhoo=3"])

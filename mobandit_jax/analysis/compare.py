@@ -1,4 +1,4 @@
-"""``mobandit compare``: several run folders side by side, as markdown tables and one PNG figure.
+"""``mobandit compare``: several run folders side by side, as markdown tables and one figure (PNG, PDF or SVG).
 
 One table per metric: a row per (setting, policy column), a column per run folder, cells
 ``mean [95% CI]`` over seeds (``band="std"``: ``mean ± std``; from each folder's ``summary.json``;
@@ -15,22 +15,25 @@ seeds of the same environment face the same reward streams (common random number
 interval is the one to report. Runs whose seeds or environment differ are refused unless
 ``unpaired=True``, which gives the difference of the means with Welch's interval instead.
 
-The figure is a PNG written atomically with the text chunk ``Software`` = :data:`SOFTWARE`: ``--out``
-may name an existing file only if it is such a PNG (a figure compare wrote earlier); any other
-existing file, a folder, a missing folder or a name not ending in ``.png`` is refused.
+The figure is a PNG (or a PDF or SVG, by ``--out``'s suffix or ``--format``) written atomically with the
+text chunk ``Software`` (a PDF's or SVG's creator) = :data:`SOFTWARE`: ``--out`` may name an existing file
+only if it is such a figure (one compare wrote earlier); any other existing file, a folder, a missing folder
+or a name not ending in the format's suffix is refused.
 """
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 
 from . import files, stats
 from .files import column
-from .plots import DPI, save, setting_title, wrap_title
+from .plots import setting_title, wrap_title
 from .report import fmt_cell
+from .style import DPI, FORMATS, figure_format, place_legend, save, style
 
-SOFTWARE = "mobandit compare"  # the PNG text chunk that marks a figure written by compare
+SOFTWARE = "mobandit compare"  # the PNG text chunk (PDF, SVG creator) that marks a figure written by compare
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MAX_WIDTH = 160.0 * 110 / DPI  # inches: the figure stays below Agg's 2**16 pixels however many rows
 
@@ -136,10 +139,10 @@ def seeds_of(runs: dict) -> dict:
 
 def figure(runs: dict, metrics: list, band: str = "ci", bounds: dict | None = None):
     """A Figure with one panel per metric the runs have: grouped bars of final means with their 95% interval
-    (``band="std"``: ±1 std clipped to the metric's bounds), a bar per run, titled and labelled."""
+    (``band="std"``: ±1 std clipped to the metric's bounds), a bar per run in the run's colour, each error bar at
+    its bar's centre, a panel at least three groups wide (one bar does not fill it), titled and labelled."""
     import numpy as np
-
-    from .plots import Figure
+    from matplotlib.figure import Figure
 
     metrics = [m for m in metrics if cells(runs, m)]
     rows = max(len(cells(runs, m)) for m in metrics)
@@ -157,10 +160,15 @@ def figure(runs: dict, metrics: list, band: str = "ci", bounds: dict | None = No
             drawn = [_bars(v[name], band, (bounds or {}).get(m)) if name in v else (np.nan,) * 3
                      for v in table.values()]
             mean, lo, hi = (np.array(c, float) for c in zip(*drawn, strict=True))
-            ax.bar(x + (i - (len(runs) - 1) / 2) * bar, mean, bar, yerr=np.stack([mean - lo, hi - mean]), capsize=2,
-                   label=f"{name} ({seeds[name]} seeds)")
+            at = x + (i - (len(runs) - 1) / 2) * bar
+            colour = style(i)["color"]
+            ax.bar(at, mean, bar * 0.9, color=colour, label=f"{name} ({seeds[name]} seeds)")
+            ax.errorbar(at, mean, yerr=np.stack([mean - lo, hi - mean]), fmt="none", ecolor="0.15", capsize=2,
+                        linewidth=0.8)
+        span = max(len(table), 3)
+        ax.set_xlim(-0.5 - (span - len(table)) / 2, len(table) - 0.5 + (span - len(table)) / 2)
         ax.set_xticks(x, [f"{p}\n{s}" if len({s for s, _ in table}) > 1 else p for s, p in table],
-                      fontsize=7, rotation=20, ha="right")
+                      fontsize=7, rotation=20 if len(table) > 1 else 0, ha="right" if len(table) > 1 else "center")
         ax.set_ylabel(f"final {m}", fontsize=8)
         ax.set_xlabel("policy" + (" and setting" if len({s for s, _ in table}) > 1 else ""), fontsize=8)
         ax.set_title(m, fontsize=8)
@@ -168,9 +176,10 @@ def figure(runs: dict, metrics: list, band: str = "ci", bounds: dict | None = No
     for ax in list(axes.flat)[len(metrics):]:
         ax.axis("off")
     what = "mean ± 1 std (clipped to each metric's range)" if band == "std" else "mean, 95% CI"
-    fig.suptitle(wrap_title([f"compare {', '.join(runs)}", f"final values: {what} over seeds"], width), fontsize=9)
     handles, names = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, names, fontsize=7, loc="outside lower center", ncols=min(4, len(handles)))
+    place_legend(fig, handles, names)
+    fig.suptitle(wrap_title([f"compare {', '.join(runs)}", f"final values: {what} over seeds"],
+                            fig.get_figwidth()), fontsize=9)
     return fig
 
 
@@ -255,11 +264,18 @@ def paired_tables(rows: list, unpaired: bool = False) -> str:
 
 
 def written_by_compare(path) -> bool:
-    """Whether ``path`` is a PNG whose ``Software`` text chunk is :data:`SOFTWARE` (a figure compare wrote)."""
-    wanted = b"Software\0" + SOFTWARE.encode()
+    """Whether ``path`` is a figure compare wrote: a PNG whose ``Software`` text chunk is :data:`SOFTWARE`, or a
+    PDF or SVG whose creator is :data:`SOFTWARE`."""
     with open(path, "rb") as f:
-        if f.read(8) != PNG_SIGNATURE:
+        start = f.read(8)
+        if start.startswith(b"%PDF") or start.startswith(b"<?xml"):
+            f.seek(0)
+            text = f.read(1 << 20)
+            mark = rb"/Creator \(" if start.startswith(b"%PDF") else rb"<dc:creator>\s*<cc:Agent>\s*<dc:title>"
+            return re.search(mark + re.escape(SOFTWARE.encode()) + rb"[)<]", text) is not None
+        if start != PNG_SIGNATURE:
             return False
+        wanted = b"Software\0" + SOFTWARE.encode()
         while len(head := f.read(8)) == 8:
             length, kind = struct.unpack(">I4s", head)
             if kind == b"IEND":
@@ -272,13 +288,19 @@ def written_by_compare(path) -> bool:
     return False
 
 
-def check_out(out) -> Path:
-    """``out`` as a Path if compare may write its figure there; else a one-line ``ValueError`` saying why."""
+def check_out(out, format: str | None = None) -> Path:
+    """``out`` as a Path if compare may write its figure there (in ``format``, default its suffix's); else a
+    one-line ``ValueError`` saying why."""
     out = Path(out)
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"--format {format!r}; allowed: {list(FORMATS)}")
+    suffix = out.suffix.lower().lstrip(".")
+    want = format or (suffix if suffix in FORMATS else "png")
     if out.is_dir():
-        raise ValueError(f"--out {out} is a folder; give a PNG file name, e.g. {out / 'compare.png'}")
-    if out.suffix.lower() != ".png":
-        raise ValueError(f"--out {out}: the figure is a PNG; give a file name ending in .png, e.g. compare.png")
+        raise ValueError(f"--out {out} is a folder; give a {want.upper()} file name, e.g. {out / f'compare.{want}'}")
+    if suffix != want:
+        raise ValueError(f"--out {out}: the figure is a {want.upper()}; give a file name ending in .{want}, e.g. "
+                         f"compare.{want} (a .pdf or .svg name writes that format)")
     if not out.parent.is_dir():
         raise ValueError(f"--out {out}: folder {out.parent} " + (
             "is a file" if out.parent.exists() else "does not exist; create it first"))
@@ -289,8 +311,9 @@ def check_out(out) -> Path:
 
 
 def main(dirs, metrics=None, out="compare.png", band: str = "ci", paired: bool = False,
-         unpaired: bool = False) -> str:
-    """Print the tables of ``dirs`` and write the figure to ``out``; return the tables.
+         unpaired: bool = False, format: str | None = None) -> str:
+    """Print the tables of ``dirs`` and write the figure to ``out`` (a PNG, PDF or SVG: ``format``, default
+    ``out``'s suffix); return the tables.
 
     Every argument is checked before anything is written (a one-line ``ValueError``); runs that differ in
     seed count or environment get a one-line warning on stderr, and ``paired`` refuses them unless
@@ -300,7 +323,7 @@ def main(dirs, metrics=None, out="compare.png", band: str = "ci", paired: bool =
 
     runs = load_runs(dirs)
     chosen = pick_metrics(runs, metrics)
-    out = check_out(out)
+    out = check_out(out, format)
     differ = differences(dirs, runs)
     if paired and differ and not unpaired:
         raise ValueError(f"--paired needs runs on the same seeds of the same environment: {'; '.join(differ)}; "
@@ -312,7 +335,7 @@ def main(dirs, metrics=None, out="compare.png", band: str = "ci", paired: bool =
         rows = paired_rows(dirs, runs, chosen, unpaired)
         text += "\n" + (paired_tables(rows, unpaired) if rows else "no (setting, policy, metric) is in two runs\n")
     fig = figure(runs, chosen, band, _bounds(dirs))
-    files.atomic_write(out, lambda f: save(fig, f, Software=SOFTWARE))
+    files.atomic_write(out, lambda f: save(fig, f, figure_format(out, format), Software=SOFTWARE))
     print(text)
     print(f"wrote {out}")
     return text

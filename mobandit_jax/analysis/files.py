@@ -128,10 +128,41 @@ def record_problem(r) -> str | None:
     return None
 
 
+GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "eta": "η", "kappa": "κ",
+         "lambda": "λ", "mu": "μ", "nu": "ν", "rho": "ρ", "sigma": "σ", "tau": "τ"}  # option names shown as symbols
+
+
+def plain(value) -> str:
+    """A value as a reader writes it: ``0.003``, ``1e-05``, ``klucb``, ``[1, 2]`` (never ``np.float64(..)``)."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):g}"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(plain(v) for v in value) + "]"
+    return str(value)
+
+
+def option_text(key: str, value) -> str:
+    """One policy option as a label part: ``η = 0.003`` (a Greek name as its symbol, :data:`GREEK`)."""
+    return f"{GREEK.get(key, key)} = {plain(value)}"
+
+
 def column(label: str, params: dict) -> str:
-    """A policy column name: its label, plus its options other than ``name`` when it has any."""
-    extra = {k: v for k, v in params.items() if k != "name"}
-    return label + (f" {extra}" if extra else "")
+    """A policy column name, the same in tables, figures and ``report.md``: its label, plus its options other
+    than ``name`` in parentheses when it has any (``THV-UCB (η = 0.003)``, ``PrefUCB (index = klucb)``).
+
+    Args:
+      label: the policy's label.
+      params: its options at one grid point.
+
+    Returns:
+      The name.
+    """
+    extra = [option_text(k, v) for k, v in params.items() if k != "name"]
+    return label + (f" ({', '.join(extra)})" if extra else "")
 
 
 def final_values(cum: np.ndarray, rounds: np.ndarray, reducer: str) -> np.ndarray:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import column, record
+from .files import column, option_text, plain, record
 from .plots import BANDS, paid, setting_title
-from .stats import record_interval
+from .stats import interval_fields, record_interval
 
 
 def fmt_mean_std(mean: float, std: float) -> str:
@@ -52,15 +52,26 @@ def band_records(plan, records: list, band: str) -> list:
     return out
 
 
+def same_for_all(rows: list) -> bool:
+    """Whether every setting's records of ``rows`` (one metric) hold the same values for every policy (a
+    benchmark such as ``vstar``): then a table shows them once."""
+    by_setting: dict = {}
+    for r in rows:
+        by_setting.setdefault(setting_title(r["setting"]), set()).add((r["mean"], r["std"], r["n"]))
+    return len({_column(r) for r in rows}) > 1 and all(len(v) == 1 for v in by_setting.values())
+
+
 def tables(records: list, band: str = "ci") -> str:
-    """Markdown tables of the records, one per metric (cells: :func:`fmt_cell`)."""
+    """Markdown tables of the records, one per metric (cells: :func:`fmt_cell`); a metric whose values are the
+    same for every policy (:func:`same_for_all`) is one column, ``every policy``."""
     metrics = list(dict.fromkeys(r["metric"] for r in records))
     lines = []
     for m in metrics:
         rows = [r for r in records if r["metric"] == m]
-        cols = list(dict.fromkeys(_column(r) for r in rows))
+        once = same_for_all(rows)
+        cols = ["every policy"] if once else list(dict.fromkeys(_column(r) for r in rows))
         settings = list(dict.fromkeys(setting_title(r["setting"]) for r in rows))
-        cell = {(setting_title(r["setting"]), _column(r)): fmt_cell(r, band) for r in rows}
+        cell = {(setting_title(r["setting"]), "every policy" if once else _column(r)): fmt_cell(r, band) for r in rows}
         lines += [f"### {m}", "", "| setting | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         for s in settings:
             lines.append(f"| {s} | " + " | ".join(cell.get((s, c), "") for c in cols) + " |")
@@ -101,6 +112,8 @@ def text(plan, summary: dict, figures: list, band: str = "ci", baseline: str | N
         f"curves recorded every {plan.record_every} rounds. {band_words(band, n)}",
         "",
     ]
+    notes = dict.fromkeys(n for entry in getattr(plan, "truths", ()) for n in entry.get("notes", ()))
+    head += [f"Note: {n}." for n in notes] + ([""] if notes else [])
     figs = [f"![{f}]({f})" for f in figures]
     budget = budget_tables(plan, band)
     budget = ["## Against the budget spent", "", budget] if budget else []
@@ -177,9 +190,10 @@ def grid_section(plan) -> list:
             continue
         for r in rows:
             edge = {True: "**at the edge**: widen the grid", False: "inside", None: "(not numeric)"}[r["edge"]]
-            runner = {k: v for k, v in r["runner_up"].items() if k != "name"}
-            lines.append(f"| {r['policy']} | {setting_title(r['setting'])} | {m} | {r['option']} | {r['grid']} | "
-                         f"{r['best']} | {fmt_ci(r['mean'], r['ci_low'], r['ci_high'])} | {runner}: "
+            runner = ", ".join(option_text(k, v) for k, v in r["runner_up"].items() if k != "name")
+            lines.append(f"| {r['policy']} | {setting_title(r['setting'])} | {m} | {r['option']} | "
+                         f"{plain(r['grid'])} | {plain(r['best'])} | {fmt_ci(r['mean'], r['ci_low'], r['ci_high'])} | "
+                         f"{runner}: "
                          f"{fmt_ci(r['runner_up_diff'], r['runner_up_ci_low'], r['runner_up_ci_high'])} | {edge} |")
     if not lines:
         return []
@@ -196,25 +210,69 @@ def _names(names) -> str:
     return "{" + ", ".join(str(n).replace("|", "\\|") for n in names) + "}"
 
 
+SET_SCORES = {"misidentification": ("accuracy", lambda v: 1.0 - v), "f1": ("F1", lambda v: v),
+              "eps_f1": ("ε-F1", lambda v: v)}  # per-seed scores of a recommended set against the seed's own truth
+
+
+def redrawn_scores(results, pairs: list) -> list:
+    """``report.md`` lines where each seed redraws its instance (``pairs``: ``(column, Recommendation, "label|grid")``
+    per policy): per policy, the accuracy (the share of seeds whose
+    set is their own instance's true set, Wilson's 95% interval) and the F1 of its recommended sets (mean [95% CI]
+    over seeds), from the run's per-seed metrics (:data:`SET_SCORES`); none where the run has no such metric."""
+    names = [n for n in SET_SCORES if any(n in results.names.get(r.policy, ()) for _, r, _ in pairs)]
+    if not names or not results.finals:
+        return []
+    lines = ["Per seed, the recommended set is scored against that seed's own instance: the accuracy (the share of "
+             "seeds that recommend their true set exactly) and the F1 score, mean [95% CI] over seeds.", "",
+             "| policy | " + " | ".join(SET_SCORES[n][0] for n in names) + " |", "|---" * (len(names) + 1) + "|"]
+    for col, _, point in pairs:
+        cells = []
+        for n in names:
+            key = f"{point}|{n}"
+            if key not in results.finals:
+                cells.append("")
+                continue
+            values = SET_SCORES[n][1](np.asarray(results.finals[key], np.float64))
+            f = interval_fields(values, (0, 1))
+            cells.append(fmt_ci(float(np.mean(values)), f["ci_low"], f["ci_high"]))
+        lines.append(f"| {col} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _fixed_sets(pairs: list) -> list:
+    """``report.md`` lines of a fixed instance (``pairs`` as :func:`redrawn_scores`'s): each policy's most frequent
+    set and each arm's inclusion."""
+    cols, recs = [c for c, _, _ in pairs], [r for _, r, _ in pairs]
+    lines = ["By arm name: per policy the set recommended most often and the share of seeds that recommend it; per arm "
+             "the share of seeds whose set holds it.", "", "| policy | most frequent recommended set | seeds |",
+             "|---|---|---|"]
+    lines += [f"| {c} | {_names(r.top)} | {r.top_count}/{len(r.masks)} ({r.top_frequency:.0%}) |" for c, r, _ in pairs]
+    lines += ["", "| arm | in true set | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
+    for i, arm in enumerate(recs[0].arms):
+        true = sorted({"yes" if r.true_set[i] else "no" for r in recs if r.true_set is not None})
+        cells = " | ".join(f"{r.inclusion[i]:.2f}" for r in recs)
+        lines.append(f"| {_names([arm])[1:-1]} | {'/'.join(true) or '–'} | {cells} |")
+    return lines + [""]
+
+
 def recommended_sections(results) -> str:
     """The sets the runs recommend, by arm name (``recommended.npz``, :meth:`Results.recommended`): per grid
-    setting, the budget ``B`` in the data's own cost units (where the run has one), the true set, each policy's
-    most frequent recommended set with its share of seeds, and a table of arms: in the true set, and the share
-    of seeds whose recommended set holds it, per policy. Empty where the run recorded none."""
+    setting, the budget ``B`` in the data's own cost units (where the run has one), the true set (once), each
+    policy's most frequent recommended set with its share of seeds, and a table of arms: in the true set, and
+    the share of seeds whose recommended set holds it, per policy. Where each seed redraws its instance there is
+    no one true set: per policy, the accuracy and F1 of its sets against each seed's own (:func:`redrawn_scores`).
+    Empty where the run recorded none."""
     by_setting: dict = {}
     for label, points in results.grid.items():
         for g, point in enumerate(points):
             if f"{label}|{g}" in results.recommendations:
                 by_setting.setdefault(setting_title(point["setting"]), []).append(
-                    (column(label, point["params"]), results.recommendation_at(label, g)))
+                    (column(label, point["params"]), results.recommendation_at(label, g), f"{label}|{g}"))
     if not by_setting:
         return ""
-    lines = ["## Recommended sets", "",
-             "The set each run recommends at its end (its family's `recommended`), by arm name: per policy the set "
-             "recommended most often and the share of seeds that recommend it; per arm the share of seeds whose "
-             "set holds it.", ""]
+    lines = ["## Recommended sets", "", "The set each run recommends at its end (its family's `recommended`).", ""]
     for title, pairs in by_setting.items():
-        cols, recs = [c for c, _ in pairs], [r for _, r in pairs]
+        recs = [r for _, r, _ in pairs]
         if len(by_setting) > 1:
             lines += [f"### {title}", ""]
         budget = (results.truth(recs[0].setting) if results.truths else {}).get("budget")
@@ -222,18 +280,12 @@ def recommended_sections(results) -> str:
             lines += [f"Budget B = {budget['B_own_units']:.6g} {budget['cost_name']} "
                       f"({budget['B']:.6g} in units of the largest cost, {budget['cost_scale']:.6g} "
                       f"{budget['cost_name']}).", ""]
+        if any(r.redrawn for r in recs):
+            lines += ["Each seed redraws its instance: there is no one true set.", ""]
+            lines += redrawn_scores(results, pairs)
+            continue
         truths = list(dict.fromkeys(r.true_names for r in recs if r.true_names is not None))
         if len(truths) == 1:
             lines += [f"True set: {_names(truths[0])}.", ""]
-        elif any(r.redrawn for r in recs):
-            lines += ["Each seed redraws its instance: there is no one true set.", ""]
-        lines += ["| policy | most frequent recommended set | seeds |", "|---|---|---|"]
-        lines += [f"| {c} | {_names(r.top)} | {r.top_count}/{len(r.masks)} ({r.top_frequency:.0%}) |"
-                  for c, r in pairs]
-        lines += ["", "| arm | in true set | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
-        for i, arm in enumerate(recs[0].arms):
-            true = sorted({"yes" if r.true_set[i] else "no" for r in recs if r.true_set is not None})
-            cells = " | ".join(f"{r.inclusion[i]:.2f}" for r in recs)
-            lines.append(f"| {_names([arm])[1:-1]} | {'/'.join(true) or '–'} | {cells} |")
-        lines.append("")
+        lines += _fixed_sets(pairs)
     return "\n".join(lines)

@@ -8,11 +8,12 @@ run folder back, so that ``Results.load(d).save(e)`` writes the files of ``d`` a
 
 ``metrics.json``: ``{"names": {label: [metric, ...]}, "reduce": {label: {metric: reducer}},
 "bounds": {label: {metric: [low, high]}}, "goal": {label: {metric: "min" | "max" | ""}}, "families":
-{label: family}}``, what reading a folder back needs beyond the records (the reducers pick the figures: one
-per ``"sum"`` metric; the bounds mark rates and clip bands; the goal names the best policy of a paired
-comparison; the family names the true set of :meth:`Results.recommended`). A folder of an earlier version
-has none: its metrics come from the records, and a metric with a figure ``METRIC.png`` in the folder is a
-``"sum"``; the other reducers cannot be derived from the folder and are null; without ``bounds`` and ``goal``
+{label: family}}``, what reading a folder back needs beyond the records (the reducers pick the figures: a
+curve per ``"sum"`` or ``"lastN"`` metric, final values otherwise, :func:`~mobandit_jax.analysis.plots.figures`;
+the bounds mark rates and clip bands; the goal names the best policy of a paired comparison; the family names
+the true set of :meth:`Results.recommended`). A folder of an earlier version has none: its metrics come from
+the records, and a metric with a figure ``METRIC.png`` in the folder is a ``"sum"``; the other reducers
+cannot be derived from the folder and are null; without ``bounds`` and ``goal``
 no metric is a rate and none has a goal.
 
 ``recommended.npz``: ``"{label}|{grid}"`` -> ``(seeds, K)`` bool, the set each seed's run recommends
@@ -431,7 +432,7 @@ class Results:
 
         Args:
           metric: a metric name; without ``baseline`` it needs a goal (lower or higher is better).
-          baseline: a policy column (``"CoHV-UCB"``, or ``"CoHV-UCB {'alpha': 0.5}"`` for one point of a sweep)
+          baseline: a policy column (``"CoHV-UCB"``, or ``"CoHV-UCB (α = 0.5)"`` for one point of a sweep)
             or label (its first point in each setting) to compare with; default the best mean in each setting.
 
         Returns:
@@ -554,6 +555,29 @@ class Results:
                               tuple(a for a, r in zip(arms, row, strict=True) if r), count, count / len(masks),
                               masks.mean(axis=0), None if found is None else np.asarray(found, bool), redrawn)
 
+    def recommended_frequency(self, policy: str, **setting):
+        """How often each arm is in the set one policy recommends at one grid setting, over the seeds.
+
+        Args:
+          policy: a policy label.
+          **setting: setting items and policy options of the grid point (:meth:`index`).
+
+        Returns:
+          A pandas DataFrame, one row per arm: ``arm`` (its name), ``count`` (the seeds whose set holds it),
+          ``frequency`` (their share), ``in_true_set`` (whether it is in the family's true set; None where the
+          family has none or where each seed redraws its instance, so that no one set is true).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Results.recommended_frequency() needs pandas: pip install 'mobandit_jax[pandas]'") \
+                from None
+        rec = self.recommended(policy, **setting)
+        counts = rec.masks.sum(axis=0)
+        truth = [None] * len(rec.arms) if rec.true_set is None else [bool(t) for t in rec.true_set]
+        return pd.DataFrame({"arm": list(rec.arms), "count": counts.astype(int),
+                             "frequency": counts / len(rec.masks), "in_true_set": truth})
+
     def metrics(self) -> list:
         """The metric names of the records.
 
@@ -611,13 +635,18 @@ class Results:
                  **{k: r[k] for k in ("se", "ci_low", "ci_high") if k in r}} for r in self.records]
         return pd.DataFrame(rows)
 
-    def plot(self, metric: str, band: str = "ci"):
-        """A figure of one metric's cumulative curves.
+    def plot(self, metric: str, band: str = "ci", policies=None, settings=None, path=None, format=None):
+        """A figure of one metric: its curves over rounds where its reducer makes a curve meaningful (a sum's
+        cumulative curve, a ``"lastN"`` metric's trailing mean), its final values otherwise.
 
         Args:
           metric: a metric name.
           band: ``"ci"`` (the mean and its 95% CI over seeds), ``"std"`` (mean ± 1 std), ``"median"`` or
             ``"iqm"`` (with a bootstrap 95% CI); :data:`~mobandit_jax.analysis.plots.BANDS`.
+          policies: the labels or columns to draw (``["THV-UCB", "ParetoUCB"]``); default every policy.
+          settings: the settings to draw, each a dict of setting items (``[{"d": 2}]``); default every setting.
+          path: a file to write the figure to as well (PNG at 200 dpi, PDF or SVG, by its suffix or ``format``).
+          format: ``"png"``, ``"pdf"`` or ``"svg"`` (with ``path``).
 
         Returns:
           A matplotlib Figure, a panel per setting, titled with the experiment, the band and the seeds.
@@ -626,7 +655,27 @@ class Results:
 
         self._check_metric(metric)
         self._need_arrays()
-        return plots.metric_figure(self, self.arrays, metric, band=band)
+        fig = plots.metric_figure(self, self.arrays, metric, band=band, policies=policies, settings=settings)
+        if path is not None:
+            plots.save(fig, path, format)
+        return fig
+
+    def figures(self, out, band: str = "ci", format: str = "png") -> list:
+        """Write every figure of this run into ``out`` (:func:`~mobandit_jax.analysis.plots.figures`).
+
+        Args:
+          out: a folder.
+          band: the curves' band.
+          format: ``"png"``, ``"pdf"`` or ``"svg"``.
+
+        Returns:
+          The file names written.
+        """
+        from . import plots
+
+        self._need_arrays()
+        Path(out).mkdir(parents=True, exist_ok=True)
+        return plots.figures(self, Path(out), band, format)
 
     def save(self, out, band: str = "ci") -> Results:
         """Write the run folder files of ``mobandit run``.
@@ -681,5 +730,5 @@ class Results:
         files.write_json(out / METRICS_FILE, meta)
         if self.truths:
             files.write_json(out / TRUTH_FILE, {"settings": list(self.truths)})
-        drawn = plots.regret_figures(self, self.arrays, out, band) + plots.grid_figures(self, out) if figures else []
+        drawn = plots.figures(self, out, band) if figures else []
         report.write(self, summary, drawn, out, band)

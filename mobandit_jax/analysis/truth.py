@@ -112,6 +112,8 @@ class TruthTable(Sequence):
     def _entry(self, setting: dict, inst, parts: list) -> dict:
         entry = {"setting": setting, "arms": inst.arm_names, "means": _plain(inst.means),
                  "mean_costs": _plain(inst.mean_costs), "families": {}, "per_seed": None}
+        if inst.info.get("notes"):  # e.g. the means clipped Gaussian draws moved: what the metrics score
+            entry["notes"] = list(inst.info["notes"])
         if inst.budget is not None:
             scale, name = inst.cost_unit
             entry["budget"] = {"B": float(inst.budget), "cost_scale": scale, "cost_name": name,

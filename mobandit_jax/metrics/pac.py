@@ -23,7 +23,8 @@ true cone-optimal set ``P* = cone_optimal_mask(means, W)`` of the context's true
   an instance without a finite ``T*``: an arm tied with one that dominates it, or too many alternatives to
   enumerate); ``T*`` is computed once per instance on the host (within 1%) and recorded in ``truth.json``
   (``lower_bound``);
-- ``cost``: the cost of the pulls made (the number of pulls where pulls cost 1).
+- ``cost``: the total cost the environment charged for the pulls (the result's ``spent``): 0 where pulls cost
+  nothing (``kind = "stochastic"``, a table without a cost column), where ``samples`` counts the pulls.
 
 All reduce by ``"mean"`` over seeds (the engine records one checkpoint for an Identifier).
 
@@ -61,7 +62,7 @@ METRICS = (
            (0, 1)),
     Metric("tau_over_lower_bound", "mean", "samples / (T*(mu) log(1/delta)): samples over the lower bound",
            (0, None), "min"),
-    Metric("cost", "mean", "the cost of the pulls made (the number of pulls where pulls cost 1)",
+    Metric("cost", "mean", "the total cost the environment charged for the pulls (0 where pulls cost nothing)",
            (0, None), "min"),
 )
 

@@ -44,6 +44,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import did_you_mean
+
 
 def shown(value, width: int = 60) -> str:
     """``repr(value)``, cut after ``width`` characters (a cell of a damaged file can be long).
@@ -290,7 +292,8 @@ def _checked_header(path: str, header, text: str, needed: dict) -> tuple:
     if missing:
         keys = ", ".join(dict.fromkeys(needed[col] for col in missing))
         listed = ", ".join(map(shown, header[:20])) + (f", ... ({len(header)} columns)" if len(header) > 20 else "")
-        raise ValueError(f"{path}: missing column(s) {missing} (named by {keys}); the header (line 1) has [{listed}]")
+        raise ValueError(f"{path}: missing column(s) {missing} (named by {keys}){did_you_mean(missing[0], header)}; "
+                         f"the header (line 1) has [{listed}]")
     twice = next((col for col in needed if header.count(col) > 1), None)
     if twice is not None:
         at = [n + 1 for n, h in enumerate(header) if h == twice]

@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import plain
 from ..registry import register_env
 from ..types import Env, EnvInstance
 
@@ -220,12 +221,45 @@ def feedback_means(means, noise: str, sigma: float = 0.1, clip: bool = True) -> 
     return clipped_gaussian_mean(m, float(sigma)) if noise == "gaussian" and clip else m
 
 
+CLIP_SHOWN = 1e-6  # a mean that clipping moves by more than this is named in the clip note (6 digits are shown)
+CLIP_LISTED = 4  # the moved entries the note names, the largest shifts first
+
+
+def clip_note(locations, means, arms=None, objectives=None) -> str | None:
+    """The line a run prints where clipped Gaussian draws move the means: which arms and objectives moved, from
+    what to what, and by how much at most (None where no mean moved by more than :data:`CLIP_SHOWN`).
+
+    Args:
+      locations: ``(K, d)`` the table's values ``r``.
+      means: ``(K, d)`` the clipped means ``E[clip(r + sigma Z, 0, 1)]`` (:func:`clipped_gaussian_mean`).
+      arms: the arms' names (default: ``arm 0``, ``arm 1``, ...).
+      objectives: the objectives' names (default: ``objective 0``, ...).
+
+    Returns:
+      One line, or None.
+    """
+    r, mu = np.asarray(locations, np.float64), np.asarray(means, np.float64)
+    shift = np.abs(mu - r)
+    moved = [tuple(ij) for ij in np.argwhere(shift > CLIP_SHOWN)]
+    if not moved:
+        return None
+    moved.sort(key=lambda ij: -shift[ij])
+    arm = (lambda i: i) if arms is None else (lambda i: arms[i])
+    obj = (lambda j: f"objective {j}") if objectives is None else (lambda j: objectives[j])
+    named = ", ".join(f"arm {arm(i)} {obj(j)} {r[i, j]:.6g} -> {mu[i, j]:.6g}" for i, j in moved[:CLIP_LISTED])
+    more = f" and {len(moved) - CLIP_LISTED} more" if len(moved) > CLIP_LISTED else ""
+    return (f"clip = true moves {len(moved)} of {r.size} means (Gaussian draws clipped to [0, 1]), by at most "
+            f"{shift[moved[0]]:.3g}: {named}{more}; the metrics and truth.json use the clipped means "
+            "(clip = false keeps the table's)")
+
+
 def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigma: float = 0.1,
-                    dtype=jnp.float32, clip: bool = True) -> EnvInstance:
+                    dtype=jnp.float32, clip: bool = True, arms=None, objectives=None) -> EnvInstance:
     """Build a stochastic mean-table environment (validated) as an :class:`EnvInstance`.
 
     ``means`` are the locations ``r`` the sampler draws around; ``EnvInstance.means`` is the truth
-    :func:`feedback_means` (they differ only for clipped Gaussian noise).
+    :func:`feedback_means` (they differ only for clipped Gaussian noise, where ``info["notes"]`` holds the
+    :func:`clip_note` a run prints).
 
     Args:
       means: ``(K, d)`` locations in ``[0, 1]`` (any real for unclipped Gaussian noise).
@@ -234,6 +268,8 @@ def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigm
       sigma: Gaussian standard deviation ``>= 0``.
       dtype: dtype of the params.
       clip: clip Gaussian draws to ``[0, 1]`` (``False`` only with ``noise = "gaussian"``).
+      arms: the arms' names for the clip note (default: their indices).
+      objectives: the objectives' names for the clip note (default: their indices).
 
     Returns:
       The :class:`~mobandit_jax.types.EnvInstance` (pulls cost nothing).
@@ -242,7 +278,7 @@ def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigm
       ValueError: an option or mean out of range, naming it.
     """
     if not isinstance(clip, (bool, np.bool_)):
-        raise ValueError(f"clip = {clip!r} must be true or false")
+        raise ValueError(f"clip = {plain(clip)!r} must be true or false")
     if not clip and noise != "gaussian":
         raise ValueError(f"clip = false applies to noise = 'gaussian' only; noise = {noise!r} lies in [0, 1]")
     m = validate_means(means, bounded=bool(clip))
@@ -254,8 +290,11 @@ def make_stochastic(means, noise: str = "beta", concentration: float = 1.0, sigm
     env = Env(sample=stochastic_sampler(noise, small, clip), num_arms=m.shape[0], dim=m.shape[1])
     params = StochasticParams(jnp.asarray(m, dtype), jnp.asarray(concentration, dtype), jnp.asarray(sigma, dtype))
     key = ("stochastic", noise, small) + (() if clip else ("unclipped",)) + m.shape
-    return EnvInstance(env=env, params=params, means=feedback_means(m, noise, sigma, clip), static_key=key,
-                       noise_sigma=float(sigma) if noise == "gaussian" else None, bounded=clip)
+    truth = feedback_means(m, noise, sigma, clip)
+    note = clip_note(m, truth, arms, objectives)
+    return EnvInstance(env=env, params=params, means=truth, static_key=key,
+                       noise_sigma=float(sigma) if noise == "gaussian" else None, bounded=clip,
+                       info={} if note is None else {"notes": (note,)})
 
 
 @register_env("stochastic", doc="mean table in [0,1]^d with Beta, Bernoulli or clipped Gaussian feedback (PDMOB)",

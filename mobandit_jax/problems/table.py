@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import plain
 from ..kernels.prefix import prefix_sums, tiled_length
 from ..registry import register_env
 from ..types import Env, EnvInstance
@@ -159,11 +160,11 @@ def build_instance(path, arm, objectives, cost=None, noise="beta", concentration
     """
     arms, means, costs, c_max = read_table(path, arm, objectives, cost, normalize, minimize,
                                           bounded=clip is not False)
-    base = make_stochastic(means, noise, concentration, sigma, clip=clip)
+    base = make_stochastic(means, noise, concentration, sigma, clip=clip, arms=arms, objectives=objectives)
     K, d = means.shape
     if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= K):
-        raise ValueError(f"env.k = {k!r} (slate size) must be an integer in [1, {K}], or 0 for no slate")
-    info = dict(label=f"table {path}", source=path, arms=arms)
+        raise ValueError(f"env.k = {plain(k)!r} (slate size) must be an integer in [1, {K}], or 0 for no slate")
+    info = dict(base.info, label=f"table {path}", source=path, arms=arms)
     if cost is not None:  # costs (and a budget) in units of c_max; cost_scale c_max gives the column's own units
         info.update(cost_scale=c_max, cost_name=cost)
     base = base._replace(static_key=("table",) + base.static_key, info=info, ref=np.zeros(d), slate_size=k)

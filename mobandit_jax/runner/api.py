@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError
+from ..errors import ConfigError, plain
 from . import spec as cfg
 from .run_folder import RunFolderError, chunks_kept, run_marker
 
@@ -30,7 +30,7 @@ TOML_VALUES = (str, int, float, bool, list, dict, datetime.date, datetime.time)
 def check_seeds(seeds, name: str = "seeds") -> int:
     """``seeds`` as an int if it is a seed count from 1 to :data:`MAX_SEEDS`; else a one-line ConfigError."""
     if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral) or not 1 <= seeds <= MAX_SEEDS:
-        raise ConfigError(f"{name}={seeds!r}: the number of seeds must be an integer from 1 to {MAX_SEEDS} "
+        raise ConfigError(f"{name}={plain(seeds)!r}: the number of seeds must be an integer from 1 to {MAX_SEEDS} "
                           "(2**31 - 1: seed indices are 32-bit integers)")
     return int(seeds)
 
@@ -81,6 +81,7 @@ def _load(spec) -> dict:
         return cfg.load(spec)
     if not isinstance(spec, dict):
         raise ConfigError(f"spec must be a TOML path (a str or a Path) or a dict of tables; got {type(spec).__name__}")
+    spec = plain(spec)  # numpy numbers and arrays as the Python numbers and lists TOML would give
     _check_toml(spec, "spec")
     return cfg.validate(copy.deepcopy(spec))
 
@@ -97,6 +98,7 @@ def _overrides(overrides, seeds):
                                   "'key=value' string, e.g. 'experiment.horizon=500'")
         return texts + ([f"experiment.seeds={seeds}"] if seeds is not None else [])
     if isinstance(overrides, dict):
+        overrides = plain(overrides)
         for key, value in overrides.items():
             if not isinstance(key, str):
                 raise ConfigError(f"overrides: key {key!r} is a {type(key).__name__}; the keys are dotted spec keys "

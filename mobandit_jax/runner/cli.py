@@ -56,6 +56,8 @@ def _cmd_run(args):
             res = execution.execute(plan, out, progress=not args.quiet, workers=workers, band=args.band)
         if res is not None and res.records:
             print(f"wrote {out / 'summary.json'} ({len(res.records)} records), {out / 'report.md'}")
+            if args.format != "png":  # the PNGs of report.md, and the same figures in the format asked for
+                print(f"wrote {len(res.figures(out, args.band, args.format))} {args.format.upper()} figures in {out}")
         return 0
 
     return interrupts.Interrupts(interrupted, after_bar=not args.quiet and sys.stderr.isatty()).call(run)
@@ -127,6 +129,11 @@ def _cmd_report(args):
         print(f"error: {summary} does not exist (run `mobandit run CONFIG --out {out}` first)", file=sys.stderr)
         return 2
     report = out / "report.md"
+    if args.format is not None:  # the figures again, in the format asked for
+        from ..analysis.results import Results
+
+        names = Results.load(out).figures(out, args.band or "ci", args.format)
+        print(f"wrote {len(names)} {args.format.upper()} figures in {out}: {', '.join(names)}", file=sys.stderr)
     if args.band is not None or args.baseline is not None:  # the tables again (the figures stay as drawn)
         from ..analysis import report as text
         from ..analysis.results import Results
@@ -148,7 +155,8 @@ def _cmd_report(args):
 def _cmd_compare(args):
     from ..analysis import compare
 
-    compare.main(args.dirs, args.metric, args.out, args.band, args.paired, args.unpaired)
+    out = args.out or f"compare.{args.format or 'png'}"
+    compare.main(args.dirs, args.metric, out, args.band, args.paired, args.unpaired, args.format)
     return 0
 
 
@@ -239,6 +247,7 @@ def main(argv=None) -> int:
                    "per core (off), or on when the run has at least 2^20 seed-rounds (auto, the default)")
     p.add_argument("--no-cache", action="store_true", help="no persistent compilation cache (also MOBANDIT_NO_CACHE=1)")
     _band_option(p)
+    _format_option(p, "png")
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("list", help="list registered policies, environments and metric families")
     what = p.add_mutually_exclusive_group()
@@ -251,18 +260,20 @@ def main(argv=None) -> int:
     p.add_argument("dir")
     _band_option(p, default=None)
     p.add_argument("--baseline", metavar="POLICY", help="paired differences to this policy (a label, or a column such "
-                   "as \"CoHV-UCB {'alpha': 0.5}\") instead of the best one")
+                   "as \"CoHV-UCB (α = 0.5)\") instead of the best one")
+    _format_option(p, None)
     p.set_defaults(fn=_cmd_report)
     p = sub.add_parser("compare", help="several run directories side by side: markdown tables and a PNG figure")
     p.add_argument("dirs", nargs="+", metavar="RUN_DIR")
     p.add_argument("--metric", action="extend", nargs="+", metavar="M",
                    help="metrics to compare (default: every metric)")
-    p.add_argument("--out", default="compare.png", help="the figure's PNG file (default compare.png)")
+    p.add_argument("--out", help="the figure's file, .png, .pdf or .svg (default compare.png, or compare.FORMAT)")
     p.add_argument("--paired", action="store_true", help="per-seed differences of each run to the first, with a "
                    "paired 95%% CI and win/tie/loss counts (refused unless the runs share their seeds and environment)")
     p.add_argument("--unpaired", action="store_true", help="differences of the runs' means to the first run's, with "
                    "Welch's 95%% CI (for runs on different seeds or environments)")
     _band_option(p)
+    _format_option(p, None)
     p.set_defaults(fn=_cmd_compare)
     p = sub.add_parser("reproduce", help="run every spec in configs/ and rebuild the reports in experiments/")
     _global_options(p, default=argparse.SUPPRESS)
@@ -315,6 +326,13 @@ def _band_option(parser, default="ci"):
                         "the default); std: mean ± 1 std; median, iqm: the median or interquartile mean with a "
                         "seeded bootstrap 95%% interval"
                         + ("" if default else " (default: print report.md as written)"))
+
+
+def _format_option(parser, default):
+    """``--format``: the figures' file format (:data:`mobandit_jax.analysis.style.FORMATS`)."""
+    what = {"png": "PNG at 200 dpi (the default); pdf, svg: the figures also as PDF or SVG (text kept as text)",
+            None: "draw the run's figures again as PNG, PDF or SVG"}[default]
+    parser.add_argument("--format", choices=("png", "pdf", "svg"), default=default, help=what)
 
 
 def _global_options(parser, default):

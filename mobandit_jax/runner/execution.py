@@ -23,6 +23,7 @@ import jax
 import numpy as np
 
 from .. import engine
+from .. import progress as reporter
 from ..analysis.results import Results
 from . import background, programs, runtime, sharding
 from . import run_folder as files
@@ -31,36 +32,23 @@ from .devices import cpu_cores
 from .plans import Group, Plan, build
 
 
-def _note(text: str):
-    """A line on stderr that leaves the progress bar intact."""
-    from tqdm import tqdm
-
-    tqdm.write(text, file=sys.stderr)
-
-
-def _size() -> tuple:
-    """``(columns, lines)`` of the terminal stderr writes to (zeros if it reports none)."""
-    try:
-        return tuple(os.get_terminal_size(sys.stderr.fileno()))
-    except (OSError, ValueError, AttributeError):
-        return 0, 0
-
-
 class Progress:
     """What a run shows on stderr while it computes (``execute(progress=True)``; nothing otherwise).
 
     - Notes, one line each: the programs to compile, a line per group as it compiles (``compiling 2/4:
       ParetoUCB``: its label), then the compile time.
     - Where stderr is a terminal (``live``): a bar over the work of this process's chunks, with the
-      time left. Its unit is one checkpoint (``record_every`` rounds, or an identification run) of
-      one lane (a seed at a grid point), so that one program call of a group of ``m`` grid points on
-      ``n`` seeds is ``m n`` units per checkpoint. The programs this process runs are compiled with
+      time left (:class:`mobandit_jax.progress.Progress`, the one reporter of runs and studies). Its
+      unit is one checkpoint (``record_every`` rounds, or an identification run) of one lane (a seed at a
+      grid point), so that one program call of a group of ``m`` grid points on ``n`` seeds is ``m n``
+      units per checkpoint. The programs this process runs are compiled with
       :attr:`report` as the engine's host callback (:func:`mobandit_jax.engine.make_run`), so that the
       bar advances once per checkpoint of every call, in a run of one chunk as in a run of many. Worker
       processes (``--workers``) compile the callback too and tell this process each checkpoint of their
       parts (:class:`Relay`), which the bar adds as it arrives.
     - Where stderr is not a terminal (a log file, a pipe): no bar and no callback (the programs
-      are those of ``--quiet``), only the notes and a line per chunk computed.
+      are those of ``--quiet``), only the notes and, as chunks are computed, a plain line at most every
+      :data:`mobandit_jax.progress.EVERY` seconds and one at the end (no carriage return).
 
     The callback changes no number: the programs compute the same values with it and without it. It
     costs its programs JAX's persistent compilation cache (:mod:`mobandit_jax.runner.cache`), which
@@ -76,26 +64,20 @@ class Progress:
         self._reported = {c: 0 if c in todo else self._units[c] for c in chunks}
         self._call = None  # (chunk, units per checkpoint, checkpoints, checkpoints counted) of the call in flight
         self._initial = sum(self._reported.values())  # resumed chunks
-        self._lock, self._bar, self._t0 = threading.Lock(), None, None
+        self._lock, self._bar = threading.Lock(), None
         self._n = math.ceil(plan.seeds / plan.chunk)
         self.report = self._reached if self.live else None  # the host callback compiled into the programs
 
     def note(self, text: str):
-        _note(text)
+        reporter.note(text)
 
     def _add(self, c: int, units: int):
         """Count ``units`` more of chunk ``c`` (under the lock)."""
-        if self._t0 is None:  # the clock starts with the first computation, after the compilation
-            self._t0 = time.time()
-            if self.live:
-                from tqdm import tqdm
-
-                sized = min(_size()) > 0  # a terminal that reports no size gets 80 x 24, not an empty bar
-                self._bar = tqdm(total=sum(self._units.values()), initial=self._initial, file=sys.stderr,
-                                 dynamic_ncols=sized, ncols=None if sized else 80, nrows=None if sized else 24,
-                                 bar_format="{desc}{percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
+        if self._bar is None:  # the clock starts with the first computation, after the compilation
+            self._bar = reporter.Progress(sum(self._units.values()), "run", "lane checkpoints", initial=self._initial,
+                                          live=self.live)
         self._reported[c] += units
-        if self._bar is not None and units:
+        if units:
             self._bar.update(units)
 
     def _reached(self, checkpoint):
@@ -115,8 +97,8 @@ class Progress:
         with self._lock:
             self._call = (c, len(group.members) * n, getattr(group.run, "checkpoints", 1), 0)
             self._add(c, 0)
-            if self._bar is not None:
-                self._bar.set_description_str(f"chunk {c + 1}/{self._n} {group.label}: ")
+            if self.live:
+                self._bar.set_description(f"chunk {c + 1}/{self._n} {group.label}")
         try:
             yield
             self._reached(self._call[2])  # the last checkpoint ends with the call
@@ -132,11 +114,6 @@ class Progress:
         """Chunk ``c`` is computed: its parts computed elsewhere count now."""
         with self._lock:
             self._add(c, self._units[c] - self._reported[c])
-        if not self.live:
-            done = sum(self._reported.values())
-            wall, left = time.time() - self._t0, sum(self._units.values()) - done
-            _note(f"chunk {c + 1}/{self._n} done, {wall:.0f} s so far, "
-                  f"about {wall * left / max(done - self._initial, 1):.0f} s left")
 
     def close(self):
         if self._bar is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -66,10 +67,30 @@ class Plan:
     goal: dict = field(default_factory=dict)  # label -> {metric: "min" | "max" | ""} (Metric.goal)
 
 
-def resolve_policy(entry: dict) -> str:
-    """The registry name of a ``[[policies]]`` entry (its ``name``, and its ``family`` if given)."""
+def resolve_policy(entry: dict, spec: dict | None = None) -> str:
+    """The registry name of a ``[[policies]]`` entry: its ``name``, and its ``family`` if given; a bare name that
+    several families share (``pareto_ucb``) is decided by the families of ``spec``'s other entries, where exactly
+    one of the name's families is among them (:meth:`~mobandit_jax.registry.Registry.resolve`).
+
+    Args:
+      entry: a ``[[policies]]`` entry.
+      spec: the spec holding it (None: the entry alone decides).
+
+    Returns:
+      The registered name.
+
+    Raises:
+      ConfigError: one line, for an unknown or undecided name.
+    """
+    among = set()
+    for other in (spec or {}).get("policies", ()):
+        try:
+            if other is not entry:
+                among.add(POLICIES[POLICIES.resolve(other["name"], other.get("family"))].family)
+        except RegistryError:  # an undecided or unknown name is reported at its own entry
+            pass
     try:
-        return POLICIES.resolve(entry["name"], entry.get("family"))
+        return POLICIES.resolve(entry["name"], entry.get("family"), among)
     except RegistryError as err:
         raise cfg.ConfigError(str(err)) from None
 
@@ -88,11 +109,13 @@ def cone_of(resolved: dict, inst):
 
 def family_view(resolved: dict, inst, horizon: int, family: str) -> tuple:
     """``(instance, Context)`` that ``family``'s policies and metrics see: ``inst`` and the cone for a family that
-    reads it (its registered ``reads_cone``), else the projection of ``inst`` under the cone
+    reads it (its registered ``reads_cone``; the Pareto order ``W = I`` where the spec has no ``[preference]``,
+    :meth:`~mobandit_jax.registry.FamilyEntry.cone`), else the projection of ``inst`` under the cone
     (:func:`mobandit_jax.problems.cone.apply_cone`) and no cone."""
     W = cone_of(resolved, inst)
-    if family_of(family).reads_cone:
-        return inst, Context.of(inst, horizon, W)
+    entry = family_of(family)
+    if entry.reads_cone:
+        return inst, Context.of(inst, horizon, entry.cone(W, inst.env.dim))
     seen = inst if W is None else apply_cone(inst, W)
     return seen, Context.of(seen, horizon)
 
@@ -135,6 +158,7 @@ def build(spec: dict) -> Plan:
         inst = with_budget(make_env(resolved["env"], resolved), resolved.get("budget"))
         horizon = max(exp["horizon"], int(inst.horizon))
         built.append((setting, resolved, inst, horizon))
+    print_notes(inst for _, _, inst, _ in built)
     horizon = max(h for *_, h in built)
     record_every = exp["record_every"] or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))
 
@@ -150,12 +174,12 @@ def build(spec: dict) -> Plan:
 
     groups: dict = {}
     names, reduce, grid, bounds, goal = {}, {}, {}, {}, {}
-    rows = max((W.shape[0] for _, resolved, inst, _ in built if (W := cone_of(resolved, inst)) is not None), default=0)
+    rows = max(inst.env.dim if (W := cone_of(resolved, inst)) is None else W.shape[0] for _, resolved, inst, _ in built)
     for entry in spec["policies"]:
         label = entry.get("label", entry["name"])
         if label in grid:
             raise cfg.ConfigError(f"two [[policies]] entries share the label {label!r}; give each a distinct 'label'")
-        key = resolve_policy(entry)
+        key = resolve_policy(entry, spec)
         family = POLICIES[key].family
         grid[label] = []
         for i, (setting, _, _, _) in enumerate(built):
@@ -189,6 +213,17 @@ def build(spec: dict) -> Plan:
                 names, reduce, grid, plugins.digest(spec), files.data_digest(spec), truth, bounds=bounds, goal=goal)
 
 
+def print_notes(instances):
+    """Print each distinct line of the instances' ``info["notes"]`` once on standard error (what an environment
+    changed of the user's data, e.g. :func:`mobandit_jax.problems.stochastic.clip_note`).
+
+    Args:
+      instances: the built :class:`~mobandit_jax.types.EnvInstance` of each grid point.
+    """
+    for note in dict.fromkeys(n for inst in instances for n in inst.info.get("notes", ())):
+        print(note, file=sys.stderr)
+
+
 def _truth_parts(i: int, family_metrics: dict, seen: dict) -> list:
     """``[(instance, {family: (MetricSet, mparams)})]`` of grid point ``i``: its families by the instance they see."""
     parts: dict = {}
@@ -207,7 +242,7 @@ def checked_build(spec: dict) -> Plan:
     """
     plugins.load(spec["experiment"].get("plugins"))
     for entry in spec["policies"]:
-        _check_option_types(entry)
+        _check_option_types(entry, spec)
     try:
         return build(spec)
     except (cfg.ConfigError, RegistryError) as err:
@@ -222,9 +257,9 @@ def checked_build(spec: dict) -> Plan:
         raise cfg.ConfigError(where + " ".join(msg.split())) from err
 
 
-def _check_option_types(entry: dict):
+def _check_option_types(entry: dict, spec: dict):
     """Each option (and swept value) of a [[policies]] entry has the type of the registry default."""
-    default = POLICIES[resolve_policy(entry)].defaults
+    default = POLICIES[resolve_policy(entry, spec)].defaults
     values = [(k, v) for k, v in entry.items() if k not in cfg.POLICY_META_KEYS]
     values += [(k, v) for k, vs in entry.get("sweep", {}).items() for v in vs]
     for k, v in values:

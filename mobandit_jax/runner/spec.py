@@ -4,11 +4,14 @@ A spec has these tables (unknown keys fail with the key's name and the allowed k
 
     [experiment]   horizon, seeds, seed, record_every, chunk, name, setting = {...}
     [env]          kind = "<registered kind>", then that kind's keys
-    [preference]   W = [[...], ...]                      (optional)
+    [preference]   W = [[...], ...]                      (optional; without it, the Pareto order W = I)
     [budget]       rho = 16 or B = 500                   (optional; envs whose pulls cost)
     [[scenarios]]  name = "...", setting = {...}, "<table>.<key>" = value  (overrides dotted keys)
     [sweep]        "<table>.<key>" = [v1, v2, ...]        (cartesian product of axes)
     [[policies]]   name = "<registered>", label, family, sweep = {option = [...]}, options...
+
+A policy's bare name that several families share (``pareto_ucb``) takes the family of the spec's other policies,
+else ``family`` or the full name must say it (:func:`mobandit_jax.runner.plans.resolve_policy`).
 
 A policy option may depend on a grid setting: ``eta = {front = {linear = 0.3, convex = 1.0}}`` takes,
 at each grid point, the value listed under that point's ``setting["front"]`` (a table with one key, a
@@ -27,7 +30,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError  # noqa: F401  (re-exported: the spec's error)
+from ..errors import ConfigError, did_you_mean
 from . import plugins
 
 TOP_KEYS = ("experiment", "env", "preference", "budget", "scenarios", "sweep", "policies")
@@ -44,9 +47,10 @@ EXPERIMENT_DEFAULTS = {"horizon": 1000, "seeds": 10, "seed": 0, "record_every": 
 def _check_keys(table: dict, allowed, where: str):
     if not isinstance(table, dict):
         raise ConfigError(f"[{where}] must be a table; got {type(table).__name__}")
-    unknown = sorted(set(table) - set(allowed))
+    unknown = sorted(set(table) - set(allowed), key=str)
     if unknown:
-        raise ConfigError(f"unknown key(s) {unknown} in [{where}]; allowed keys: {sorted(allowed)}")
+        raise ConfigError(f"unknown key(s) {unknown} in [{where}]{did_you_mean(unknown[0], allowed)}; "
+                          f"allowed keys: {sorted(allowed)}")
 
 
 def load(path) -> dict:
@@ -194,9 +198,8 @@ def validate(spec: dict) -> dict:
 def _split_dotted(key: str, where: str):
     parts = key.split(".")
     if len(parts) != 2 or parts[0] not in DOTTED_TABLES:
-        raise ConfigError(
-            f"{where}: key {key!r} must be '<table>.<key>' with table one of {', '.join(DOTTED_TABLES)}"
-        )
+        raise ConfigError(f"{where}: key {key!r} must be '<table>.<key>' with table one of "
+                          f"{', '.join(DOTTED_TABLES)}{did_you_mean(parts[0], DOTTED_TABLES)}")
     return parts
 
 

@@ -11,7 +11,8 @@ from .errors import StudyError
 
 def add_parser(parser):
     """The ``study`` subcommands, on the ``study`` subparser of ``mobandit``."""
-    sub = parser.add_subparsers(dest="study_cmd", required=True, metavar="{new,ask,tell,fail,recommend,status,history}")
+    sub = parser.add_subparsers(dest="study_cmd", required=True,
+                                metavar="{new,ask,tell,fail,recommend,status,history,plot,dashboard}")
     p = sub.add_parser("new", help="create a study from a spec")
     p.add_argument("spec", help="the study's TOML spec")
     p.add_argument("dir", help="its folder (study.db) or a postgresql:// address")
@@ -39,6 +40,7 @@ def add_parser(parser):
     p = sub.add_parser("history", help="one row per ticket, as CSV")
     p.add_argument("dir")
     p.add_argument("--csv", metavar="FILE", help="write it to FILE (default: stdout)")
+    add_view_parsers(sub)
     parser.set_defaults(fn=main)
 
 
@@ -89,6 +91,8 @@ def _run(args) -> int:
         for note in study._built.notes:
             print(f"warning: {note}", file=sys.stderr)
         return 0
+    if cmd in VIEWS:
+        return run_view(args)
     study = Study.load(args.dir)
     if cmd == "ask":
         for t in study.ask(args.n, worker=args.worker):
@@ -121,4 +125,53 @@ def _run(args) -> int:
             frame.to_csv(args.csv, index=False)
         else:
             frame.to_csv(sys.stdout, index=False)
+    return 0
+
+
+# ------------------------------------------------------------------ views: the figure and the dashboard (read only)
+
+VIEWS = ("plot", "dashboard")
+
+
+def add_view_parsers(sub):
+    """``mobandit study plot DIR --out FILE`` and ``mobandit study dashboard DIR [--port N] [--host H]``."""
+    p = sub.add_parser("plot", help="write the study's figure (PNG, PDF or SVG by the file's suffix)")
+    p.add_argument("dir", help="the study's folder or postgresql:// address")
+    p.add_argument("--out", required=True, metavar="FILE", help="the figure's file: .png (200 dpi), .pdf or .svg")
+    p = sub.add_parser("dashboard", help="serve a live, read-only web page of the study")
+    p.add_argument("dir", help="the study's folder or postgresql:// address")
+    p.add_argument("--port", type=int, default=8080, help="the port (default 8080; 0: any free one)")
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine "
+                   "only; 0.0.0.0: every network, read-only but without a password)")
+
+
+def run_view(args) -> int:
+    """Write the figure, or serve the dashboard until Ctrl-C (one line on stdout: its address)."""
+    from . import plot
+    from .study import Study
+
+    if args.study_cmd == "plot":
+        out = plot.figure_path(args.out)
+        study = Study.load(args.dir)
+        print(plot.save(plot.plot(study), out))
+        return 0
+    from . import dashboard
+
+    if not 0 <= args.port <= 65535:
+        raise StudyError(f"--port {args.port} must be between 0 and 65535")
+    study = Study.load(args.dir)
+    try:
+        server = dashboard.serve(study, args.host, args.port)
+    except OSError as err:
+        raise StudyError(f"cannot listen on {args.host}:{args.port} ({err.strerror or err}); give another --port "
+                         "or --host") from None
+    host, port = server.server_address[:2]
+    print(f"dashboard of {args.dir} at http://{host}:{port}/ (read-only; Ctrl-C stops it)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        study.close()
     return 0
