@@ -68,9 +68,8 @@ def build(spec: StudySpec) -> Built:
     bounded = spec.noise is None
     lower = np.zeros(d) if bounded is False else np.asarray(spec.lower, float)
     span = np.ones(d) if bounded is False else np.asarray(spec.upper, float) - lower
-    W = None if spec.W is None else np.asarray(spec.W, float)
-    if W is None and family.reads_cone:
-        W = np.eye(d)  # no [preference]: the Pareto order
+    # a family that reads the cone gets W = I (the Pareto order) where the spec gives none (FamilyEntry.cone)
+    W = family.cone(spec.W, d) if family.reads_cone else None if spec.W is None else np.asarray(spec.W, float)
     sigma = spec.noise
     if W is not None and not family.reads_cone:
         low, wspan = normalisation(W, bounded)

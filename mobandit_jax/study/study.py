@@ -41,7 +41,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import StudyError, shown
+from .. import errors
+from .errors import StudyError
 from .spec import StudySpec, load_spec
 from .store import VERSION, is_postgres, open_store
 
@@ -110,7 +111,7 @@ class Study:
           then True); any other existing study or a non-empty folder that holds none is refused.
         """
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise StudyError(f"seed = {shown(seed)} must be a whole number >= 0")
+            raise StudyError(f"seed = {errors.plain(seed)!r} must be a whole number >= 0")
         parsed = load_spec(spec)
         plain = json.dumps(parsed.plain, sort_keys=True)
         if not is_postgres(path) and os.path.isdir(path) and os.listdir(path) \
@@ -246,7 +247,7 @@ class Study:
           A list of :class:`Ticket`; fewer than ``n`` only with a reason in ``status()["reason"]``.
         """
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise StudyError(f"n = {shown(n)} must be a whole number >= 0")
+            raise StudyError(f"n = {errors.plain(n)!r} must be a whole number >= 0")
         if worker is not None and not isinstance(worker, str):
             raise StudyError(f"worker = {worker!r} must be a string")
         with self._lock, self._store.lock():
@@ -273,7 +274,8 @@ class Study:
         try:
             arr = np.asarray(values, float)
         except (TypeError, ValueError):
-            raise StudyError(f"values = {shown(values)} must be numbers, one per objective {spec.objectives}") from None
+            raise StudyError(f"values = {errors.plain(values)!r} must be numbers, one per objective "
+                             f"{spec.objectives}") from None
         want = (rows, d) if rows else (d,)
         if arr.shape != want:
             what = f"{rows} rows (one per arm of the slate) of {d}" if rows else f"{d}"
@@ -288,7 +290,7 @@ class Study:
             if len(bad):
                 j = int(bad[0][-1])
                 value = arr.reshape(-1, d)[bad[0][0] if rows else 0, j]
-                raise StudyError(f"ticket {rec.id}: {spec.objectives[j]} = {shown(value)} "
+                raise StudyError(f"ticket {rec.id}: {spec.objectives[j]} = {errors.plain(value)!r} "
                                  f"lies outside its bounds [{lo[j]}, {up[j]}] (study.lower / study.upper)")
         return arr.tolist()
 
@@ -311,7 +313,7 @@ class Study:
             vals = self._values(rec, values)
             if cost is not None:
                 if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost < 0:
-                    raise StudyError(f"ticket {rec.id}: cost = {shown(cost)} must be a finite number >= 0")
+                    raise StudyError(f"ticket {rec.id}: cost = {errors.plain(cost)!r} must be a finite number >= 0")
                 cost = float(cost)
             if rec.state == "told":
                 if rec.values == vals and (cost is None or cost == rec.cost):
