@@ -207,7 +207,7 @@ def test_identification_rejects_bad_floor_and_budget():
     with pytest.raises(ValueError, match="0 < lambda <= 1, got 0.0"):
         registry.make_policy("copsi", ctx)
     ctx, _ = _hand_ctx(HAND, [0.5, 0.25, 1.0], budget=0.1, lam=0.25)
-    with pytest.raises(ValueError, match="budget B=0.1 is below one pull"):
+    with pytest.raises(ValueError, match=r"^policy 'psi_sr': budget B = 0\.1 is below the 2\.33334 its first phase"):
         registry.make_policy("psi_sr", ctx)
     ctx, _ = _hand_ctx(HAND, [0.5, 0.1, 1.0], budget=20.0, lam=0.25)
     with pytest.raises(ValueError, match=r"cost 0.1 \(entry 1\) is outside \[lambda, 1\]"):

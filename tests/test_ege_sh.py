@@ -148,7 +148,7 @@ def test_matches_numpy_loop_on_the_same_stream(rho, costs):
 
 def test_budget_is_never_exceeded():
     keys = jax.random.split(jax.random.PRNGKey(5), 32)
-    for rho, costs, c_max in ((3.0, "random", "instance"), (10.0, "deterministic", "arm_mean"),
+    for rho, costs, c_max in ((4.0, "random", "instance"), (10.0, "deterministic", "arm_mean"),  # rho >= ceil(log2 K)
                               (150.0, "random", "instance")):
         inst = L.build_instance(dataset=str(DATA), subset="identification14", rho=rho, costs=costs, n_profile=12,
                                 c_max=c_max)
@@ -180,12 +180,12 @@ def test_misidentification_falls_with_the_budget(tmp_path):
     spec = {"experiment": {"horizon": 1, "seeds": 64},
             "env": {"kind": "table", "path": str(csv), "arm": "model", "objectives": ["x", "y"], "cost": "price",
                     "noise": "bernoulli"},
-            "budget": {"rho": 2},
-            "sweep": {"budget.rho": [2, 16, 256]},
+            "budget": {"rho": 3},
+            "sweep": {"budget.rho": [3, 16, 256]},  # rho = ceil(log2 K) = 3: the first round's one pull of each arm
             "policies": [{"name": "ege_sh"}]}
     res = mb.run(spec)
     mis = {r["setting"]["rho"]: r["mean"] for r in res.records if r["metric"] == "misidentification"}
-    assert sorted(mis) == [2, 16, 256]
-    assert mis[2] >= mis[16] >= mis[256] and mis[256] < 0.1 < mis[2]
+    assert sorted(mis) == [3, 16, 256]
+    assert mis[3] >= mis[16] >= mis[256] and mis[256] < 0.1 < mis[3]
     budget = {r["setting"]["rho"]: r["mean"] for r in res.records if r["metric"] == "budget_spent"}
     assert all(0 < v <= 1 for v in budget.values())

@@ -116,13 +116,14 @@ def _identification(tmp_path, budget):
 
 
 def test_an_identification_budget_below_one_pull_of_every_arm_is_refused_with_the_smallest_one(tmp_path):
-    # costs 3, 2, 1, 2, 3, 1 over the largest: one pull of each of the six arms costs 12 / 3 = 4 = rho K c_bar, rho = 1
-    for budget, shown in (({"B": 3.9}, "3.9"), ({"rho": 0.5}, "2")):
+    # costs 3, 2, 1, 2, 3, 1 over the largest: one pull of each of the six arms costs 12 / 3 = 4 = rho K c_bar, rho = 1;
+    # PSI-SR's first phase needs T = B / c_bar > K unit pulls: B >= 7 * 2 / 3 (14 price)
+    for budget, shown in (({"B": 3.9}, "3.9 (11.7 price)"), ({"rho": 0.5}, "2 (6 price)")):
         with pytest.raises(ConfigError) as err:
             mb.run(_identification(tmp_path, budget))
-        assert str(err.value) == (f"policy 'psi_sr': budget B = {shown} cannot pull each of the 6 arms once, which "
-                                  "costs 4 (B and the costs in units of the largest cost): give budget.B >= 4 or "
-                                  "budget.rho >= 1 (env.rho for kind 'llm_configs')")
+        assert str(err.value) == (f"policy 'psi_sr': budget B = {shown} is below the 4.66667 (14 price) its first "
+                                  "phase needs to evaluate each of the 6 arms once (B in units of the largest cost): "
+                                  "give budget.B >= 4.66667 or budget.rho >= 1.16667 (env.rho for kind 'llm_configs')")
     spec = _identification(tmp_path, {"B": 4.0})
     spec["policies"] = [{"name": "uniform_alloc"}]
     spent = [r["mean"] for r in mb.run(spec).records if r["metric"] == "budget_spent"]

@@ -45,7 +45,8 @@ def test_round_trip(tmp_path, capsys):
     assert code == 2 and "not pending" in err
     status = json.loads(_run(capsys, "study", "status", d)[1])
     assert status == {"told": 1, "pending": 0, "failed": 1, "spent": 1.0, "budget": 3.0, "finished": False,
-                      "reason": None}
+                      "reason": None, "ended_by": None, "budget_note": "spent 1 of 3 (33.3%); running",
+                      "unevaluated": []}
     code, out, _ = _run(capsys, "study", "recommend", d)
     assert code == 0 and out.split() == [first["arm"]]
     code, out, _ = _run(capsys, "study", "recommend", d, "--table")

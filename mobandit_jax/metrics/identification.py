@@ -107,7 +107,8 @@ def true_set(truth: dict, means) -> list:
 
 
 def example(seed: int) -> Context:
-    """A small context of the family (the conformance test): 6 arms, 2 objectives, costs and a budget of 6.
+    """A small context of the family (the conformance test): 6 arms, 2 objectives, costs and a budget of 16 (above
+    every method's first phase).
 
     Args:
       seed: draws the means.
@@ -117,7 +118,7 @@ def example(seed: int) -> Context:
     """
     means = np.random.default_rng(seed).uniform(0.1, 0.9, (6, 2))
     costs = np.random.default_rng(7).uniform(0.3, 1.0, 6)
-    inst = constant_instance(means, costs, budget=6.0, budget_ratio=6.0 / (6 * costs.mean()))
+    inst = constant_instance(means, costs, budget=16.0, budget_ratio=16.0 / (6 * costs.mean()))
     return Context.of(inst, 20 + 10 * seed)
 
 

@@ -47,7 +47,10 @@ References:
 from __future__ import annotations
 
 import math
+import warnings
+import weakref
 from collections.abc import Callable
+from decimal import ROUND_CEILING, Decimal
 from typing import Any, NamedTuple
 
 import jax
@@ -375,11 +378,13 @@ def uniform_alloc(num_arms: int, length: int, prefix_table, dim: int | None = No
 # --------------------------------------------------------------------------------------------
 
 class EliminationState(NamedTuple):
-    """Phase ``r`` (1-based) and its target, the active and accepted sets (K,) bool, pulls (K,) int32, the sums
-    (K, d + 1) of each arm's rewards and costs, the cost spent, and whether the last phase has ended."""
+    """Phase ``r`` (1-based), whether it was cut short (``short``), the active and accepted sets (K,) bool, pulls (K,)
+    int32, the sums (K, d + 1) of each arm's rewards and costs, the cost spent, and whether the last phase has ended.
+    A phase's target is read from the params when it is needed, so params re-planned between calls (:func:`replan`)
+    move the targets of the current phase and the next ones."""
 
     r: Any
-    target: Any
+    cut: Any
     active: Any
     accepted: Any
     N: Any
@@ -407,7 +412,8 @@ def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwis
 
     def remaining(s: EliminationState, p: IdentParams):
         n0 = jnp.max(jnp.where(s.active, s.N, 0))
-        need = jnp.clip(s.target - n0, 0, p.jmax - n0)
+        target = jnp.where(s.cut, n0, phase_target(s.r, s.active, p))
+        need = jnp.clip(target - n0, 0, p.jmax - n0)
         return jnp.where(s.active & ~s.done, need, 0).astype(jnp.int32)
 
     def close(s: EliminationState, p: IdentParams) -> EliminationState:
@@ -416,8 +422,7 @@ def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwis
             gamma, dominated = empirical_gaps(_means(s.sums, s.N), active)
             active, accepted = close_phase(gamma, dominated, active, accepted, schedule.removals)
         r = s.r + 1
-        return s._replace(r=r, target=phase_target(r, active, p), active=active, accepted=accepted,
-                          done=r > schedule.phases)
+        return s._replace(r=r, cut=jnp.zeros((), bool), active=active, accepted=accepted, done=r > schedule.phases)
 
     def advance(s: EliminationState, p: IdentParams) -> EliminationState:
         """Close every phase whose target is reached (a phase may need no pulls at all)."""
@@ -425,10 +430,9 @@ def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwis
 
     def init(p: IdentParams) -> EliminationState:
         dtype = p.budget.dtype
-        active = jnp.ones(K, bool)
-        one = jnp.ones((), jnp.int32)
-        s = EliminationState(one, phase_target(one, active, p), active, jnp.zeros(K, bool), jnp.zeros(K, jnp.int32),
-                             jnp.zeros((K, dim + 1), dtype), jnp.zeros((), dtype), jnp.asarray(schedule.phases < 1))
+        s = EliminationState(jnp.ones((), jnp.int32), jnp.zeros((), bool), jnp.ones(K, bool), jnp.zeros(K, bool),
+                             jnp.zeros(K, jnp.int32), jnp.zeros((K, dim + 1), dtype), jnp.zeros((), dtype),
+                             jnp.asarray(schedule.phases < 1))
         return advance(s, p)
 
     def select(key, s: EliminationState, p: IdentParams):
@@ -442,7 +446,7 @@ def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwis
         return advance(s, p)
 
     def short(s: EliminationState, p: IdentParams) -> EliminationState:
-        return advance(s._replace(target=jnp.max(jnp.where(s.active, s.N, 0))), p)
+        return advance(s._replace(cut=jnp.ones((), bool)), p)
 
     def recommend(s: EliminationState, p: IdentParams):
         if schedule.final == "pareto":
@@ -452,7 +456,83 @@ def stepwise_elimination(schedule: Schedule, num_arms: int, dim: int) -> Stepwis
     def stopped(s: EliminationState, p: IdentParams):
         return s.done
 
+    _SCHEDULES[select] = schedule
     return Stepwise(init, select, update, short, recommend, stopped)
+
+
+_SCHEDULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a step-wise form's select -> its Schedule
+
+
+def schedule_of(stepwise: Stepwise) -> Schedule | None:
+    """The :class:`Schedule` of a step-wise form built by :func:`stepwise_elimination`.
+
+    Args:
+      stepwise: a :class:`~mobandit_jax.types.Stepwise`.
+
+    Returns:
+      Its :class:`Schedule` (what :func:`replan` re-plans), or None for a step-wise form of another kind.
+    """
+    return _SCHEDULES.get(stepwise.select)
+
+
+def replan(schedule: Schedule, state: EliminationState, p: IdentParams, costs, left: float, pulls=None) -> IdentParams:
+    """Params that re-plan the rest of a method's phases at a barrier of a live study from measured costs.
+
+    The phases keep their shape (targets ``schedule.target``, removals per phase); what changes is the budget they
+    are planned with: the largest ``B_v`` whose planned pulls from the current counts to the end, charged the
+    measured mean costs, fit in the budget left. The current phase is charged its active arms' costs; a later phase
+    of ``k_s`` arms ``k_s`` times their mean cost (which arms stay is not known yet). Re-planned at every barrier, the
+    last phase's plan is exact; it plans one sweep more than fits, which a study hands out arm by arm while the
+    budget lasts, so a study whose evaluations cost what was measured leaves less than one evaluation unspent.
+
+    Args:
+      schedule: the method's :class:`Schedule`.
+      state: its :class:`EliminationState` at the barrier.
+      p: its params (the budget and costs it was configured with).
+      costs: ``(K,)`` each arm's measured mean cost (its expected cost before it was told one), in ``p``'s units.
+      left: the budget left, in ``p``'s units.
+      pulls: ``(K,)`` pulls told since ``state`` (default none), counted as made.
+
+    Returns:
+      The re-planned :class:`IdentParams` (``p`` itself once the method has ended).
+    """
+    if bool(state.done):
+        return p
+    costs = np.asarray(costs, float)
+    N = np.asarray(state.N, np.int64) + (0 if pulls is None else np.asarray(pulls, np.int64))
+    active = np.asarray(state.active, bool)
+    r, c_act = int(state.r), costs[active]
+    big = 2 ** 30
+
+    def params(b):
+        jmax = _floor(b / float(costs.sum())) if schedule.final == "pareto" else big
+        return IdentParams(jnp.asarray(b, p.budget.dtype), jnp.asarray(costs, p.costs.dtype),
+                           jnp.asarray(costs.min(), p.cost_floor.dtype), jnp.asarray(min(jmax, big), jnp.int32),
+                           jnp.asarray(min(unit_pulls(b, costs), big), jnp.int32))
+
+    def spend(b) -> float:
+        pv = params(b)
+        fn = schedule.target(pv)
+        k, level, total = int(active.sum()), int(N[active].max()), 0.0
+        for s in range(r, schedule.phases + 1):
+            C = float(c_act.sum()) if s == r else k * float(c_act.mean())
+            n = min(int(fn(s, jnp.asarray(k), jnp.asarray(C, pv.costs.dtype))), int(pv.jmax))
+            if s == r:
+                total += float(np.sum(np.maximum(n - N[active], 0) * c_act))
+            else:
+                total += k * max(n - level, 0) * float(c_act.mean())
+            level = max(level, n)
+            k -= 1 if schedule.removals is None else int(schedule.removals(k))
+        return total
+
+    lo, hi = 0.0, max(float(p.budget), float(costs.sum()))
+    while spend(hi) <= left and hi < 1e12:
+        lo, hi = hi, 2 * hi
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if spend(mid) <= left else (lo, mid)
+    # the last phase plans one sweep more than fits: the caller hands it out arm by arm while the budget lasts
+    return params(hi if r == schedule.phases else lo)
 
 
 # --------------------------------------------------------------------------------------------
@@ -478,21 +558,113 @@ def _checked(ctx, method):
         raise ValueError(f"{method}: cost floor lambda must satisfy 0 < lambda <= 1, got {lam}")
     validate_costs(det, lam)
     budget = float(ctx.budget)
-    validate_budget(budget, float(np.min(ctx.min_costs)))
-    every_arm = float(np.sum(ctx.min_costs))  # one pull of each arm, at its cheapest
-    if budget < every_arm * (1 - 1e-9):  # no method could pull every arm: it would spend nothing and misidentify
-        rho = every_arm / (ctx.num_arms * float(np.mean(det)))
-        raise ConfigError(f"policy {method!r}: budget B = {budget:.6g} cannot pull each of the {ctx.num_arms} arms "
-                          f"once, which costs {every_arm:.6g} (B and the costs in units of the largest cost): give "
-                          f"budget.B >= {every_arm:.6g} or budget.rho >= {rho:.6g} (env.rho for kind 'llm_configs')")
+    if not math.isfinite(budget):
+        validate_budget(budget, float(np.min(ctx.min_costs)))
+    # a finite budget below a pull of every arm is refused by each method's _first_phase, naming its smallest budget
     # The allocation uses the profiling costs c_i only (Appendix A, robustness protocol), so
     # L_{K,lambda} takes lambda = min_i c_i, the floor of the allocation costs, whatever is charged.
     return float(det.min()), det, budget
 
 
+def _one_sweep(ctx) -> float:
+    """One pull of every arm at its cheapest, as the program sums it: the float64 sum, or the default float's sum
+    where that rounds above it (a simulated sweep is charged in that precision)."""
+    costs = np.asarray(ctx.min_costs, float)
+    if ctx.instance.info.get("budget_key") == "budget.B":  # a study sums its costs in float64 (Study.affordable)
+        return float(costs.sum())
+    dtype = np.dtype(jax.dtypes.canonicalize_dtype(jnp.float64))
+    low = costs.astype(dtype)
+    sequential = low[0]
+    for c in low[1:]:
+        sequential = dtype.type(sequential + c)
+    return max(float(costs.sum()), float(sequential), float(np.sum(low)))
+
+
+def smallest_budget(schedule: Schedule, ctx, first: float) -> float:
+    """The smallest budget (``ctx``'s units) at which a method's first phase gives every arm a pull.
+
+    Args:
+      schedule: the method's :class:`Schedule`.
+      ctx: the experiment's context (costs, cost floor).
+      first: the budget the method's first-phase target reaches one pull at, in exact arithmetic (e.g. CoPSI's
+        ``L_{K,lambda} C_1``).
+
+    Returns:
+      The larger of ``first`` and one pull of every arm, raised by the last bits the program's float needs for its
+      first target to be at least 1 (the target is computed as the program computes it).
+    """
+    K, det = ctx.num_arms, np.asarray(ctx.alloc_costs, float)
+    lam = float(det.min())
+    need = max(float(first), _one_sweep(ctx))
+    for _ in range(64):
+        p = ident_params(need, det, lam, 1)
+        C_1 = jnp.sum(p.costs)
+        if schedule.phases < 1 or int(schedule.target(p)(1, jnp.asarray(K), C_1)) >= 1:
+            return need
+        need = float(np.nextafter(np.float32(need), np.float32(np.inf)))
+    return need
+
+
+def _plain(x: float, up: bool = False) -> str:
+    """``x`` to 6 significant digits; with ``up``, rounded up where the nearest would fall short of ``x`` by more
+    than the refusal's tolerance (so that the number shown is enough)."""
+    if up and x > 0 and float(f"{x:.6g}") < x * (1 - 1e-12):
+        q = Decimal(1).scaleb(math.floor(math.log10(x)) - 5)
+        x = float(Decimal(x).quantize(q, rounding=ROUND_CEILING))
+    return f"{x:.6g}"
+
+
+FIRST = "its first phase needs to evaluate each of the {K} arms once"
+
+
+def _first_phase(ctx, method: str, budget: float, need: float, literal: bool = False):
+    """Refuse a budget below ``need`` (:func:`smallest_budget`) in one line naming it in the data's own cost units.
+
+    ``literal`` (CoPSI's paper schedule, not re-planned) runs a budget below ``need`` instead, with a
+    :class:`BudgetWarning` that arms may be recommended unevaluated, and refuses only one below a pull of every arm.
+    """
+    if budget >= need * (1 - 1e-12):
+        return
+    sweep = _one_sweep(ctx)
+    if literal and budget >= sweep * (1 - 1e-12):
+        warnings.warn(_too_small(ctx, method, budget, need, FIRST) + ": the paper's schedule runs "
+                      "as it is, and may recommend arms it never evaluated", BudgetWarning, stacklevel=3)
+        return
+    need, what = (sweep, "one evaluation of each of the {K} arms costs") if literal else (need, FIRST)
+    scale = ctx.instance.cost_unit[0]
+    if ctx.instance.info.get("budget_key") == "budget.B":  # a study: B and the costs in the user's own units
+        hint = f"give budget.B >= {_plain(need * scale, True)}"
+    else:
+        rho = need / (ctx.num_arms * float(np.mean(ctx.alloc_costs)))
+        hint = (f"give budget.B >= {_plain(need, True)} or budget.rho >= {_plain(rho, True)} (env.rho for kind "
+                "'llm_configs')")
+    raise ConfigError(f"{_too_small(ctx, method, budget, need, what)}: {hint}")
+
+
+def _too_small(ctx, method: str, budget: float, need: float, what: str) -> str:
+    """``policy 'name': budget B = ... is below the ... <what>`` (in the data's own cost units too)."""
+    scale, unit = ctx.instance.cost_unit
+    K = ctx.num_arms
+    if ctx.instance.info.get("budget_key") == "budget.B":
+        return (f"policy {method!r}: budget.B = {_plain(budget * scale)} {unit} is below the "
+                f"{_plain(need * scale, True)} {unit} {what.format(K=K)}")
+    own = (scale, unit) != (1.0, "cost units")
+    return (f"policy {method!r}: budget B = {_plain(budget)}{f' ({_plain(budget * scale)} {unit})' if own else ''} "
+            f"is below the {_plain(need, True)}{f' ({_plain(need * scale, True)} {unit})' if own else ''} "
+            f"{what.format(K=K)} (B in units of the largest cost)")
+
+
+class BudgetWarning(UserWarning):
+    """A fixed-budget method runs its literal schedule at a budget below its first phase (some arms get no pull)."""
+
+
 def _configure_copsi(ctx):
     lam, det, budget = _checked(ctx, "copsi")
     K = ctx.num_arms
+    first = l_k_lambda(K, lam, np) * float(det.sum())  # n_1 = floor(B / (L C_1))
+    # the paper's own settings (Figure 5 at rho = 10 over K = 132) are below it: a simulated run keeps its schedule
+    _first_phase(ctx, "copsi", budget, smallest_budget(copsi_schedule(K), ctx, first),
+                 literal=not ctx.instance.info.get("replan", False))
     two = np.sort(det)[:2].sum() if K >= 2 else det.sum()
     jmax = max(1, _floor(budget / (l_k_lambda(K, lam, np) * two)))
     return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, dim=ctx.dim),
@@ -511,6 +683,9 @@ def _configure_psi_sr(ctx, schedule):
     lam, det, budget = _checked(ctx, "psi_sr")
     K = ctx.num_arms
     c_bar = float(det.mean())
+    # sr: n_1 = ceil((T - K) / (logbar K)) needs T > K; equal costs: n_1 = floor(B / (L K c_bar))
+    first = (K + 1) * c_bar if schedule == SCHEDULES[0] else l_k_lambda(K, lam, np) * K * c_bar
+    _first_phase(ctx, "psi_sr", budget, smallest_budget(psi_sr_schedule(K, schedule), ctx, first))
     if schedule == SCHEDULES[0]:
         jmax = int(math.ceil(max(unit_pulls(budget, det) - K, 0) / (logbar(K) * 2)))
     else:
@@ -524,6 +699,8 @@ def _configure_psi_sr(ctx, schedule):
 def _configure_ege_sh(ctx):
     lam, det, budget = _checked(ctx, "ege_sh")
     K = ctx.num_arms
+    first = K * max(1, halving_rounds(K)) * float(det.mean())  # t_1 = floor(T / (K ceil(log2 K)))
+    _first_phase(ctx, "ege_sh", budget, smallest_budget(ege_sh_schedule(K), ctx, first))
     targets = halving_targets(K, unit_pulls(budget, det), np)  # the last round's target bounds every count
     jmax = int(max(1, targets[-1] if len(targets) else 1))
     return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, dim=ctx.dim),
@@ -532,6 +709,7 @@ def _configure_ege_sh(ctx):
 
 def _configure_uniform_alloc(ctx):
     lam, det, budget = _checked(ctx, "uniform_alloc")
+    _first_phase(ctx, "uniform_alloc", budget, smallest_budget(uniform_schedule(ctx.num_arms), ctx, 0.0))
     jmax = max(1, _floor(budget / float(np.sum(ctx.min_costs))))
     return (dict(num_arms=ctx.num_arms, length=table_length(jmax), prefix_table=ctx.env.prefix_table,
                  dim=ctx.dim),

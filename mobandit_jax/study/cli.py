@@ -26,7 +26,8 @@ def add_parser(parser):
     p.add_argument("ticket")
     p.add_argument("--values", required=True, help="one number per objective, comma separated (a slate: rows "
                    "separated by ';')")
-    p.add_argument("--cost", type=float, help="what the evaluation cost, in the budget's units")
+    p.add_argument("--cost", help="what the evaluation cost, in the budget's units (required with a budget); "
+                   "'expected' charges the arm's expected cost")
     p = sub.add_parser("fail", help="mark a ticket failed (its arm may be asked again)")
     p.add_argument("dir")
     p.add_argument("ticket")
@@ -51,6 +52,21 @@ def _values(text: str):
     return rows[0] if len(rows) == 1 else rows
 
 
+def _cost(text, study, ticket):
+    """``--cost``: a number, or ``expected`` (None: the arm's expected cost); required in a budgeted study."""
+    if text is None:
+        if study.spec.budget is not None:
+            raise StudyError(f"ticket {ticket}: give --cost, what the evaluation cost in the budget's units (this "
+                             "study has a budget; --cost expected charges the arm's expected cost)")
+        return None
+    if text == "expected":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise StudyError(f"--cost {text!r} must be a number or 'expected'") from None
+
+
 def main(args) -> int:
     """Run one ``mobandit study`` command; a :class:`StudyError` is one line on stderr and exit code 2."""
     try:
@@ -66,8 +82,14 @@ def _run(args) -> int:
     cmd = args.study_cmd
     if cmd == "new":
         study = Study.create(args.dir, args.spec, seed=args.seed)
-        print(f"study at {args.dir}: {len(study.spec.arms)} arms, objectives {study.spec.objectives}, policy "
-              f"{study._built.name}, seed {study.seed}")
+        if study.existed:
+            print(f"opened the existing study at {args.dir} (the same spec and seed): {study.status()['told']} told, "
+                  f"policy {study._built.name}, seed {study.seed}")
+        else:
+            print(f"study at {args.dir}: {len(study.spec.arms)} arms, objectives {study.spec.objectives}, policy "
+                  f"{study._built.name}, seed {study.seed}")
+        for note in study._built.notes:
+            print(f"warning: {note}", file=sys.stderr)
         return 0
     if cmd in VIEWS:
         return run_view(args)
@@ -80,7 +102,9 @@ def _run(args) -> int:
             if reason:
                 print(f"({reason})", file=sys.stderr)
     elif cmd == "tell":
-        study.tell(args.ticket, _values(args.values), args.cost)
+        values = _values(args.values)
+        study._record(args.ticket)  # an unknown ticket is named before a missing cost
+        study.tell(args.ticket, values, _cost(args.cost, study, args.ticket))
     elif cmd == "fail":
         study.fail(args.ticket, retry=not args.abandon)
     elif cmd == "recommend":
@@ -89,6 +113,10 @@ def _run(args) -> int:
         else:
             for name in study.recommend():
                 print(name)
+        unseen = study.status()["unevaluated"]
+        if unseen:
+            print(f"warning: recommended but never evaluated (the method's rule recommends them unseen): "
+                  f"{', '.join(unseen)}", file=sys.stderr)
     elif cmd == "status":
         print(json.dumps(study.status()))
     elif cmd == "history":

@@ -27,6 +27,16 @@ class ArmState(StrEnum):
     UNEVALUATED = "unevaluated"
 
 
+class EndedBy(StrEnum):
+    """Which rule ended a study (``status()["ended_by"]``): an identifier's schedule of phases completed, the horizon
+    (evaluations, or a fixed-confidence method's round cap), a fixed-confidence stopping rule, or the budget."""
+
+    PHASES = "phases"
+    HORIZON = "horizon"
+    STOPPING_RULE = "stopping_rule"
+    BUDGET = "budget"
+
+
 def _masks(state):
     """An identifier state's ``(accepted, active)`` masks (on the state or the method's state it wraps), or None."""
     for s in (state, getattr(state, "state", None)):
@@ -166,6 +176,12 @@ class OnlineDriver:
     def confident(self, study):
         return None
 
+    def ended_by(self, study):
+        """The :class:`EndedBy` rule that ended the study, or None while it runs."""
+        if study._pending:
+            return None
+        return {"finished": EndedBy.HORIZON, "budget": EndedBy.BUDGET}.get(self.reason(study))
+
     def arm_states(self, recommended) -> list:
         """Every arm is active for an online policy (:class:`ArmState`)."""
         return [ArmState.ACTIVE] * len(self.spec.arms)
@@ -175,17 +191,21 @@ class StepwiseDriver:
     """An identifier's :class:`~mobandit_jax.types.Stepwise` form, between barriers."""
 
     def __init__(self, built, spec, seed: int):
+        from ..policies.identification import schedule_of
+
         self.built, self.spec = built, spec
-        step, params = built.policy.stepwise, built.params
+        step, self.params = built.policy.stepwise, built.params
         self.step = step
         self.key_pol = _keys(seed)
-        self._select = jax.jit(lambda key, s: step.select(key, s, params))
-        self._update = jax.jit(lambda s, n, r, c: step.update(s, n, r, c, params))
-        self._short = jax.jit(lambda s: step.short(s, params))
-        self._stopped = jax.jit(lambda s: step.stopped(s, params))
-        self._recommend = jax.jit(lambda s: step.recommend(s, params))
-        self._confident = None if step.confident is None else jax.jit(lambda s: step.confident(s, params))
-        self.state = jax.jit(step.init)(params)
+        self._select = jax.jit(step.select)
+        self._update = jax.jit(step.update)
+        self._short = jax.jit(step.short)
+        self._stopped = jax.jit(step.stopped)
+        self._recommend = jax.jit(step.recommend)
+        self._confident = None if step.confident is None else jax.jit(step.confident)
+        # re-planning (spec [budget] replan): the phases' schedule, re-planned at each barrier from measured costs
+        self.schedule = schedule_of(step) if spec.replan and spec.budget is not None else None
+        self.state = jax.jit(step.init)(self.params)
         self.dtype = np.dtype(jax.dtypes.canonicalize_dtype(jnp.float64))
         self.b = 0
         self.by_budget = False
@@ -193,12 +213,12 @@ class StepwiseDriver:
 
     def _new_round(self):
         K = len(self.spec.arms)
-        self.need = np.asarray(self._select(fold(self.key_pol, self.b), self.state)).astype(np.int64)
+        self.need = np.asarray(self._select(fold(self.key_pol, self.b), self.state, self.params)).astype(np.int64)
         self.handed = np.zeros(K, np.int64)
         self.told_n = np.zeros(K, np.int64)
         self.rs = np.zeros((K, self.built.dim))
         self.cs = np.zeros(K)
-        self.done = bool(self._stopped(self.state))
+        self.done = bool(self._stopped(self.state, self.params))
 
     def round_of_ask(self, study) -> int:
         return self.b
@@ -215,11 +235,22 @@ class StepwiseDriver:
         self.rs[a] += self.built.to_policy(np.asarray(rec.values, float))
         self.cs[a] += (rec.cost or 0.0) / self.built.cost_scale
 
-    def _apply_round(self):
+    def _apply_round(self, study):
+        if self.schedule is not None:
+            self._replan(study)
         self.state = self._update(self.state, self.told_n.astype(np.int32), self.rs.astype(self.dtype),
-                                  self.cs.astype(self.dtype))
+                                  self.cs.astype(self.dtype), self.params)
         self.b += 1
         self._new_round()
+
+    def _replan(self, study):
+        """Re-plan the rest of the phases from the measured mean costs and the budget left (:func:`replan`)."""
+        from ..policies.identification import replan
+
+        scale = self.built.cost_scale
+        costs = np.array([study.expected_cost(i) for i in range(len(self.spec.arms))]) / scale
+        left = (self.spec.budget - study._spent) / scale
+        self.params = replan(self.schedule, self.state, self.built.params, costs, left, pulls=self.told_n)
 
     def _next(self):
         """The next arm to hand out and the expected cost of the rest of its sweep, or None."""
@@ -229,6 +260,15 @@ class StepwiseDriver:
         level = self.handed[open_].min()
         arm = int(np.flatnonzero(open_ & (self.handed == level))[0])
         return arm, level
+
+    def _fits(self, study, nxt) -> bool:
+        """Whether the next arm may be handed out: the rest of its sweep fits in the budget, or, re-planning in the
+        last phase, the arm itself does (the last sweep is handed out arm by arm as the budget allows)."""
+        arm, level = nxt
+        if study.affordable(self._sweep_cost(study, level)):
+            return True
+        last = self.schedule is not None and int(self.state.r) >= self.schedule.phases
+        return last and study.affordable(study.expected_cost(arm))
 
     def _sweep_cost(self, study, level) -> float:
         rest = (self.need > level) & (self.handed == level)
@@ -241,15 +281,15 @@ class StepwiseDriver:
             if (self.handed > self.told_n).any():
                 return
             if self.need.sum() > 0 and (self.told_n == self.need).all():
-                self._apply_round()
+                self._apply_round(study)
                 continue
             nxt = self._next()
-            if nxt is not None and study.affordable(self._sweep_cost(study, nxt[1])):
+            if nxt is not None and self._fits(study, nxt):
                 return
             if self.told_n.sum() > 0:
-                self._apply_round()
+                self._apply_round(study)
                 continue
-            self.state = self._short(self.state)
+            self.state = self._short(self.state, self.params)
             self._new_round()
             if self.done:
                 self.by_budget = True
@@ -260,7 +300,7 @@ class StepwiseDriver:
         nxt = self._next()
         if nxt is None:
             return None, "pending"
-        if not study.affordable(self._sweep_cost(study, nxt[1])):
+        if not self._fits(study, nxt):
             return None, "budget"
         return nxt[0], None
 
@@ -271,10 +311,21 @@ class StepwiseDriver:
         return self._choose(study)[1]
 
     def recommend(self, study):
-        return self._recommend(self.state)
+        return self._recommend(self.state, self.params)
 
     def confident(self, study):
-        return None if self._confident is None else bool(self._confident(self.state))
+        return None if self._confident is None else bool(self._confident(self.state, self.params))
+
+    def ended_by(self, study):
+        """The :class:`EndedBy` rule that ended the study, or None while it runs."""
+        if not self.done or study._pending:
+            return None
+        if self.by_budget:
+            return EndedBy.BUDGET
+        confident = self.confident(study)
+        if confident is None:
+            return EndedBy.PHASES
+        return EndedBy.STOPPING_RULE if confident else EndedBy.HORIZON
 
     def arm_states(self, recommended) -> list:
         """Each arm's :class:`ArmState` from the state's accepted and active masks; once the method has ended, its

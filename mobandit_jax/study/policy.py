@@ -7,10 +7,12 @@ A study's policy is built as a simulated run builds it (:func:`mobandit_jax.regi
 (:class:`~mobandit_jax.types.Stepwise`). The policy sees told values scaled by the spec's bounds to ``[0, 1]`` (or as
 they are, with a noise scale) and, for a family that does not read the cone, projected under ``[preference] W``
 (:func:`mobandit_jax.problems.cone.normalisation`, as :func:`~mobandit_jax.problems.cone.apply_cone` projects a
-simulated instance); costs in units of the largest expected cost.
+simulated instance); a family that reads the cone gets ``W = I`` (the Pareto order) where the spec gives none.
+Costs are in units of the largest expected cost.
 """
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -30,7 +32,8 @@ def _told_not_sampled(*args, **kwargs):
 
 class Built(NamedTuple):
     """The study's policy: its registered name, family entry, the built policy (or identifier) and params, its
-    context, the cost scale, the dimension the policy sees and the map from told values to it."""
+    context, the cost scale, the dimension the policy sees, the map from told values to it and the warnings its
+    building raised."""
 
     name: str
     family: object
@@ -40,6 +43,7 @@ class Built(NamedTuple):
     cost_scale: float
     dim: int
     to_policy: object  # (..., d) told values -> (..., dim) policy values (numpy)
+    notes: tuple = ()  # the warnings building it raised (a budget below a literal schedule's first phase)
 
 
 def build(spec: StudySpec) -> Built:
@@ -64,7 +68,8 @@ def build(spec: StudySpec) -> Built:
     bounded = spec.noise is None
     lower = np.zeros(d) if bounded is False else np.asarray(spec.lower, float)
     span = np.ones(d) if bounded is False else np.asarray(spec.upper, float) - lower
-    W = None if spec.W is None else np.asarray(spec.W, float)
+    # a family that reads the cone gets W = I (the Pareto order) where the spec gives none (FamilyEntry.cone)
+    W = family.cone(spec.W, d) if family.reads_cone else None if spec.W is None else np.asarray(spec.W, float)
     sigma = spec.noise
     if W is not None and not family.reads_cone:
         low, wspan = normalisation(W, bounded)
@@ -91,18 +96,23 @@ def build(spec: StudySpec) -> Built:
         scale, extra = 1.0, {}
     env = Env(sample=_told_not_sampled, num_arms=K, dim=dim, prefix_table=_told_not_sampled)
     inst = EnvInstance(env=env, params=None, means=np.zeros((K, dim)), noise_sigma=sigma, bounded=bounded,
-                       slate_size=spec.slate, info={"arms": list(spec.arms)},
+                       slate_size=spec.slate, info={"arms": list(spec.arms), "cost_scale": scale,
+                                                    "cost_name": spec.cost_name, "budget_key": "budget.B",
+                                                    "replan": spec.replan},
                        **extra)
     ctx = Context.of(inst, spec.horizon, W_ctx)
     try:
-        policy, params, _ = make_policy(name, ctx, **spec.options)
+        with warnings.catch_warnings(record=True) as caught:  # kept as the study's notes, not printed at each load
+            warnings.simplefilter("always")
+            policy, params, _ = make_policy(name, ctx, **spec.options)
     except (ConfigError, ValueError, KeyError, TypeError) as err:
         raise StudyError(str(err.args[0] if isinstance(err, KeyError) and err.args else err)) from None
     if family.kind == IDENTIFIER and (not isinstance(policy, Identifier) or policy.stepwise is None):
         raise StudyError(f"policy {name!r} runs only as one bulk call in simulation and has no step-wise form "
                          "(Identifier.stepwise), which a study drives; in a study use one of "
                          f"{sorted(stepwise_names())}")
-    return Built(name, family, policy, params, ctx, scale, dim, to_policy)
+    notes = tuple(str(w.message) for w in caught)
+    return Built(name, family, policy, params, ctx, scale, dim, to_policy, notes)
 
 
 _STEPWISE: dict = {}  # registered identifier -> whether it has a step-wise form

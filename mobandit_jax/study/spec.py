@@ -16,6 +16,7 @@
     [budget]
     B = 60.0                      # optional, in the user's cost units
     cost = 1.0                    # each evaluation's expected cost: a number, one per arm, or a CSV column name
+    replan = true                 # an identifier re-plans its remaining phases at each barrier (default true)
     [[policies]]
     name = "psi_sr"               # exactly one entry: a registered policy and its options
     [experiment]
@@ -32,11 +33,13 @@ import os
 import tomllib
 from typing import NamedTuple
 
+from .. import errors
+from ..errors import did_you_mean
 from .errors import StudyError
 
 TOP = ("study", "preference", "budget", "policies", "experiment")
 STUDY_KEYS = ("arms", "arm_column", "objectives", "lower", "upper", "noise", "horizon", "slate")
-BUDGET_KEYS = ("B", "cost")
+BUDGET_KEYS = ("B", "cost", "replan")
 RESERVED = ("ticket", "state", "worker", "arm", "cost", "asked", "told", "pulls", "recommended")
 DEFAULT_HORIZON = 1000  # evaluations (online) or rounds (fixed confidence) of a study without a budget
 BUDGET_HORIZON = 1_000_000  # with a budget, which then ends the study
@@ -62,21 +65,23 @@ class StudySpec(NamedTuple):
     plain: dict
     slate: int = 0
     plugins: list = []
+    replan: bool = True
+    cost_name: str = "cost units"
 
 
 def _num(value, key: str, *, positive=False, nonneg=False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise StudyError(f"{key} = {value!r} must be a finite number")
+        raise StudyError(f"{key} = {errors.plain(value)!r} must be a finite number")
     if positive and value <= 0:
-        raise StudyError(f"{key} = {value!r} must be > 0")
+        raise StudyError(f"{key} = {errors.plain(value)!r} must be > 0")
     if nonneg and value < 0:
-        raise StudyError(f"{key} = {value!r} must be >= 0")
+        raise StudyError(f"{key} = {errors.plain(value)!r} must be >= 0")
     return float(value)
 
 
 def _numbers(value, key: str, n: int) -> list:
     if not isinstance(value, list) or len(value) != n:
-        raise StudyError(f"{key} = {value!r} must be a list of {n} numbers (one per objective)")
+        raise StudyError(f"{key} = {errors.plain(value)!r} must be a list of {n} numbers (one per objective)")
     return [_num(v, f"{key}[{i}]") for i, v in enumerate(value)]
 
 
@@ -130,13 +135,15 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     base = base or os.getcwd()
     unknown = sorted(set(data) - set(TOP) - {"_configs"})  # _configs: a stored spec's CSV rows
     if unknown:
-        raise StudyError(f"unknown table(s) {unknown} in a study spec; allowed: {list(TOP)}")
+        raise StudyError(f"unknown table(s) {unknown} in a study spec{did_you_mean(unknown[0], TOP)}; allowed: "
+                         f"{list(TOP)}")
     study = data.get("study")
     if not isinstance(study, dict):
         raise StudyError("the spec needs a [study] table with arms and objectives")
     bad = sorted(set(study) - set(STUDY_KEYS))
     if bad:
-        raise StudyError(f"unknown key(s) {bad} in [study]; allowed: {list(STUDY_KEYS)}")
+        raise StudyError(f"unknown key(s) {bad} in [study]{did_you_mean(bad[0], STUDY_KEYS)}; allowed: "
+                         f"{list(STUDY_KEYS)}")
     arms = study.get("arms")
     column = study.get("arm_column", "arm")
     plain = {k: v for k, v in data.items()}
@@ -148,7 +155,7 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
         names = list(arms)
         configs = data.get("_configs") or [{} for _ in names]
     else:
-        raise StudyError(f"study.arms = {arms!r} must be a non-empty list of names or a CSV path")
+        raise StudyError(f"study.arms = {errors.plain(arms)!r} must be a non-empty list of names or a CSV path")
     if len(set(names)) != len(names):
         dup = sorted({a for a in names if names.count(a) > 1})
         raise StudyError(f"study.arms names {dup} more than once; each arm needs its own name")
@@ -156,10 +163,10 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
         raise StudyError(f"study.arms has {len(names)} arm; a study needs at least 2")
     objectives = study.get("objectives")
     if not (isinstance(objectives, list) and objectives and all(isinstance(o, str) and o for o in objectives)):
-        raise StudyError(f"study.objectives = {objectives!r} must be a non-empty list of names")
+        raise StudyError(f"study.objectives = {errors.plain(objectives)!r} must be a non-empty list of names")
     reserved = set(RESERVED) & set(objectives)
     if reserved or len(set(objectives)) != len(objectives):
-        raise StudyError(f"study.objectives = {objectives!r}: names must be distinct and not one of "
+        raise StudyError(f"study.objectives = {errors.plain(objectives)!r}: names must be distinct and not one of "
                          f"{', '.join(RESERVED)} (column names of history() and arms())")
     d = len(objectives)
     noise = study.get("noise")
@@ -176,32 +183,40 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
                 raise StudyError(f"study.lower[{i}] = {lo} must be below study.upper[{i}] = {up}")
     slate = study.get("slate", 0)
     if isinstance(slate, bool) or not isinstance(slate, int) or not 0 <= slate < len(names):
-        raise StudyError(f"study.slate = {slate!r} must be a whole number from 1 to K - 1 = {len(names) - 1} (the "
-                         "slate size k of a slate policy; 0: none)")
+        raise StudyError(f"study.slate = {errors.plain(slate)!r} must be a whole number from 1 to K - 1 = "
+                         f"{len(names) - 1} (the slate size k of a slate policy; 0: none)")
     horizon = study.get("horizon", DEFAULT_HORIZON if "budget" not in data else BUDGET_HORIZON)
     if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-        raise StudyError(f"study.horizon = {horizon!r} must be a whole number >= 1")
+        raise StudyError(f"study.horizon = {errors.plain(horizon)!r} must be a whole number >= 1")
     W = None
     if "preference" in data:
         pref = data["preference"]
         if not isinstance(pref, dict) or set(pref) != {"W"}:
-            raise StudyError("[preference] takes one key, W: a list of rows of d numbers")
+            other = sorted(set(pref) - {"W"}) if isinstance(pref, dict) else []
+            hint = f": unknown key(s) {other}{did_you_mean(other[0], ['W'])}" if other else ""
+            raise StudyError(f"[preference] takes one key, W: a list of rows of d numbers{hint}")
         W = pref["W"]
         if not (isinstance(W, list) and W and all(isinstance(r, list) for r in W)):
-            raise StudyError(f"preference.W = {W!r} must be a list of rows")
+            raise StudyError(f"preference.W = {errors.plain(W)!r} must be a list of rows")
         W = [_numbers(r, f"preference.W[{i}]", d) for i, r in enumerate(W)]
-    budget, costs = None, None
+    budget, costs, replan, cost_name = None, None, True, "cost units"
     if "budget" in data:
         b = data["budget"]
         bad = sorted(set(b) - set(BUDGET_KEYS)) if isinstance(b, dict) else ["?"]
         if bad or "B" not in b:
-            raise StudyError(f"[budget] takes B (the budget, in your cost units) and cost (each evaluation's expected "
-                             f"cost: a number, a list, or a CSV column); got {sorted(b) if isinstance(b, dict) else b}")
+            hint = (f"got {errors.plain(b)!r}" if not isinstance(b, dict) else
+                    f"unknown key(s) {bad}{did_you_mean(bad[0], BUDGET_KEYS)}" if bad else "no B")
+            raise StudyError(f"[budget] takes B (the budget, in your cost units), cost (each evaluation's expected "
+                             f"cost: a number, a list, or a CSV column) and replan (true or false): {hint}")
         budget = _num(b["B"], "budget.B", positive=True)
+        replan = b.get("replan", True)
+        if not isinstance(replan, bool):
+            raise StudyError(f"budget.replan = {errors.plain(replan)!r} must be true or false")
         cost = b.get("cost", 1.0)
+        cost_name = cost if isinstance(cost, str) else "cost units"
         if isinstance(cost, str):
             if any(cost not in c for c in configs):
-                raise StudyError(f"budget.cost = {cost!r} names no column of study.arms; columns: "
+                raise StudyError(f"budget.cost = {errors.plain(cost)!r} names no column of study.arms; columns: "
                                  f"{sorted(configs[0])}")
             costs = [_num(c[cost], f"budget.cost ({cost} of arm {a!r})", positive=True)
                      for a, c in zip(names, configs, strict=True)]
@@ -215,12 +230,15 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     if "experiment" in data:
         exp = data["experiment"]
         if not isinstance(exp, dict) or set(exp) - {"plugins"}:
+            other = sorted(set(exp) - {"plugins"}) if isinstance(exp, dict) else []
+            hint = f" (unknown key(s) {other}{did_you_mean(other[0], ['plugins'])})" if other else ""
             raise StudyError("[experiment] in a study spec takes one key, plugins: the files or modules that "
-                             "register your policies or families")
+                             f"register your policies or families{hint}")
         plugins = [p if not p.endswith(".py") or os.path.isabs(p) else os.path.join(base, p)
                    for p in (exp.get("plugins") or []) if isinstance(p, str)]
         if len(plugins) != len(exp.get("plugins") or []):
-            raise StudyError(f"experiment.plugins = {exp.get('plugins')!r} must be a list of file paths or modules")
+            raise StudyError(f"experiment.plugins = {errors.plain(exp.get('plugins'))!r} must be a list of file "
+                             "paths or modules")
         plain = {**plain, "experiment": {"plugins": plugins}}
     policies = data.get("policies")
     if not isinstance(policies, list) or len(policies) != 1 or not isinstance(policies[0], dict):
@@ -235,4 +253,4 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     if "sweep" in entry:
         raise StudyError(f"[[policies]] {name}: a study runs one configuration; give options, not a sweep")
     return StudySpec(names, configs, list(objectives), lower, upper, noise, W, budget, costs, name, family, entry,
-                     int(horizon), plain, slate, plugins)
+                     int(horizon), plain, slate, plugins, replan, cost_name)

@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import errors
 from .atomic import atomic
 from .errors import StudyError
 from .spec import StudySpec, load_spec
@@ -78,6 +79,7 @@ class Study:
         from .policy import build
 
         self._store, self.spec, self.seed = store, spec, int(seed)
+        self.existed = True  # an opened study (Study.create sets whether it found one)
         self.path = store.address
         self._built = build(spec)
         self._lock = threading.RLock()
@@ -105,11 +107,11 @@ class Study:
           storage: a backend instance (:mod:`.storage.base`) or an address, in place of ``path``.
 
         Returns:
-          The new :class:`Study`. An existing study of the same spec and seed is opened as it is; any other existing
-          study or a non-empty folder that holds none is refused.
+          The new :class:`Study`. An existing study of the same spec and seed is opened as it is (its ``existed`` is
+          then True); any other existing study or a non-empty folder that holds none is refused.
         """
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise StudyError(f"seed = {seed!r} must be a whole number >= 0")
+            raise StudyError(f"seed = {errors.plain(seed)!r} must be a whole number >= 0")
         parsed = load_spec(spec)
         plain = json.dumps(parsed.plain, sort_keys=True)
         path = path if storage is None else storage
@@ -126,7 +128,9 @@ class Study:
             store.close()
             raise StudyError(f"{store.address!r} holds another study (a different spec or seed); open it with "
                              "Study.load or give a new folder")
-        return cls(store, parsed, seed)
+        study = cls(store, parsed, seed)
+        study.existed = bool(meta)
+        return study
 
     @staticmethod
     def _check(parsed):
@@ -212,6 +216,14 @@ class Study:
             return True
         return self._spent + self.reserved() + cost <= self.spec.budget * (1 + 1e-12)
 
+    def _new_id(self) -> str:
+        """The next ticket's id: ``t1, t2, ...`` numbering the tickets (a study written when ids numbered the events
+        keeps its ids; a new one skips any of them)."""
+        n = len(self._tickets) + 1
+        while f"t{n}" in self._tickets:
+            n += 1
+        return f"t{n}"
+
     def _ticket(self, rec) -> Ticket:
         arms = self.spec.arms
         if isinstance(rec.action, list):
@@ -239,7 +251,7 @@ class Study:
           A list of :class:`Ticket`; fewer than ``n`` only with a reason in ``status()["reason"]``.
         """
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise StudyError(f"n = {n!r} must be a whole number >= 0")
+            raise StudyError(f"n = {errors.plain(n)!r} must be a whole number >= 0")
         if worker is not None and not isinstance(worker, str):
             raise StudyError(f"worker = {worker!r} must be a string")
         with self._lock, self._store.lock():
@@ -252,8 +264,7 @@ class Study:
                 if action is None:
                     break
                 arm = action[0] if isinstance(action, list) else action
-                seq = self._seen + 1
-                ev = self._store.append(seq, "ask", f"t{seq}", worker, arm,
+                ev = self._store.append(self._seen + 1, "ask", self._new_id(), worker, arm,
                                         slate=action if isinstance(action, list) else None)
                 self._apply(ev)
                 self._seen = ev.seq
@@ -267,7 +278,8 @@ class Study:
         try:
             arr = np.asarray(values, float)
         except (TypeError, ValueError):
-            raise StudyError(f"values = {values!r} must be numbers, one per objective {spec.objectives}") from None
+            raise StudyError(f"values = {errors.plain(values)!r} must be numbers, one per objective "
+                             f"{spec.objectives}") from None
         want = (rows, d) if rows else (d,)
         if arr.shape != want:
             what = f"{rows} rows (one per arm of the slate) of {d}" if rows else f"{d}"
@@ -282,7 +294,7 @@ class Study:
             if len(bad):
                 j = int(bad[0][-1])
                 value = arr.reshape(-1, d)[bad[0][0] if rows else 0, j]
-                raise StudyError(f"ticket {rec.id}: {spec.objectives[j]} = {value!r} "
+                raise StudyError(f"ticket {rec.id}: {spec.objectives[j]} = {errors.plain(value)!r} "
                                  f"lies outside its bounds [{lo[j]}, {up[j]}] (study.lower / study.upper)")
         return arr.tolist()
 
@@ -293,7 +305,9 @@ class Study:
         Args:
           ticket_or_id: a :class:`Ticket` or its id.
           values: the evaluation's values.
-          cost: what it cost, in the budget's units (default: the arm's expected cost).
+          cost: what it cost, in the budget's units. None charges the arm's expected cost (its mean told cost, else
+            the spec's): give the measured cost where you have it (``mobandit study tell`` requires ``--cost`` in a
+            budgeted study; ``--cost expected`` charges the expected one).
 
         A bad ticket, value or cost raises :class:`StudyError` in one line and writes nothing; telling a told ticket
         the same values again does nothing.
@@ -304,7 +318,7 @@ class Study:
             vals = self._values(rec, values)
             if cost is not None:
                 if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost < 0:
-                    raise StudyError(f"ticket {rec.id}: cost = {cost!r} must be a finite number >= 0")
+                    raise StudyError(f"ticket {rec.id}: cost = {errors.plain(cost)!r} must be a finite number >= 0")
                 cost = float(cost)
             if rec.state == "told":
                 if rec.values == vals and (cost is None or cost == rec.cost):
@@ -400,19 +414,61 @@ class Study:
         return pd.DataFrame(out, columns=cols)
 
     def status(self) -> dict:
-        """``told``, ``pending``, ``failed`` (failed or abandoned tickets), ``spent``, ``budget``, ``finished``,
-        ``reason`` (why ``ask`` would hand out nothing now: ``"pending"``, ``"budget"``, ``"finished"``, or None) and,
-        for a fixed-confidence method, ``stopped`` (its stopping rule fired)."""
+        """Where the study stands, as plain data (what ``mobandit study status`` prints as JSON).
+
+        Returns:
+          A dict: ``told``, ``pending``, ``failed`` (failed or abandoned tickets), ``spent``, ``budget``,
+          ``finished``, ``reason`` (why ``ask`` would hand out nothing now: ``"pending"``, ``"budget"``,
+          ``"finished"``, or None), ``ended_by`` (the rule that ended it: ``"phases"``, an identifier's schedule
+          complete; ``"horizon"``; ``"stopping_rule"``; ``"budget"``; None while it runs), ``budget_note`` (with a
+          budget: what was spent of ``B`` and why the rest was not; else None), ``unevaluated`` (recommended arms never
+          told a value: the method's rule recommends them unseen) and, for a fixed-confidence method, ``stopped``
+          (its stopping rule fired).
+        """
         with self._lock:
             self._sync()
             reason = self._driver.reason(self)
+            ended = self._driver.ended_by(self)
             out = dict(told=self._told, pending=len(self._pending), failed=self._failed, spent=self._spent,
                        budget=self.spec.budget, finished=reason in ("budget", "finished") and not self._pending,
-                       reason=reason)
+                       reason=reason, ended_by=None if ended is None else str(ended),
+                       budget_note=self._budget_note(ended), unevaluated=self._unevaluated())
             stopped = self._driver.confident(self)
             if stopped is not None:
                 out["stopped"] = stopped
             return out
+
+    def _unevaluated(self) -> list:
+        """The recommended arms never told a value."""
+        told = np.zeros(len(self.spec.arms), bool)
+        for rec in self._tickets.values():
+            if rec.state == "told":
+                told[np.atleast_1d(rec.action)] = True
+        mask = np.asarray(self._driver.recommend(self), bool) & ~told
+        return [a for a, m in zip(self.spec.arms, mask, strict=True) if m]
+
+    def _budget_note(self, ended) -> str | None:
+        """What was spent of ``B`` and why the rest was not (None without a budget)."""
+        from .drivers import EndedBy
+
+        B = self.spec.budget
+        if B is None:
+            return None
+        left = B - self._spent
+        head = f"spent {_plain(self._spent)} of {_plain(B)} ({_plain(100 * self._spent / B, 3)}%)"
+        if left < 0:
+            head += f", {_plain(-left)} over B (told costs above the expected ones)"
+            left = 0.0
+        if ended is None:
+            return f"{head}; running"
+        if ended == EndedBy.BUDGET:
+            return f"{head}; the {_plain(left)} left does not pay for the next evaluation the method asked for"
+        if ended == EndedBy.PHASES:
+            why = ("its phases were re-planned at each barrier from the measured costs" if self.spec.replan
+                   else "its phases were planned at the expected costs ([budget] replan = false)")
+            return f"{head}; the schedule is complete with {_plain(left)} left: {why}"
+        rule = "the horizon" if ended == EndedBy.HORIZON else "the stopping rule"
+        return f"{head}; {rule} ended it with {_plain(left)} left"
 
     def history(self):
         """One row per ticket (a pandas DataFrame): ``ticket``, ``state``, ``worker``, ``arm``, one column per
@@ -466,3 +522,8 @@ def _make_driver(built, spec, seed):
 
 def _now() -> float:
     return time.time()
+
+
+def _plain(x: float, digits: int = 6) -> str:
+    """A number as the user reads it (``1.5``, never ``np.float64(1.5)``)."""
+    return f"{float(x):.{digits}g}"
