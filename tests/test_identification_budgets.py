@@ -29,18 +29,18 @@ def _first_phase(name, costs):
     return max(need, costs.sum())
 
 
-def _ctx(costs, budget, live=True):
+def _ctx(costs, budget, paper=False):
     K = len(costs)
     means = np.random.default_rng(K).uniform(0.1, 0.9, (K, 2))
     inst = constant_instance(means, costs, budget=budget, budget_ratio=budget / (K * costs.mean()))
-    return mb.Context.of(inst._replace(info={**inst.info, "replan": live}), 1)
+    return mb.Context.of(inst._replace(info={**inst.info, "paper_schedule": paper}), 1)
 
 
-def _refused(name, costs, budget, live=True):
+def _refused(name, costs, budget, paper=False):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", BudgetWarning)
-            mb.make_policy(name, _ctx(costs, budget, live))
+            mb.make_policy(name, _ctx(costs, budget, paper))
     except ConfigError as err:
         return str(err)
     return None
@@ -81,13 +81,38 @@ def test_smallest_budget_is_the_first_phase_and_pulls_every_arm(name):
 
 
 def test_copsi_paper_schedule_below_its_first_phase_runs_with_a_warning():
-    """Without re-planning (a simulated run of the paper's schedule), CoPSI below its first phase runs and warns in
-    one line; below one pull of every arm it is refused."""
+    """Asked for the paper's schedule (``experiment.paper_schedule``), CoPSI below its first phase runs and warns in
+    one line; below one pull of every arm it is refused; without it, it is refused below its first phase."""
     costs = np.array([0.1, 0.2, 0.4, 0.6, 0.8, 1.0])
     need = _first_phase("copsi", costs)
     with pytest.warns(BudgetWarning, match=r"^policy 'copsi': budget B = 3\.2 is below the 15\.1671 its first phase "
                                            r"needs to evaluate each of the 6 arms once"):
-        mb.make_policy("copsi", _ctx(costs, 3.2, live=False))
+        mb.make_policy("copsi", _ctx(costs, 3.2, paper=True))
     assert need == pytest.approx(15.16710, abs=1e-4)
-    assert "one evaluation of each of the 6 arms costs" in _refused("copsi", costs, 3.0, live=False)
-    assert _refused("copsi", costs, 3.2, live=True).startswith("policy 'copsi': budget B = 3.2 is below the 15.1671")
+    assert "one evaluation of each of the 6 arms costs" in _refused("copsi", costs, 3.0, paper=True)
+    assert _refused("copsi", costs, 3.2).startswith("policy 'copsi': budget B = 3.2 is below the 15.1671")
+
+
+def test_a_run_refuses_copsi_below_its_first_phase_unless_it_asks_for_the_paper_schedule(tmp_path):
+    """``mb.run``: one line naming the smallest B and rho; ``experiment.paper_schedule = true`` runs it with a
+    warning, and its recommended sets hold arms it never pulled (what the warning says can happen)."""
+    costs = [0.5, 1.0, 2.0, 3.0, 4.0, 5.0]
+    rows = "\n".join(f"m{i},{0.2 + 0.1 * i},{0.9 - 0.1 * i},{c}" for i, c in enumerate(costs))
+    (tmp_path / "t.csv").write_text("model,acc,speed,seconds\n" + rows + "\n")
+    spec = {"experiment": {"horizon": 1, "seeds": 2},
+            "env": {"kind": "table", "path": str(tmp_path / "t.csv"), "arm": "model",
+                    "objectives": ["acc", "speed"], "cost": "seconds"},
+            "budget": {"rho": 1.5}, "policies": [{"name": "copsi"}]}
+    norm = np.array(costs) / max(costs)
+    B, need = 1.5 * len(costs) * norm.mean(), _first_phase("copsi", norm)  # in units of the largest cost
+    with pytest.raises(ConfigError) as refused:
+        mb.run(spec)
+    message = str(refused.value)
+    head = f"policy 'copsi': budget B = {B:.6g} ({B * max(costs):.6g} seconds) is below the "
+    assert message.startswith(head), message
+    shown = [float(x) for x in re.search(r"below the ([0-9.]+) \(([0-9.]+) seconds\) its first phase needs .* "
+                                         r"budget\.rho >= ([0-9.]+)", message).groups()]
+    np.testing.assert_allclose(shown, [need, need * max(costs), need / (len(costs) * norm.mean())], rtol=1e-5)
+    spec["experiment"]["paper_schedule"] = True
+    with pytest.warns(BudgetWarning, match="the paper's schedule runs as it is"):
+        mb.run(spec)

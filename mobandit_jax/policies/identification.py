@@ -620,7 +620,7 @@ FIRST = "its first phase needs to evaluate each of the {K} arms once"
 def _first_phase(ctx, method: str, budget: float, need: float, literal: bool = False):
     """Refuse a budget below ``need`` (:func:`smallest_budget`) in one line naming it in the data's own cost units.
 
-    ``literal`` (CoPSI's paper schedule, not re-planned) runs a budget below ``need`` instead, with a
+    ``literal`` (CoPSI's paper schedule, ``experiment.paper_schedule``) runs a budget below ``need`` instead, with a
     :class:`BudgetWarning` that arms may be recommended unevaluated, and refuses only one below a pull of every arm.
     """
     if budget >= need * (1 - 1e-12):
@@ -662,9 +662,10 @@ def _configure_copsi(ctx):
     lam, det, budget = _checked(ctx, "copsi")
     K = ctx.num_arms
     first = l_k_lambda(K, lam, np) * float(det.sum())  # n_1 = floor(B / (L C_1))
-    # the paper's own settings (Figure 5 at rho = 10 over K = 132) are below it: a simulated run keeps its schedule
+    # the paper's own settings (Figure 5 at rho = 10 over K = 132) are below it: a run asking for the paper's
+    # schedule (experiment.paper_schedule) keeps it there, with a warning
     _first_phase(ctx, "copsi", budget, smallest_budget(copsi_schedule(K), ctx, first),
-                 literal=not ctx.instance.info.get("replan", False))
+                 literal=ctx.instance.info.get("paper_schedule", False))
     two = np.sort(det)[:2].sum() if K >= 2 else det.sum()
     jmax = max(1, _floor(budget / (l_k_lambda(K, lam, np) * two)))
     return (dict(num_arms=K, length=table_length(jmax), prefix_table=ctx.env.prefix_table, dim=ctx.dim),

@@ -156,6 +156,8 @@ def build(spec: dict) -> Plan:
     built = []
     for setting, resolved in points:
         inst = with_budget(make_env(resolved["env"], resolved), resolved.get("budget"))
+        if exp.get("paper_schedule"):  # fixed-budget methods keep their papers' schedules below their first phase
+            inst = inst._replace(info={**inst.info, "paper_schedule": True})
         horizon = max(exp["horizon"], int(inst.horizon))
         built.append((setting, resolved, inst, horizon))
     print_notes(inst for _, _, inst, _ in built)

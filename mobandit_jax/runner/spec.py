@@ -34,7 +34,7 @@ from ..errors import ConfigError, did_you_mean
 from . import plugins
 
 TOP_KEYS = ("experiment", "env", "preference", "budget", "scenarios", "sweep", "policies")
-EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting", "plugins")
+EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting", "plugins", "paper_schedule")
 PREFERENCE_KEYS = ("W",)
 BUDGET_KEYS = ("rho", "B")
 DOTTED_TABLES = ("experiment", "env", "preference", "budget")
@@ -169,6 +169,8 @@ def validate(spec: dict) -> dict:
             raise ConfigError(f"experiment.{key} = {exp[key]!r}: it must be an integer >= 0")
     if not isinstance(exp["setting"], dict):
         raise ConfigError("experiment.setting must be a table of constant labels, e.g. {d = 2}")
+    if not isinstance(exp.get("paper_schedule", False), bool):
+        raise ConfigError(f"experiment.paper_schedule = {exp['paper_schedule']!r} must be true or false")
     if "name" in exp and not isinstance(exp["name"], str):
         raise ConfigError(f"experiment.name = {exp['name']!r} must be a string")
     if "plugins" in exp:
