@@ -38,7 +38,7 @@ def _device_state_restored(monkeypatch):
 def _cli(args, env_extra=None):
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS", cache.DISABLE_ENV)}
     env.update({"JAX_COMPILATION_CACHE_DIR": TEST_CACHE, **(env_extra or {})})
-    return subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", *args], env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "mobandit_jax.cli", *args], env=env, capture_output=True,
                           text=True, timeout=600)
 
 

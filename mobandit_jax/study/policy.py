@@ -48,7 +48,7 @@ def build(spec: StudySpec) -> Built:
     import mobandit_jax.policies  # noqa: F401
 
     if spec.plugins:
-        from ..runner import plugins
+        from .. import plugins
 
         try:
             plugins.load(plugins.validate(spec.plugins))
