@@ -31,8 +31,8 @@ TEST_CACHE = os.path.join(tempfile.gettempdir(), "mobandit_jax_test_cache")
 
 @pytest.fixture(autouse=True)
 def _device_state_restored(monkeypatch):
-    """configure() sets the module's --devices bound and XLA_FLAGS: both are put back after each test."""
-    monkeypatch.setattr(devices, "_LIMIT", None)
+    """configure() sets the --devices bound (MOBANDIT_DEVICES) and XLA_FLAGS: both are put back after each test."""
+    monkeypatch.delenv(devices.LIMIT_ENV, raising=False)
     monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
 
 def _cli(args, env_extra=None):

@@ -81,7 +81,7 @@ def upward_arrows(graph: dict) -> list:
             dst = part(t)
             if dst == src:
                 continue
-            allowed = PARTS[src] if src in PARTS else set()
+            allowed = PARTS.get(src, set())
             if dst in TOP or (dst in PARTS and dst not in allowed):
                 bad.append((name, t))
     return bad

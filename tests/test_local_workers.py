@@ -28,7 +28,7 @@ name = "gt_pf"
 
 @pytest.fixture(autouse=True)
 def _device_state_restored(monkeypatch):
-    monkeypatch.setattr(devices, "_LIMIT", None)
+    monkeypatch.delenv(devices.LIMIT_ENV, raising=False)
     monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
 
 
