@@ -32,7 +32,8 @@ TEST_CACHE = os.path.join(tempfile.gettempdir(), "mobandit_jax_test_cache")
 @pytest.fixture(autouse=True)
 def _device_state_restored(monkeypatch):
     """configure() sets the --devices bound (MOBANDIT_DEVICES) and XLA_FLAGS: both are put back after each test."""
-    monkeypatch.delenv(devices.LIMIT_ENV, raising=False)
+    monkeypatch.setenv(devices.LIMIT_ENV, "")  # recorded, so that the test's value is undone after it
+    monkeypatch.delenv(devices.LIMIT_ENV)
     monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
 
 def _cli(args, env_extra=None):

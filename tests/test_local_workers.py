@@ -28,7 +28,8 @@ name = "gt_pf"
 
 @pytest.fixture(autouse=True)
 def _device_state_restored(monkeypatch):
-    monkeypatch.delenv(devices.LIMIT_ENV, raising=False)
+    monkeypatch.setenv(devices.LIMIT_ENV, "")  # recorded, so that the test's value is undone after it
+    monkeypatch.delenv(devices.LIMIT_ENV)
     monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
 
 
