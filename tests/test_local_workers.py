@@ -102,7 +102,7 @@ def test_a_worker_that_dies_is_reported_in_one_line_after_what_it_said():
     assert local_workers.receive({}, timeout=0.01) is None
 
 
-def _failing_task(index, width, parts):
+def _failing_task(index, width, parts, tell):
     parts()
     raise ValueError(f"no data for\nworker {index}")
     yield
@@ -119,7 +119,7 @@ def test_an_error_in_a_worker_process_stops_the_run_in_one_line():
         list(workers.run_chunks(1, 4, [0, 1, 2, 3], _no_own_parts))
 
 
-def _late_task(index, width, parts):
+def _late_task(index, width, parts, tell):
     time.sleep(2.0)  # a worker process that is still starting up
     for c, start, n in parts():
         yield c, start, {"x": np.full(n, float(start)), "who": np.full(n, index)}
