@@ -1,14 +1,15 @@
 """mobandit_jax: a vectorized JAX experiment engine for multi-objective bandits.
 
-The layout is the architecture: the core (``types``, ``engine``, ``kernels``, ``policies``,
-``problems``, ``metrics``, and ``registry``, the one registry type), ``runner`` (spec, plans,
-execution, the run folder, devices, workers, sharding, cache, runtime, plugins, the CLI),
-``analysis`` (``Results``, reports, plots, statistics, compare) and ``bench`` (benchmarks and their
-numpy peers).
+The layout is the architecture, in layers that import only downwards (``tests/test_import_graph.py``): on top
+``cli``, the ``mobandit`` command; below it the parts it drives: ``runner`` (spec, plans, execution, the run folder,
+devices, workers, sharding, cache, runtime, its subcommands), ``study`` (live ask/tell studies), ``bench``
+(benchmarks and their numpy peers) and ``analysis`` (``Results``, reports, plots, statistics, compare); below them
+the core (``types``, ``engine``, ``kernels``, ``policies``, ``problems``, ``metrics``, ``registry``, the one
+registry type, ``plugins``, the loader of user modules, and ``digest``).
 
 The names below are loaded on first use (PEP 562), so ``import mobandit_jax`` imports no JAX, and
-neither do the modules the ``mobandit`` command needs first (``runner.cli``, ``runner.spec``,
-``runner.devices``, ``runner.cache``, ``runner.workers``, ``runner.run_folder``, ``runner.plugins``):
+neither do the modules the ``mobandit`` command needs first (``cli``, ``plugins``, ``runner.commands``,
+``runner.spec``, ``runner.devices``, ``runner.cache``, ``runner.workers``, ``runner.run_folder``):
 the command reads its spec and starts its worker processes before this process imports JAX.
 Importing ``policies``, ``problems`` or ``metrics`` fills their registry; the registry names below
 (``register_policy``, ``POLICIES``, ...) load all three first, so a registration sees every built-in name.

@@ -30,6 +30,8 @@ A name registered twice is refused (:class:`RegistryError`), built-ins included.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import inspect
 from collections.abc import Callable
 from typing import NamedTuple
@@ -52,6 +54,7 @@ class PolicyEntry(NamedTuple):
     doc: str
     defaults: dict
     module: str
+    plugin: bool = False  # registered while a plugin module was imported (:func:`plugin_rows`)
 
 
 class EnvEntry(NamedTuple):
@@ -62,6 +65,7 @@ class EnvEntry(NamedTuple):
     doc: str
     keys: tuple
     module: str
+    plugin: bool = False  # registered while a plugin module was imported (:func:`plugin_rows`)
 
 
 ONLINE, IDENTIFIER = "online", "identifier"  # a family's kind: a Policy run round by round, or one Identifier call
@@ -98,6 +102,7 @@ class FamilyEntry(NamedTuple):
     doc: str
     module: str
     true_set: Callable | None = None
+    plugin: bool = False  # registered while a plugin module was imported (:func:`plugin_rows`)
 
     def cone(self, W, dim: int):
         """The cone its policies and metrics read: ``W``, or the Pareto order ``I_d`` where the spec gives none;
@@ -117,8 +122,23 @@ class FamilyEntry(NamedTuple):
         return np.eye(dim) if W is None else np.asarray(W, float)
 
 
-PLUGIN_MODULES: set = set()  # modules imported as plugins (:mod:`mobandit_jax.runner.plugins`)
-IMPORTING: list = []  # the plugin modules being imported now: a row registered meanwhile is the innermost's
+_PLUGIN = contextvars.ContextVar("mobandit_plugin", default=None)  # set only inside plugin_rows
+
+
+@contextlib.contextmanager
+def plugin_rows(module: str):
+    """Rows registered in this block belong to plugin module ``module`` (whatever module their callables come
+    from) and are marked as a plugin's, so an edited plugin's rows can all be dropped before it is imported again
+    (:mod:`mobandit_jax.plugins`); nested blocks: the innermost's.
+
+    Args:
+      module: the plugin module's name in ``sys.modules``.
+    """
+    token = _PLUGIN.set(module)
+    try:
+        yield
+    finally:
+        _PLUGIN.reset(token)
 
 
 class Registry(dict):
@@ -132,7 +152,7 @@ class Registry(dict):
     def add(self, entry):
         """Add ``entry`` under ``entry.name``; refuses a name already registered."""
         old = self.get(entry.name)
-        if old is not None and not (old.module in PLUGIN_MODULES and entry.module in PLUGIN_MODULES):
+        if old is not None and not (old.plugin and entry.plugin):
             raise RegistryError(f"{self.kind} {entry.name!r} is registered already (by {self[entry.name].module}); "
                                 "choose another name")
         self[entry.name] = entry
@@ -193,7 +213,7 @@ class Registry(dict):
           The registered names.
         """
         found = [k for k in self if k.rpartition("/")[2] == name]
-        builtin = [k for k in found if self[k].module not in PLUGIN_MODULES]
+        builtin = [k for k in found if not self[k].plugin]
         return builtin or found
 
 
@@ -202,9 +222,11 @@ ENVS = Registry("env kind")
 FAMILIES = Registry("policy family")
 
 
-def _module(fn) -> str:
-    """The module a row belongs to: the plugin being imported, else the callable's own module."""
-    return IMPORTING[-1] if IMPORTING else getattr(fn, "__module__", None) or "?"
+def _origin(fn) -> tuple:
+    """``(module, plugin)`` of a row: the plugin being imported and True, else the callable's own module and
+    False."""
+    plugin = _PLUGIN.get()
+    return (plugin, True) if plugin is not None else (getattr(fn, "__module__", None) or "?", False)
 
 
 def register_policy(name: str, family: str, factory: Callable | None = None, configure: Callable | None = None,
@@ -231,7 +253,7 @@ def register_policy(name: str, family: str, factory: Callable | None = None, con
     key = name if name.startswith(f"{family}/") else f"{family}/{name}"
     if "/" in key[len(family) + 1:] or key == f"{family}/":
         raise RegistryError(f"policy name {name!r} must be 'name' or '{family}/name'")
-    POLICIES.add(PolicyEntry(key, family, factory, configure, doc, dict(defaults), _module(factory)))
+    POLICIES.add(PolicyEntry(key, family, factory, configure, doc, dict(defaults), *_origin(factory)))
     return factory
 
 
@@ -249,7 +271,7 @@ def register_env(name: str, build: Callable | None = None, doc: str = "", keys=(
     """
     if build is None:
         return lambda fn: (register_env(name, fn, doc, keys), fn)[1]
-    ENVS.add(EnvEntry(name, build, doc, tuple(keys), _module(build)))
+    ENVS.add(EnvEntry(name, build, doc, tuple(keys), *_origin(build)))
     return build
 
 
@@ -351,9 +373,10 @@ def register_family(name: str, *, kind: str, metrics: Callable, truth: Callable 
         if fn is not None and not callable(fn):
             raise RegistryError(f"family {name!r}: {what} must be a callable")
     default = identified if kind == IDENTIFIER else empirical_optimal
+    module, plugin = _origin(metrics)
     return FAMILIES.add(FamilyEntry(name, kind, metrics, truth or metric_params, truth_json or as_is,
-                                    bool(reads_cone), recommended or default, example, budget, doc,
-                                    _module(metrics), true_set))
+                                    bool(reads_cone), recommended or default, example, budget, doc, module,
+                                    true_set, plugin))
 
 
 OPTION_SECTIONS = ("Options:", "Args:")  # the docstring sections that document a policy's options

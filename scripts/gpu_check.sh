@@ -76,7 +76,7 @@ step() {
   echo "$rc $(( ($(date +%s%N) - t0) / 1000000 ))" >"$WORK/$name.status"
   echo "== $name: exit $rc" >&2
 }
-MB=("$PYTHON" -m mobandit_jax.runner.cli)
+MB=("$PYTHON" -m mobandit_jax.cli)
 
 install_project() {  # the device may have no package index: the project alone when the gpu extra's are there
   if ls .whl/*.whl >/dev/null 2>&1; then

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI = [sys.executable, "-m", "mobandit_jax.runner.cli"]
+CLI = [sys.executable, "-m", "mobandit_jax.cli"]
 
 
 def _timed(cmd, env) -> float:

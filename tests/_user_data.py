@@ -4,7 +4,8 @@ from __future__ import annotations
 import csv
 import json
 
-from mobandit_jax.runner import cli, execution, plans
+from mobandit_jax import cli
+from mobandit_jax.runner import execution, plans
 from mobandit_jax.runner import spec as config
 
 

@@ -19,25 +19,6 @@ SMALL_SPEC = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _no_kept_programs(monkeypatch):
-    """Each test starts without the kept-program cache, which an in-process CLI call turns on for the process
-    (``mobandit_jax.runner.cache.configure`` sets ``MOBANDIT_PROGRAMS_DIR``)."""
-    monkeypatch.delenv("MOBANDIT_PROGRAMS_DIR", raising=False)
-
-
-@pytest.fixture(autouse=True)
-def _xla_flags_restored():
-    """An in-process CLI call sets the host device count in ``XLA_FLAGS`` before JAX would start; the next test's
-    subprocesses see the flags as they were before it."""
-    flags = os.environ.get("XLA_FLAGS")
-    yield
-    if flags is None:
-        os.environ.pop("XLA_FLAGS", None)
-    else:
-        os.environ["XLA_FLAGS"] = flags
-
-
 @pytest.fixture
 def small_spec():
     return copy.deepcopy(SMALL_SPEC)

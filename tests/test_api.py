@@ -7,7 +7,8 @@ import pytest
 from _tiny_spec import tiny_spec
 
 import mobandit_jax as mb
-from mobandit_jax.runner import cli, execution, plans
+from mobandit_jax import cli
+from mobandit_jax.runner import execution, plans
 from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner.spec import ConfigError
 

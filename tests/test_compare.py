@@ -5,8 +5,8 @@ import os
 import numpy as np
 import pytest
 
+from mobandit_jax import cli
 from mobandit_jax.analysis import compare
-from mobandit_jax.runner import cli
 
 
 def _record(policy, metric, mean, setting=None, n=3, **params):

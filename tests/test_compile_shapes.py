@@ -77,7 +77,7 @@ def _run(tmp_path, name: str, text: str) -> dict:
     spec = tmp_path / f"{name}.toml"
     spec.write_text(text)
     env = dict(os.environ, MOBANDIT_NO_CACHE="1")
-    out = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out",
+    out = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--out",
                           str(tmp_path / name), "--quiet"], capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
     assert out.returncode == 0, out.stderr
     return json.loads((tmp_path / name / "summary.json").read_text())

@@ -109,7 +109,7 @@ def test_unbounded_rewards_are_refused_by_a_policy_that_needs_them_in_0_1(tmp_pa
     spec.write_text('[experiment]\nname = "u"\nhorizon = 10\nseeds = 1\n[env]\nkind = "stochastic"\n'
                     'noise = "gaussian"\nclip = false\nmeans = [[1.5, -2.0], [0.3, 0.9]]\n'
                     '[[policies]]\nname = "thv_ucb"\n')
-    cmd = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out", str(tmp_path / "o")]
+    cmd = [sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--out", str(tmp_path / "o")]
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
     assert "'thv_ucb' needs rewards in [0, 1]" in out.stderr and "clip = false" in out.stderr

@@ -56,7 +56,7 @@ eta = {front = {concave = 0.3}}
 def test_cli_reports_a_missing_value_in_one_line(tmp_path):
     path = tmp_path / "spec.toml"
     path.write_text(SPEC)
-    out = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(path),
+    out = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "run", str(path),
                           "--out", str(tmp_path / "r")],
                          capture_output=True, text=True)
     assert out.returncode == 2

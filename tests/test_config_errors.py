@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
+from mobandit_jax.cli import main
 from mobandit_jax.runner import plans
 from mobandit_jax.runner import spec as cfg
-from mobandit_jax.runner.cli import main
 
 
 def _build(spec):
@@ -108,7 +108,7 @@ def test_cli_reports_errors_without_traceback(tmp_path, capsys):
 
 
 def test_cli_list_names_every_family():
-    out = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "list"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "list"], capture_output=True, text=True,
                          check=True).stdout
     for name in ("prefucb", "pareto_ucb", "scalarized_ucb_rr", "gt_pf", "stochastic", "preference"):
         assert name in out

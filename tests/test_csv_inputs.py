@@ -25,9 +25,10 @@ from _user_data import cli_error
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from mobandit_jax import cli
 from mobandit_jax.errors import ConfigError
 from mobandit_jax.problems import llm_configs, replay, table
-from mobandit_jax.runner import cli, plans
+from mobandit_jax.runner import plans
 from mobandit_jax.runner import spec as config
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "llm_models.csv"

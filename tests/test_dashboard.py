@@ -151,7 +151,7 @@ def study(tmp_path):
 @contextlib.contextmanager
 def _serving(where):
     """``mobandit study dashboard WHERE --port 0`` in a process of its own; yields its address."""
-    proc = subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "study", "dashboard", where,
+    proc = subprocess.Popen([sys.executable, "-m", "mobandit_jax.cli", "study", "dashboard", where,
                              "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
         line = proc.stdout.readline()
@@ -211,7 +211,7 @@ def test_the_page_lists_the_arms_shows_a_tell_at_once_and_runs_no_arm_name(study
 
     ticket = study.ask(1)[0]  # asked here, told by another process
     t0 = time.monotonic()
-    subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "study", "tell", study.path, ticket.id,
+    subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "study", "tell", study.path, ticket.id,
                     "--values", "0.7,0.4", "--cost", "1.0"], check=True, env=ENV)
     told = time.monotonic()
     shown = _wait(lambda: page.evaluate("document.getElementById('told').textContent") == str(6 * SWEEPS + 1), 5,
@@ -259,7 +259,7 @@ def test_it_listens_on_loopback_only_unless_told(study, dashboard):
 
 
 def test_a_bad_port_is_one_line(study, capsys):
-    from mobandit_jax.runner.cli import main
+    from mobandit_jax.cli import main
 
     assert main(["study", "dashboard", study.path, "--port", "70000"]) == 2
     err = capsys.readouterr().err

@@ -31,14 +31,15 @@ TEST_CACHE = os.path.join(tempfile.gettempdir(), "mobandit_jax_test_cache")
 
 @pytest.fixture(autouse=True)
 def _device_state_restored(monkeypatch):
-    """configure() sets the module's --devices bound and XLA_FLAGS: both are put back after each test."""
-    monkeypatch.setattr(devices, "_LIMIT", None)
+    """configure() sets the --devices bound (MOBANDIT_DEVICES) and XLA_FLAGS: both are put back after each test."""
+    monkeypatch.setenv(devices.LIMIT_ENV, "")  # recorded, so that the test's value is undone after it
+    monkeypatch.delenv(devices.LIMIT_ENV)
     monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
 
 def _cli(args, env_extra=None):
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS", cache.DISABLE_ENV)}
     env.update({"JAX_COMPILATION_CACHE_DIR": TEST_CACHE, **(env_extra or {})})
-    return subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", *args], env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "mobandit_jax.cli", *args], env=env, capture_output=True,
                           text=True, timeout=600)
 
 
@@ -196,3 +197,23 @@ def test_without_affinity_masks_nothing_is_pinned(monkeypatch):
     monkeypatch.delenv("XLA_FLAGS")
     assert devices.configure(1) == 1 and os.environ["XLA_FLAGS"] == f"{devices.HOST_COUNT_FLAG}=1"
     assert devices.core_slots(2) == []
+
+
+def test_an_in_process_command_leaves_the_environment_as_it_found_it(tmp_path, monkeypatch):
+    """``main`` sets the host device count, the mesh bound and the cache's variables before JAX would start, and
+    puts the environment back when the command returns (no test fixture has to)."""
+    from mobandit_jax import cli
+    from mobandit_jax.runner import commands
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    seen = {}
+    monkeypatch.setattr(commands, "_cmd_run", lambda args: seen.update(os.environ) or 0)  # no run: what it saw
+    before = dict(os.environ)
+    assert cli.main(["run", str(spec), "--out", str(tmp_path / "out"), "--workers", "off", "--quiet"]) == 0
+    if devices._platform_is_cpu() and devices.HOST_COUNT_FLAG not in before.get("XLA_FLAGS", ""):
+        assert f"{devices.HOST_COUNT_FLAG}=" in seen["XLA_FLAGS"]
+    if not cache.disabled_by_env():
+        assert seen[cache.PROGRAMS_ENV] == str(cache.programs_dir())
+    assert seen != before  # the command did change the environment while it ran
+    assert dict(os.environ) == before

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from _tiny_spec import tiny_spec
 
+from mobandit_jax.cli import main
 from mobandit_jax.runner import run_folder
-from mobandit_jax.runner.cli import main
 
 TABLE = "name,quality,speed\nA,0.9,0.2\nB,0.3,0.8\nC,0.5,0.5\nD,0.2,0.1\n"
 TABLE_SPEC = """
@@ -43,7 +43,7 @@ def _env():
 
 
 def _cmd(spec, out, *more):
-    return [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out", str(out), "--quiet", *more]
+    return [sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--out", str(out), "--quiet", *more]
 
 
 def _one_line(proc_or_err):

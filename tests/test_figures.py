@@ -12,7 +12,7 @@ from PIL import Image
 
 import mobandit_jax as mb
 from mobandit_jax.analysis import compare, plots
-from mobandit_jax.runner.cli import main
+from mobandit_jax.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

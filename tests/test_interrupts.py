@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from _tiny_spec import tiny_spec
 
+from mobandit_jax.cli import main
 from mobandit_jax.runner import run_folder as results
-from mobandit_jax.runner.cli import main
 
 CHUNKS = 8
 
@@ -30,7 +30,7 @@ def setup(tmp_path_factory):
 
 
 def _start(spec, out, env):
-    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out", str(out),
+    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--out", str(out),
                              "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
@@ -146,7 +146,7 @@ def test_a_signal_five_seconds_into_a_long_compile_ends_the_run_within_two_secon
     spec.write_text(spec.read_text().replace("prefucb", "slow_greedy").replace("PrefUCB", "Slow").replace(
         "[env]", 'plugins = ["slow_policy.py"]\n\n[env]'))
     env = {**os.environ, "MOBANDIT_NO_CACHE": "1"}  # nothing compiled is kept: each process compiles
-    cli = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out"]
+    cli = [sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--out"]
     api = [sys.executable, "-c", "import sys, mobandit_jax as mb; mb.run(sys.argv[1], out=sys.argv[2], progress=True)",
            str(spec)]
     cases = {"run SIGINT": (cli + [str(tmp_path / "int")], signal.SIGINT),

@@ -28,7 +28,8 @@ name = "gt_pf"
 
 @pytest.fixture(autouse=True)
 def _device_state_restored(monkeypatch):
-    monkeypatch.setattr(devices, "_LIMIT", None)
+    monkeypatch.setenv(devices.LIMIT_ENV, "")  # recorded, so that the test's value is undone after it
+    monkeypatch.delenv(devices.LIMIT_ENV)
     monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
 
 
@@ -101,7 +102,7 @@ def test_a_worker_that_dies_is_reported_in_one_line_after_what_it_said():
     assert local_workers.receive({}, timeout=0.01) is None
 
 
-def _failing_task(index, width, parts):
+def _failing_task(index, width, parts, tell):
     parts()
     raise ValueError(f"no data for\nworker {index}")
     yield
@@ -118,7 +119,7 @@ def test_an_error_in_a_worker_process_stops_the_run_in_one_line():
         list(workers.run_chunks(1, 4, [0, 1, 2, 3], _no_own_parts))
 
 
-def _late_task(index, width, parts):
+def _late_task(index, width, parts, tell):
     time.sleep(2.0)  # a worker process that is still starting up
     for c, start, n in parts():
         yield c, start, {"x": np.full(n, float(start)), "who": np.full(n, index)}
@@ -223,7 +224,7 @@ def test_interrupted_workers_keep_chunks_leave_no_process_and_resume_to_the_same
     # process ready before this one computes parts ahead, and its chunks are then written in one burst
     spec = tiny_spec(tmp_path / "tiny.toml", horizon=50000, seeds=16, chunk=2, record_every=25000)
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    cmd = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--quiet", "--workers"]
+    cmd = [sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--quiet", "--workers"]
     assert subprocess.run(cmd + ["off", "--out", str(tmp_path / "ref")], env=env, timeout=600).returncode == 0
     out = tmp_path / "run"
     for signum in (signal.SIGINT, signal.SIGKILL):

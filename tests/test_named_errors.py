@@ -10,10 +10,10 @@ import pytest
 from _tiny_spec import tiny_spec
 
 import mobandit_jax as mb
+from mobandit_jax.cli import main
 from mobandit_jax.errors import ConfigError
 from mobandit_jax.runner import plans, run_folder
 from mobandit_jax.runner import spec as cfg
-from mobandit_jax.runner.cli import main
 
 CSV = "model,question,acc,speed,tokens\na,q1,0.5,0.2,30\na,q2,0.6,0.1,40\nb,q1,0.2,0.9,50\nb,q2,0.3,0.8,60\n"
 TABLE = "model,acc,speed,price\na,0.5,0.2,3\nb,0.6,0.3,2\nc,0.2,0.9,1\nd,0.4,0.4,2\ne,0.7,0.1,3\nf,0.3,0.6,1\n"
@@ -49,7 +49,7 @@ def test_a_run_folder_of_another_spec_is_refused_naming_the_keys_that_differ(tmp
                               "(experiment.horizon = 60 there, 80 in this run); choose another output folder or "
                               "delete it")
     other = tiny_spec(tmp_path / "other.toml", horizon=60, seeds=2, chunk=1, record_every=10)
-    code = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(other), "--out",
+    code = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "run", str(other), "--out",
                            str(tmp_path / "run"), "--quiet", "--no-cache"], capture_output=True, text=True)
     assert code.returncode == 2 and code.stderr.splitlines() == [
         f"error: {tmp_path / 'run'} holds results of a different experiment (experiment.record_every = 20 there, 10 "
@@ -98,7 +98,7 @@ def test_a_closed_pipe_ends_the_report_quietly(tmp_path):
     spec = tiny_spec(tmp_path / "tiny.toml", horizon=40, seeds=2, chunk=1, record_every=20)
     res = mb.run(spec, out=tmp_path / "run")
     (tmp_path / "run" / "report.md").write_text("line\n" * 200_000)  # more than a pipe holds
-    shell = f"{sys.executable} -m mobandit_jax.runner.cli report {tmp_path / 'run'} | head -n 2"
+    shell = f"{sys.executable} -m mobandit_jax.cli report {tmp_path / 'run'} | head -n 2"
     done = subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True)
     assert done.stdout == "line\nline\n" and done.stderr == "" and done.returncode == 0, done
     text = repr(res)  # and the results in one short paragraph

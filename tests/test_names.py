@@ -107,7 +107,7 @@ def test_a_misspelt_name_on_the_command_line_is_one_line_and_exit_2(tmp_path):
     spec = tmp_path / "spec.toml"
     spec.write_text('[experiment]\nhorizon = 20\n[env]\nkind = "stochastic"\nmeans = [[0.2, 0.7], [0.6, 0.4]]\n'
                     '[[policies]]\nname = "parteo_ucb"\n')
-    out = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out",
+    out = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--out",
                           str(tmp_path / "out")], capture_output=True, text=True)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     lines = out.stderr.strip().splitlines()

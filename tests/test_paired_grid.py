@@ -9,7 +9,7 @@ from scipy import stats as st
 
 import mobandit_jax as mb
 from mobandit_jax.analysis.results import Results
-from mobandit_jax.runner.cli import main
+from mobandit_jax.cli import main
 
 TWO = TINY_TOML + '\n[[policies]]\nname = "pareto_ucb"\nlabel = "ParetoUCB"\n'
 

@@ -35,7 +35,7 @@ def test_assets_config_runs_end_to_end(tmp_path):
     import sys
 
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(ROOT / "configs" / "pdmob/assets.toml"),
+    cmd = [sys.executable, "-m", "mobandit_jax.cli", "run", str(ROOT / "configs" / "pdmob/assets.toml"),
            "--out", str(out), "--seeds", "2", "--set", "experiment.horizon=100",
            "--set", "experiment.record_every=50", "--quiet"]
     subprocess.run(cmd, check=True, cwd=ROOT, capture_output=True)

@@ -105,7 +105,7 @@ MEANS = {"three": [[0.9, 0.2], [0.5, 0.6], [0.4, 0.4]], "four": [[0.3, 0.8], [0.
 
 def _cli(*args):
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", *map(str, args)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", *map(str, args)], capture_output=True,
                           text=True, env=env, timeout=600)
     return proc.returncode, proc.stderr.strip().splitlines()
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from _in_process import run_registered_in_process
 
+from mobandit_jax.cli import main
 from mobandit_jax.runner import run_folder
-from mobandit_jax.runner.cli import main
 
 PLUGIN = '''
 """A user's epsilon-greedy policy on the mean scalarization and a Bernoulli table environment."""
@@ -108,7 +108,7 @@ def _write(folder, plugin=PLUGIN, plugins='plugins = ["my_plugin.py"]'):
 def _cli(*args, cwd=None, env=None):
     env = {**os.environ, **(env or {})}
     env.pop("XLA_FLAGS", None)
-    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", *map(str, args)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, env=env, timeout=600)
     return proc.returncode, proc.stderr.strip().splitlines()
 

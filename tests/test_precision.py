@@ -47,7 +47,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 import numpy as np
 import test_precision
-from mobandit_jax.runner.cli import main
+from mobandit_jax.cli import main
 
 spec, out = sys.argv[1:]
 assert main(["run", spec, "--out", out, "--quiet", "--x64"]) == 0

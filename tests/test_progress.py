@@ -143,7 +143,7 @@ def test_a_run_writing_to_a_pipe_holds_no_carriage_return_and_few_progress_lines
 
     spec = tiny_spec(tmp_path / "many.toml", horizon=4000, seeds=96, chunk=2, record_every=400)  # 48 chunks
     t0 = time.monotonic()
-    text, lines = _piped([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out",
+    text, lines = _piped([sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--out",
                           str(tmp_path / "run"), "--no-cache"])
     times = _at_most_one_progress_line_every_two_seconds(text, lines, r"run: \d+/\d+ lane checkpoints")
     assert len(times) <= 1 + (time.monotonic() - t0) / 2
@@ -188,7 +188,7 @@ def test_under_a_terminal_the_bar_of_a_one_chunk_run_over_worker_processes_moves
 
     spec = tiny_spec(tmp_path / "one.toml", horizon=20000, seeds=16, chunk=16, record_every=500)
     ours, theirs = pty.openpty()  # mobandit's stdout and stderr are the terminal
-    proc = subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(spec), "--out",
+    proc = subprocess.Popen([sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--out",
                              str(tmp_path / "run"), "--workers", "on", "--devices", "2", "--no-cache"],
                             stdout=theirs, stderr=theirs, stdin=subprocess.DEVNULL,
                             env={k: v for k, v in os.environ.items() if k != "XLA_FLAGS"})

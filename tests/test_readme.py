@@ -62,9 +62,9 @@ def test_your_own_data_bash_block_runs(examples_cwd):
            "XDG_CACHE_HOME": str(examples_cwd / "cache")}  # the runs share compiled programs, not the user's cache
     for line in code.strip().splitlines():
         assert line.startswith("mobandit "), line
-        cmd = (f"{sys.executable} -m mobandit_jax.runner.cli {line[len('mobandit '):]} --quiet"
+        cmd = (f"{sys.executable} -m mobandit_jax.cli {line[len('mobandit '):]} --quiet"
                if " run " in f" {line} "
-               else f"{sys.executable} -m mobandit_jax.runner.cli {line[len('mobandit '):]}")
+               else f"{sys.executable} -m mobandit_jax.cli {line[len('mobandit '):]}")
         done = subprocess.run(cmd, shell=True, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"{line}\n{done.stderr}"
     runs = examples_cwd / "runs"

@@ -74,7 +74,7 @@ def test_a_killed_job_process_stops_the_reproduction_in_one_line(tmp_path):
     (configs / "killed.toml").write_text(SPEC.format(horizon=40).replace("[env]", 'plugins = ["killed.py"]\n[env]'))
     (configs / "fine.toml").write_text(SPEC.format(horizon=40))
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "reproduce", "--configs", configs, "--runs",
+    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "reproduce", "--configs", configs, "--runs",
                            tmp_path / "runs", "--experiments", tmp_path / "exp", "--jobs", "2", "--no-cache"],
                           capture_output=True, text=True, env=env, timeout=600)
     err = proc.stderr.strip().splitlines()
@@ -167,7 +167,7 @@ def test_listed_builders_get_their_runs_and_other_specs_keep_the_generic_report(
 
 
 def test_without_a_spec_folder_the_command_names_the_folder_it_looked_for(tmp_path, monkeypatch, capsys):
-    from mobandit_jax.runner import cli
+    from mobandit_jax import cli
 
     monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))  # the CLI sets it; restored after
     monkeypatch.chdir(tmp_path)
@@ -386,7 +386,7 @@ def test_check_passes_on_the_committed_reference(tmp_path):
     root = Path(__file__).resolve().parents[1]
     ref = root / "tests" / "data" / "check"
     env = {**os.environ, "PYTHONPATH": str(root)}
-    cmd = [sys.executable, "-m", "mobandit_jax.runner.cli", "reproduce", "--check", "--jobs", "1", "--configs",
+    cmd = [sys.executable, "-m", "mobandit_jax.cli", "reproduce", "--check", "--jobs", "1", "--configs",
            str(ref / "configs"), "--experiments", str(ref / "experiments"), "--runs", str(tmp_path / "runs")]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

@@ -10,7 +10,7 @@ from _tiny_spec import tiny_spec
 
 import mobandit_jax as mb
 from mobandit_jax.analysis.results import ResultsFileError
-from mobandit_jax.runner.cli import main
+from mobandit_jax.cli import main
 
 RESULT_FILES = ("summary.json", "curves.npz", "finals.npz", "recommended.npz", "grid.json", "truth.json",
                 "metrics.json", "report.md", "timing.json", "run.json", "regret_gap.png", "regret_indicator.png")

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from _tiny_spec import tiny_spec
 
+from mobandit_jax.cli import main
 from mobandit_jax.runner import execution, plans, run_folder
 from mobandit_jax.runner import run_folder as results
-from mobandit_jax.runner.cli import main
 
 
 def _run(capsys, *args):
@@ -127,7 +127,7 @@ def test_result_files_have_the_mode_the_umask_allows(tmp_path, capsys, done):
 def test_precision_is_part_of_the_run(tmp_path, capsys, monkeypatch, done):
     folder = tmp_path / "f64"
     env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.runner.cli", "run", str(done[0]), "--out", str(folder),
+    proc = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "run", str(done[0]), "--out", str(folder),
                            "--quiet", "--x64"], capture_output=True, text=True, env=env)  # global option after run
     assert proc.returncode == 0, proc.stderr
     assert json.loads((folder / "run.json").read_text())["precision"] == "float64"

@@ -39,7 +39,7 @@ SIMULATED = {"JAX_PLATFORMS": "cpu"}
 
 def _run(args, env_extra=None, cwd=None):
     env = {**os.environ, **CACHE, **SIMULATED, **(env_extra or {})}
-    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.runner.cli", "run", *args, "--quiet"], env=env,
+    return subprocess.Popen([sys.executable, "-m", "mobandit_jax.cli", "run", *args, "--quiet"], env=env,
                             cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

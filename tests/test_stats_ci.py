@@ -9,7 +9,7 @@ from scipy import stats as st
 
 import mobandit_jax as mb
 from mobandit_jax.analysis import stats
-from mobandit_jax.runner.cli import main
+from mobandit_jax.cli import main
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """``mobandit study ...``: a round trip through every command, exit codes, one-line errors."""
 import json
 
-from mobandit_jax.runner.cli import main
+from mobandit_jax.cli import main
 
 SPEC = """
 [study]

@@ -9,7 +9,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 
 import mobandit_jax as mb
-from mobandit_jax.runner.cli import main
+from mobandit_jax.cli import main
 from mobandit_jax.study import plot as sp
 
 NAMES = ["gpt-small", "gpt-medium", "llama-7b", "mistral-7b", "<img src=x onerror=alert(1)>", "qwen-1.5b"]

@@ -19,6 +19,7 @@ import json
 import platform
 import sys
 import time
+from dataclasses import dataclass, field
 
 import jax
 import jax.numpy as jnp
@@ -58,9 +59,9 @@ def _compiled(setup, horizon: int, seeds: int):
     return (lambda: batched(stacked, keys)), compile_s
 
 
-def engine_rate(setup, horizon: int, seeds: int, workers: int = 1):
+def engine_rate(setup, horizon: int, seeds: int, workers: int = 1, repeat: int = 3):
     """(seed-rounds per second, compile+first-call seconds) of the engine at ``seeds`` seeds, the best of
-    :data:`REPEAT` timed runs.
+    ``repeat`` timed runs.
 
     ``setup = (fn, args)``: ``fn(*args) -> (env, policy, metrics, params)``, module-level so that worker
     processes can rebuild it. As ``mobandit run`` runs a group: with ``workers > 1``, the seeds split
@@ -70,9 +71,9 @@ def engine_rate(setup, horizon: int, seeds: int, workers: int = 1):
     """
     workers = min(workers, seeds)
     if workers > 1:
-        return _workers_rate(setup, horizon, seeds, workers)
+        return _workers_rate(setup, horizon, seeds, workers, repeat)
     run, compile_s = _compiled(setup, horizon, seeds)
-    return seeds * horizon / _timed(run, REPEAT), compile_s
+    return seeds * horizon / _timed(run, repeat), compile_s
 
 
 def _worker_time(setup, horizon: int, width: int, repeat: int, conn, cores):
@@ -92,11 +93,11 @@ def _worker_time(setup, horizon: int, width: int, repeat: int, conn, cores):
         conn.send(("error", local_workers.one_line(err)))
 
 
-def _workers_rate(setup, horizon: int, seeds: int, workers: int):
+def _workers_rate(setup, horizon: int, seeds: int, workers: int, repeat: int = 3):
     """The engine's rate with ``ceil(seeds / workers)`` seeds in each of ``workers`` pinned processes,
     started together once all are compiled: ``seeds x horizon / the slowest worker's seconds``."""
     width = -(-seeds // workers)
-    links = dict(enumerate(local_workers.start_processes(_worker_time, [(setup, horizon, width, REPEAT)] * workers)))
+    links = dict(enumerate(local_workers.start_processes(_worker_time, [(setup, horizon, width, repeat)] * workers)))
     try:
         _one_message_each(links)  # "ready" from each, once compiled
         for link in links.values():
@@ -125,23 +126,29 @@ def _one_message_each(links: dict) -> dict:
     return said
 
 
-def _batched_rate(run_batched, seeds: int, rounds: int) -> float:
-    """Seed-rounds per second of a seed-batched numpy peer ``run_batched(T, S)`` (best of :data:`REPEAT` runs)."""
-    return seeds * rounds / _timed(lambda: run_batched(rounds, seeds), REPEAT)
+def _batched_rate(run_batched, seeds: int, rounds: int, repeat: int) -> float:
+    """Seed-rounds per second of a seed-batched numpy peer ``run_batched(T, S)`` (best of ``repeat`` runs)."""
+    return seeds * rounds / _timed(lambda: run_batched(rounds, seeds), repeat)
 
 
-REPEAT = 3  # timed runs per measurement, engine and peers alike; the fastest counts (set by main: --repeat)
-WORKERS = 1  # worker processes the engine runs in (set by main: one per core on CPU, as `mobandit run`)
-OUT_OF_MEMORY = []  # "algorithm at N seeds: message" of the sweeps stopped by an allocation failure
-SWEEP = {"path": None, "info": None, "rows": []}  # --engine-only --json: rewritten after every row
+@dataclass
+class Session:
+    """One benchmark call: its settings, and what its engine-only sweep has measured so far."""
 
+    repeat: int = 3  # timed runs per measurement, engine and peers alike; the fastest counts (--repeat)
+    workers: int = 1  # worker processes the engine runs in (one per core on CPU, as `mobandit run`)
+    path: str | None = None  # --engine-only --json: rewritten after every row
+    info: dict | None = None  # the machine, written beside the rows
+    rows: list = field(default_factory=list)  # the engine-only sweep's rows
+    out_of_memory: list = field(default_factory=list)  # "algorithm at N seeds: message" of the sweeps stopped
 
-def _save_sweep(row):
-    """Append a row to the engine-only sweep and rewrite its JSON (a time-limited run keeps its rows)."""
-    SWEEP["rows"].append(row)
-    if SWEEP["path"]:
-        with open(SWEEP["path"], "w") as f:
-            json.dump({"info": SWEEP["info"], "policies": SWEEP["rows"], "out_of_memory": OUT_OF_MEMORY}, f, indent=1)
+    def save(self, row):
+        """Append a row to the engine-only sweep and rewrite its JSON (a time-limited run keeps its rows)."""
+        self.rows.append(row)
+        if self.path:
+            with open(self.path, "w") as f:
+                json.dump({"info": self.info, "policies": self.rows, "out_of_memory": self.out_of_memory}, f,
+                          indent=1)
 
 
 def _is_out_of_memory(err: Exception) -> bool:
@@ -149,25 +156,25 @@ def _is_out_of_memory(err: Exception) -> bool:
     return "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()
 
 
-def _rows(label: str, seed_counts, setup, horizon: int, numpy_rate, batched):
-    """One row per seed count: the engine's rate (:func:`engine_rate` of ``setup``, with :data:`WORKERS`)
+def _rows(session: Session, label: str, seed_counts, setup, horizon: int, numpy_rate, batched):
+    """One row per seed count: the engine's rate (:func:`engine_rate` of ``setup``, with the session's workers)
     beside both numpy peers' (``batched(S)`` -> rate).
 
     ``numpy_rate=None`` leaves the peers out. A seed count that runs out of device memory ends the
-    sweep of this algorithm (noted in ``OUT_OF_MEMORY``).
+    sweep of this algorithm (noted in the session's ``out_of_memory``).
     """
     rows = []
     for s in seed_counts:
         try:
-            rate, comp = engine_rate(setup, horizon, s, WORKERS)
+            rate, comp = engine_rate(setup, horizon, s, session.workers, session.repeat)
         except Exception as err:  # noqa: BLE001 -- only allocation failures are expected here
             if not _is_out_of_memory(err):
                 raise
-            OUT_OF_MEMORY.append(f"{label} at {s} seeds: {str(err).splitlines()[0][:200]}")
+            session.out_of_memory.append(f"{label} at {s} seeds: {str(err).splitlines()[0][:200]}")
             break
         row = {"algorithm": label, "seeds": s, "seed_rounds_per_s": rate, "compile_s": comp}
         if numpy_rate is None:
-            _save_sweep(row)
+            session.save(row)
         else:
             peer = batched(s)
             row.update({"numpy_seed_rounds_per_s": numpy_rate, "speedup": rate / numpy_rate,
@@ -194,7 +201,7 @@ def _bench_means():
     return np.random.default_rng(0).uniform(0.05, 0.95, size=(42, 7))
 
 
-def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
+def bench_prefucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
     """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers."""
     from .numpy_peers import prefucb_batched
     from .reference.prefucb_numpy import run_prefucb_numpy
@@ -202,13 +209,14 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = Tr
     means, W = _bench_means(), CUSTOMER_SERVICE_W
     np_rate = None
     if peers:
-        np_rate = numpy_rounds / _timed(lambda: run_prefucb_numpy(means, W, numpy_rounds, seed=0), REPEAT)
+        np_rate = numpy_rounds / _timed(lambda: run_prefucb_numpy(means, W, numpy_rounds, seed=0), session.repeat)
     # the engine's horizon, forced first rounds included as in the engine's timed runs
-    batched = lambda s: _batched_rate(lambda T, S: prefucb_batched(means, W, T, S), s, horizon)  # noqa: E731
-    return _rows("PrefUCB (K=42, d=7, M=2)", seed_counts, (_prefucb_setup, ()), horizon, np_rate, batched)
+    batched = lambda s: _batched_rate(lambda T, S: prefucb_batched(means, W, T, S), s, horizon,  # noqa: E731
+                                      session.repeat)
+    return _rows(session, "PrefUCB (K=42, d=7, M=2)", seed_counts, (_prefucb_setup, ()), horizon, np_rate, batched)
 
 
-def bench_user_envs(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
+def bench_user_envs(session: Session, seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
     """PrefUCB (K = 42, d = 7, M = 2) on the same means as ``kind = "stochastic"``, ``"table"`` (a per-arm CSV)
     and ``"replay"`` (256 recorded Bernoulli instances per arm): the per-round cost of the user-data envs."""
     import csv
@@ -230,7 +238,8 @@ def bench_user_envs(seed_counts, horizon: int, numpy_rounds: int, peers: bool = 
                     "table": {"kind": "table", "path": f"{tmp}/table.csv", "noise": "bernoulli", **common},
                     "replay": {"kind": "replay", "path": f"{tmp}/replay.csv", "instance": "instance", **common}}
         for kind, section in sections.items():
-            rows += _rows(f"PrefUCB on kind={kind}", seed_counts, (_prefucb_setup, (section,)), horizon, None, None)
+            rows += _rows(session, f"PrefUCB on kind={kind}", seed_counts, (_prefucb_setup, (section,)), horizon,
+                          None, None)
     return rows
 
 
@@ -254,14 +263,14 @@ def _registry_setup(env_section: dict, policy_key: str):
     return inst.env, policy, mset, params
 
 
-def _numpy_rate(run_rounds, warm: int, rounds: int) -> float:
+def _numpy_rate(run_rounds, warm: int, rounds: int, repeat: int) -> float:
     """Rounds per second of a numpy loop ``run_rounds(n)``, excluding its first ``warm`` rounds (the best
-    of :data:`REPEAT` runs of each length)."""
-    return rounds / max(_timed(lambda: run_rounds(warm + rounds), REPEAT) - _timed(lambda: run_rounds(warm), REPEAT),
+    of ``repeat`` runs of each length)."""
+    return rounds / max(_timed(lambda: run_rounds(warm + rounds), repeat) - _timed(lambda: run_rounds(warm), repeat),
                         1e-9)
 
 
-def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
+def bench_thv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
                   peers: bool = True):
     """THV-UCB (Gutowski et al.) on a concave DTLZ front against its numpy loop, rounds after the forced init."""
     from .numpy_peers import thv_ucb_batched
@@ -271,18 +280,18 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
     inst = _registry_run(section, "slate/thv_ucb")[0]
     warm = -(-2 * n // k)  # the forced round-robin initialisation (m0 = 2 pulls per arm)
     np_rate = _numpy_rate(lambda T: thv_ucb_numpy(inst.means, k, T, eta=0.01, delta=1 / 5000, sigma=sigma),
-                          warm, numpy_rounds) if peers else None
+                          warm, numpy_rounds, session.repeat) if peers else None
 
     def batched(s):  # each round is a few large numpy calls: a few rounds suffice at many seeds
         rounds = max(3, min(numpy_rounds, 8192 // s))
         return s * _numpy_rate(lambda T: thv_ucb_batched(inst.means, k, T, s, eta=0.01, delta=1 / 5000, sigma=sigma),
-                               warm, rounds)
+                               warm, rounds, session.repeat)
 
-    return _rows(f"THV-UCB (d={d}, n={n}, k={k})", seed_counts, (_registry_setup, (section, "slate/thv_ucb")), horizon,
-                 np_rate, batched)
+    return _rows(session, f"THV-UCB (d={d}, n={n}, k={k})", seed_counts,
+                 (_registry_setup, (section, "slate/thv_ucb")), horizon, np_rate, batched)
 
 
-def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
+def bench_cohv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
     """CoHV-UCB (Xue et al.) on the simulated PIQA-like table (K = 132, D = 2) against its numpy loop."""
     from ..problems import llm_configs
     from .numpy_peers import cohv_ucb_batched
@@ -297,7 +306,7 @@ def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = T
         run_cohv_ucb(lambda a, j: (vals[a, j % 64, :2], vals[a, j % 64, 2]), K, 2, ctx.budget, ctx.cost_floor,
                      inst.alloc_costs, T)
 
-    np_rate = _numpy_rate(loop, K, numpy_rounds) if peers else None
+    np_rate = _numpy_rate(loop, K, numpy_rounds, session.repeat) if peers else None
 
     def batched(s):
         shift = np.arange(s)  # seed s reads the pull table from its own offset
@@ -308,10 +317,10 @@ def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = T
 
         return s * _numpy_rate(lambda T: cohv_ucb_batched(stream, K, 2, ctx.budget, ctx.cost_floor,
                                                           inst.alloc_costs, T, s), K,
-                               max(20, min(numpy_rounds, 2**18 // s)))
+                               max(20, min(numpy_rounds, 2**18 // s)), session.repeat)
 
-    return _rows(f"CoHV-UCB (K={K}, D=2)", seed_counts, (_registry_setup, (section, "cohv_ucb")), horizon, np_rate,
-                 batched)
+    return _rows(session, f"CoHV-UCB (K={K}, D=2)", seed_counts, (_registry_setup, (section, "cohv_ucb")), horizon,
+                 np_rate, batched)
 
 
 def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
@@ -353,19 +362,24 @@ def bench_klucb(n: int):
 
 
 PARTS = ("engine", "peers", "kernels")
-ALGORITHMS = {  # name -> (seed counts, horizon, numpy rounds, peers) -> rows
+ALGORITHMS = {  # name -> (session, seed counts, horizon, numpy rounds, peers) -> rows
     "prefucb": bench_prefucb,
-    "thv_d2": lambda seeds, T, r, peers: bench_thv_ucb(seeds, T, r // 4, d=2, n=36, k=3, sigma=0.05, peers=peers),
+    "thv_d2": lambda session, seeds, T, r, peers: bench_thv_ucb(session, seeds, T, r // 4, d=2, n=36, k=3, sigma=0.05,
+                                                                peers=peers),
     # d = 5: the first 50 rounds are the forced initialisation; half the rounds keep the run short.
-    "thv_d5": lambda seeds, T, r, peers: bench_thv_ucb(seeds, max(T // 2, 100), r // 20, d=5, n=150, k=6, sigma=0.02,
-                                                       peers=peers),
+    "thv_d5": lambda session, seeds, T, r, peers: bench_thv_ucb(session, seeds, max(T // 2, 100), r // 20, d=5, n=150,
+                                                                k=6, sigma=0.02, peers=peers),
     "cohv": bench_cohv_ucb,
     "user_envs": bench_user_envs,
 }
 
 
-def main(argv=None) -> int:
-    """Run the benchmarks and print a table (and optionally JSON)."""
+def parser() -> argparse.ArgumentParser:
+    """The options of ``mobandit bench`` (and ``python scripts/bench.py``).
+
+    Returns:
+      The parser.
+    """
     parser = argparse.ArgumentParser(prog="mobandit bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short measurements")
     parser.add_argument("--seeds", default="1,256", help="comma-separated seed counts (e.g. 1,256,4096)")
@@ -392,7 +406,19 @@ def main(argv=None) -> int:
     parser.add_argument("--kernel-batches", help="with kernels: comma-separated batch sizes, as many of each kernel's "
                         "batches as given, e.g. 20000,2000000 (hypervolume sets; KL-UCB indices are 50x as many); "
                         "default 20000 (2000 with --quick)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run the benchmarks and print a table (and optionally JSON).
+
+    Args:
+      argv: the options (default: ``sys.argv[1:]``), see :func:`parser`.
+
+    Returns:
+      The exit code: 0, or 2 for a bad option (one line on stderr).
+    """
+    args = parser().parse_args(argv)
     if args.peers == "vopy":
         if not args.vopy_python:
             print("error: --peers vopy needs --vopy-python (an interpreter with `pip install vopy`)", file=sys.stderr)
@@ -419,13 +445,11 @@ def main(argv=None) -> int:
         print(f"error: --kernel-batches {args.kernel_batches}: give comma-separated positive integers",
               file=sys.stderr)
         return 2
-    global WORKERS, REPEAT
     if args.repeat < 1:
         print(f"error: --repeat {args.repeat}: give at least 1 timed run", file=sys.stderr)
         return 2
-    REPEAT = args.repeat
     try:
-        WORKERS = devices.configure_run(args.devices)
+        session = Session(repeat=args.repeat, workers=devices.configure_run(args.devices))
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -435,25 +459,18 @@ def main(argv=None) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     horizon = 100 if args.quick else args.rounds
     info = {"backend": jax.default_backend(), "devices": [str(d) for d in sharding.local_mesh().devices.flat],
-            "worker_processes": WORKERS,
+            "worker_processes": session.workers,
             "machine": platform.processor() or platform.machine(), "jax": jax.__version__}
-    print(f"backend {info['backend']}, devices {info['devices']}, worker processes {WORKERS}, jax {info['jax']}")
+    print(f"backend {info['backend']}, devices {info['devices']}, worker processes {session.workers}, "
+          f"jax {info['jax']}")
     np_rounds = 200 if args.quick else 1000
     peers = "peers" in parts
     if not peers:
-        SWEEP.update(path=args.json, info=info)
+        session.path, session.info = args.json, info
     rows = []
     for name in chosen if "engine" in parts else ():
-        rows += ALGORITHMS[name](seeds, horizon, np_rounds, peers)
-    print(f"\n{'algorithm':34s} {'seeds':>8s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} "
-          f"{'numpy batched':>14s} {'ratio':>8s} {'compile s':>10s}")
-    for r in rows:
-        peer = (f"{r['numpy_seed_rounds_per_s']:12.0f} {r['speedup']:7.1f}x "
-                f"{r['numpy_batched_seed_rounds_per_s']:14.0f} "
-                f"{r['speedup_batched']:7.1f}x" if "speedup" in r else f"{'-':>12s} {'-':>8s} {'-':>14s} {'-':>8s}")
-        print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['seed_rounds_per_s']:14.0f} {peer} {r['compile_s']:10.1f}")
-    for note in OUT_OF_MEMORY:
-        print(f"out of memory: {note}")
+        rows += ALGORITHMS[name](session, seeds, horizon, np_rounds, peers)
+    _print_rows(rows, session.out_of_memory)
     if "kernels" not in parts:
         return 0
     hv, kl = [bench_hypervolume(n) for n in batches], [bench_klucb(50 * n) for n in batches]
@@ -466,9 +483,22 @@ def main(argv=None) -> int:
         print(f"{row['kernel']}: {row['ns_per_index']:.3f} ns/index")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"info": info, "policies": rows, "hypervolume": hv, "klucb": kl, "out_of_memory": OUT_OF_MEMORY},
-                      f, indent=1)
+            json.dump({"info": info, "policies": rows, "hypervolume": hv, "klucb": kl,
+                       "out_of_memory": session.out_of_memory}, f, indent=1)
     return 0
+
+
+def _print_rows(rows, out_of_memory):
+    """The engine's rates beside the numpy peers', one line a row, then the sweeps out of memory."""
+    print(f"\n{'algorithm':34s} {'seeds':>8s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} "
+          f"{'numpy batched':>14s} {'ratio':>8s} {'compile s':>10s}")
+    for r in rows:
+        peer = (f"{r['numpy_seed_rounds_per_s']:12.0f} {r['speedup']:7.1f}x "
+                f"{r['numpy_batched_seed_rounds_per_s']:14.0f} "
+                f"{r['speedup_batched']:7.1f}x" if "speedup" in r else f"{'-':>12s} {'-':>8s} {'-':>14s} {'-':>8s}")
+        print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['seed_rounds_per_s']:14.0f} {peer} {r['compile_s']:10.1f}")
+    for note in out_of_memory:
+        print(f"out of memory: {note}")
 
 
 if __name__ == "__main__":

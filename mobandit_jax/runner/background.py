@@ -27,45 +27,65 @@ from concurrent.futures import Future
 STEP_S = 0.1  # the longest the main thread waits before it runs a signal's handler
 
 _sigint = threading.Event()  # a Ctrl-C seen in a keyboard_interrupts block
-_changed = threading.Condition()  # guards the two below
-_in_flight = 0  # calls running or waiting for a slot
-_hooked = False  # whether the exit hook is registered
+
+
+class _InFlight:
+    """The calls running on daemon threads in this process, counted for the exit hook, which the first call
+    registers (:func:`_at_exit`); one per process (:data:`_IN_FLIGHT`), as the threads and the hook are."""
+
+    def __init__(self):
+        self.changed = threading.Condition()  # guards the two below
+        self.count = 0  # calls running or waiting for a slot
+        self.hooked = False  # whether the exit hook is registered
+
+    def started(self):
+        with self.changed:
+            self.count += 1
+            if not self.hooked:
+                atexit.register(_at_exit, self)
+                self.hooked = True
+
+    def ended(self):
+        with self.changed:
+            self.count -= 1
+            self.changed.notify_all()
+
+    def idle(self) -> bool:
+        with self.changed:
+            return not self.count
+
+    def wait_idle(self):
+        with self.changed:
+            self.changed.wait_for(lambda: not self.count)
+
+
+_IN_FLIGHT = _InFlight()
 
 
 def _run(future: Future, fn, args, slots):
-    global _in_flight
     try:
         with slots:
             future.set_result(fn(*args))
     except BaseException as err:  # noqa: BLE001 -- handed to the waiting thread
         future.set_exception(err)
     finally:
-        with _changed:
-            _in_flight -= 1
-            _changed.notify_all()
+        _IN_FLIGHT.ended()
 
 
 def _started(fn, args, slots) -> Future:
-    global _in_flight, _hooked
     future = Future()
-    with _changed:
-        _in_flight += 1
-        if not _hooked:
-            atexit.register(_at_exit)
-            _hooked = True
+    _IN_FLIGHT.started()
     threading.Thread(target=_run, args=(future, fn, args, slots), name="mobandit-call", daemon=True).start()
     return future
 
 
-def _at_exit():
+def _at_exit(in_flight: _InFlight):
     """The exit hook: no finalization while a call is in flight (see the module's docstring)."""
-    with _changed:
-        if not _in_flight:
-            return
+    if in_flight.idle():
+        return
     last = getattr(sys, "last_value", None)  # the uncaught exception the interpreter is ending on
     if last is None:
-        with _changed:
-            _changed.wait_for(lambda: not _in_flight)
+        in_flight.wait_idle()
         return
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

@@ -17,6 +17,7 @@ import importlib.util
 import os
 
 HOST_COUNT_FLAG = "--xla_force_host_platform_device_count"
+LIMIT_ENV = "MOBANDIT_DEVICES"  # the --devices bound of the mesh (:func:`limit`), kept beside XLA_FLAGS' count
 # One process's host devices share one thread pool, and split small per-round kernels over devices
 # costs more than it gains: a chunk is sharded over devices only when each gets this many seeds
 # (quickstart, K = 8, 32 seeds: 0.24 s on one device against 0.63 s over two; PrefUCB, K = 42,
@@ -82,14 +83,14 @@ def configure(devices: int | None = None) -> int | None:
     bounds the mesh of :func:`mobandit_jax.runner.sharding.local_mesh` on any platform (see :func:`limit`).
     On CPU, ``devices`` below the core count also pins the process to its first ``devices`` cores.
     """
-    global _LIMIT
-    _LIMIT = check_count(devices)
+    bound = check_count(devices)
+    _set_limit(bound)
     if not _platform_is_cpu():
         return None
     cores = core_slots(1)  # [] where the OS has no affinity masks (macOS): nothing to pin
-    if _LIMIT is not None and cores and len(cores[0]) > _LIMIT:
-        pin(cores[0][:_LIMIT])
-    return _request_host_devices(_LIMIT or cpu_cores())
+    if bound is not None and cores and len(cores[0]) > bound:
+        pin(cores[0][:bound])
+    return _request_host_devices(bound or cpu_cores())
 
 
 def configure_run(devices: int | None = None, distributed: bool = False, processes: bool = True,
@@ -113,8 +114,7 @@ def configure_run(devices: int | None = None, distributed: bool = False, process
     if distributed or workers == 1 or not _platform_is_cpu() or user_count or not (processes or small_chunks):
         configure(count)
         return 1
-    global _LIMIT
-    _LIMIT = 1
+    _set_limit(1)
     _request_host_devices(1)
     return workers if processes else 1
 
@@ -140,9 +140,19 @@ def _request_host_devices(count: int) -> int | None:
     return count
 
 
-_LIMIT: int | None = None
+def _set_limit(bound: int | None) -> None:
+    if bound is None:
+        os.environ.pop(LIMIT_ENV, None)
+    else:
+        os.environ[LIMIT_ENV] = str(bound)
 
 
 def limit() -> int | None:
-    """The ``--devices`` bound given to :func:`configure` (``None``: every local device)."""
-    return _LIMIT
+    """The ``--devices`` bound given to :func:`configure` (``None``: every local device).
+
+    Returns:
+      :data:`LIMIT_ENV` as an integer: like the host device count in ``XLA_FLAGS``, it is set in the process
+      environment before JAX starts, and ``mobandit`` restores the environment when a command returns.
+    """
+    given = os.environ.get(LIMIT_ENV, "").strip()
+    return int(given) if given.isdigit() and int(given) >= 1 else None

@@ -286,27 +286,28 @@ def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: b
 
 class Relay(Progress):
     """A worker process's :class:`Progress` (``live``: its programs have the engine's callback): no bar and
-    no notes; each count goes to the run's process (:func:`mobandit_jax.runner.workers.tell`), whose bar
-    adds it (:meth:`Progress.elsewhere`)."""
+    no notes; each count goes to the run's process (``tell``, the worker's task's, see
+    :class:`mobandit_jax.runner.workers.Workers`), whose bar adds it (:meth:`Progress.elsewhere`)."""
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: Plan, tell):
         super().__init__(plan, [], [], live=True)
+        self._tell = tell
 
     def note(self, text: str):
         pass
 
     def _add(self, c: int, units: int):
         if units:
-            local_workers.tell(("progress", c, units))
+            self._tell(("progress", c, units))
 
 
-def work_on_parts(spec: dict, x64: bool, workers: int, live: bool, index: int, width: int, parts):
+def work_on_parts(spec: dict, x64: bool, workers: int, live: bool, index: int, width: int, parts, tell):
     """A worker process's task: build the plan of ``spec`` and run its share (:func:`run_parts`); ``live``:
     count its checkpoints on the run's progress bar (:class:`Relay`)."""
     if x64:
         jax.config.update("jax_enable_x64", True)
     plan = build(spec)
-    yield from run_parts(plan, index, workers, width, parts, show=Relay(plan) if live else None)
+    yield from run_parts(plan, index, workers, width, parts, show=Relay(plan, tell) if live else None)
 
 
 def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures: bool = True,

@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 import jax.numpy as jnp
 import numpy as np
 
-from .. import engine, metrics, policies, problems  # noqa: F401  (importing fills the registries)
+from .. import engine, metrics, plugins, policies, problems  # noqa: F401  (importing fills the registries)
 from ..analysis.truth import TruthTable
 from ..kernels import validate_cone
 from ..problems.budget import with_budget
 from ..problems.cone import apply_cone
 from ..registry import POLICIES, RegistryError, family_of, make_env, make_metrics, make_policy
 from ..types import Context
-from . import plugins, runtime
 from . import run_folder as files
+from . import runtime
 from . import spec as cfg
 from .programs import signature
 

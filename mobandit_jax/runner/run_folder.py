@@ -30,6 +30,7 @@ from ..analysis.files import (  # noqa: F401  (the file format, re-exported for 
     write_json,
     write_npz,
 )
+from ..digest import content_digest
 
 _LOCKS: dict = {}  # run folder -> file descriptor of the lock this process holds
 
@@ -161,16 +162,6 @@ def data_files(spec: dict) -> list:
     values += [v for sc in spec.get("scenarios", []) for k, v in sc.items() if k.startswith("env.")]
     values += [v for k, vs in spec.get("sweep", {}).items() if k.startswith("env.") for v in vs]
     return sorted({v for v in values if isinstance(v, str) and v and Path(v).is_file()})
-
-
-def content_digest(contents) -> str | None:
-    """A hash of ``(name, bytes)`` pairs, names and contents in order (None if there are none)."""
-    if not contents:
-        return None
-    h = hashlib.sha256()
-    for name, data in contents:
-        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
-    return h.hexdigest()[:16]
 
 
 def data_digest(spec: dict) -> str | None:

@@ -30,8 +30,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from .. import plugins
 from ..errors import ConfigError, did_you_mean
-from . import plugins
 
 TOP_KEYS = ("experiment", "env", "preference", "budget", "scenarios", "sweep", "policies")
 EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting", "plugins", "paper_schedule")

@@ -156,29 +156,22 @@ def receive(links: dict, timeout=None):
     raise stopped(key, process.exitcode)
 
 
-def _parts_asked(conn):
-    """The parts ``(c, start, n)`` this worker process asks for over ``conn``, one at a time, up to the
-    first ``None``."""
+def _parts_asked(conn, send):
+    """The parts ``(c, start, n)`` this worker process asks for over ``conn`` (``send("next")``), one at a time,
+    up to the first ``None``."""
     while True:
-        tell("next")
+        send("next")
         part = conn.recv()
         if part is None:
             return
         yield part
 
 
-_TELL: list = []  # in a worker process: the function that sends a message to the parent (tell)
-
-
-def tell(message) -> None:
-    """In a worker process, send ``message`` to this run's process (any thread; the process's
-    :meth:`Workers.run_chunks` hands a ``("progress", ...)`` message to its ``progress``)."""
-    _TELL[0](message)
-
-
 def _work(index: int, task, width: int, conn, cores):
-    """Worker ``index``: send every ``(c, start, arrays)`` of ``task(index, width, parts)`` over ``conn``,
-    ``parts()`` being the parts it asks for there (``("error", index, message)`` on failure)."""
+    """Worker ``index``: send every ``(c, start, arrays)`` of ``task(index, width, parts, tell)`` over ``conn``,
+    ``parts()`` being the parts it asks for there and ``tell(message)`` sending a message to this run's process
+    from any thread (its :meth:`Workers.run_chunks` hands a ``("progress", ...)`` message to its ``progress``);
+    ``("error", index, message)`` on failure."""
     start_worker(cores)
     lock = threading.Lock()  # the task's results and tell's messages (from other threads) share the pipe
 
@@ -186,9 +179,8 @@ def _work(index: int, task, width: int, conn, cores):
         with lock:
             conn.send(message)
 
-    _TELL[:] = [send]
     try:
-        for item in task(index, width, lambda: _parts_asked(conn)):
+        for item in task(index, width, lambda: _parts_asked(conn, send), send):
             send(item)
     except Exception as err:  # noqa: BLE001 -- reported to the parent in one line
         send(("error", index, one_line(err)))
@@ -246,10 +238,11 @@ def start_processes(target, args: list, first_slot: int = 0) -> list:
 class Workers:
     """A run's ``count`` workers: this process is worker 0 and ``count - 1`` pinned worker processes,
     started at once (they import JAX, build and compile while this process prepares the run), are
-    workers ``1 .. count - 1``. Process worker ``w`` runs ``task(w, width, parts)`` (picklable: it runs
+    workers ``1 .. count - 1``. Process worker ``w`` runs ``task(w, width, parts, tell)`` (picklable: it runs
     in the worker), which yields ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()``, the
-    parts it asks for one at a time; this process computes the parts it takes with the ``own`` of
-    :meth:`run_chunks`. :meth:`close` (or leaving the ``with`` block) stops the processes."""
+    parts it asks for one at a time, and may ``tell(message)`` this process meanwhile (:func:`_work`); this
+    process computes the parts it takes with the ``own`` of :meth:`run_chunks`. :meth:`close` (or leaving the
+    ``with`` block) stops the processes."""
 
     def __init__(self, task, count: int, width: int):
         self.count, self.width = count, width

@@ -52,7 +52,7 @@ def build(spec: StudySpec) -> Built:
     import mobandit_jax.policies  # noqa: F401
 
     if spec.plugins:
-        from ..runner import plugins
+        from .. import plugins
 
         try:
             plugins.load(plugins.validate(spec.plugins))
@@ -115,23 +115,19 @@ def build(spec: StudySpec) -> Built:
     return Built(name, family, policy, params, ctx, scale, dim, to_policy, notes)
 
 
-_STEPWISE: dict = {}  # registered identifier -> whether it has a step-wise form
-
-
 def stepwise_names() -> list:
-    """The registered identifiers with a step-wise form (on their family's example context)."""
+    """The registered identifiers with a step-wise form (on their family's example context); read for an error
+    message only, so each is built again on every call."""
     names = []
     for key, entry in POLICIES.items():
         fam = family_of(entry.family)
-        if fam.kind != IDENTIFIER:
+        if fam.kind != IDENTIFIER or fam.example is None:
             continue
-        if key not in _STEPWISE:
-            try:
-                _STEPWISE[key] = make_policy(key, fam.example(0))[0].stepwise is not None if fam.example else False
-            except Exception:  # noqa: BLE001  (an example that cannot build this policy)
-                _STEPWISE[key] = False
-        if _STEPWISE[key]:
-            names.append(key)
+        try:
+            if make_policy(key, fam.example(0))[0].stepwise is not None:
+                names.append(key)
+        except Exception:  # noqa: BLE001  (an example that cannot build this policy)
+            continue
     return names
 
 

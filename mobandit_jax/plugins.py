@@ -7,15 +7,18 @@ group ``mobandit_jax.plugins`` (each entry point a module to import)::
     plugins = ["my_policies.py", "my_pkg.envs"]   # a file (relative to the spec's folder), or a module
 
 :func:`mobandit_jax.runner.plans.build` calls :func:`load` first, so the plugins are imported in every
-process that builds the plan: the ``mobandit`` process, each worker process and each host. A plugin's
-source is part of the run's fingerprint (:func:`digest`): editing it never resumes chunks computed by
-the old code. A bad plugin (a missing file or module, an error while importing it, a name that clashes
+process that builds the plan: the ``mobandit`` process, each worker process and each host; a live study's
+policy (:mod:`mobandit_jax.study.policy`) calls it too. A plugin's source is part of the run's fingerprint
+(:func:`digest`): editing it never resumes chunks computed by the old code. What was imported is kept where the
+import lives: each plugin module carries the digest of the source it was imported from (:data:`SOURCE_ATTR`),
+so a plugin is imported once per process and again only when its source changed, and the rows it registered
+are marked as a plugin's in the registries (:func:`mobandit_jax.registry.plugin_rows`); this module keeps no
+state of its own. A bad plugin (a missing file or module, an error while importing it, a name that clashes
 with a registered one) is a one-line :class:`~mobandit_jax.errors.ConfigError` naming the plugin.
 This module imports no JAX; importing a plugin imports what the plugin imports.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib
 import importlib.metadata
@@ -23,11 +26,11 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from ..errors import ConfigError
+from .digest import content_digest
+from .errors import ConfigError
 
 ENTRY_POINT_GROUP = "mobandit_jax.plugins"
-_LOADED: dict = {}  # plugin file or module name -> (module name, source digest) imported in this process
-_ENTRY_POINTS_LOADED = False
+SOURCE_ATTR = "__mobandit_plugin_source__"  # on an imported plugin module: the sha256 of the source it ran
 
 
 def is_path(entry: str) -> bool:
@@ -66,36 +69,20 @@ def _source(entry: str) -> bytes:
 
 def digest(spec: dict) -> str | None:
     """A hash of the source of every plugin the spec names (None if it names none)."""
-    from .run_folder import content_digest
-
     return content_digest([(e, _source(e)) for e in spec.get("experiment", {}).get("plugins") or []])
 
 
 def _registries():
-    from .. import metrics, policies, problems  # noqa: F401  (importing fills the registries with the built-ins)
-    from ..registry import ENVS, FAMILIES, POLICIES
+    from . import metrics, policies, problems  # noqa: F401  (importing fills the registries with the built-ins)
+    from .registry import ENVS, FAMILIES, POLICIES
 
     return POLICIES, ENVS, FAMILIES
 
 
-def _plugin_modules() -> set:
-    from ..registry import PLUGIN_MODULES
-
-    return PLUGIN_MODULES
-
-
-@contextlib.contextmanager
 def _importing(name: str):
-    """Rows registered in this block belong to plugin module ``name`` (whatever module their callables
-    come from), so an edited plugin's rows are all dropped before it is imported again."""
-    from ..registry import IMPORTING
+    from .registry import plugin_rows
 
-    _plugin_modules().add(name)
-    IMPORTING.append(name)
-    try:
-        yield
-    finally:
-        IMPORTING.pop()
+    return plugin_rows(name)
 
 
 def _forget(module: str):
@@ -106,11 +93,19 @@ def _forget(module: str):
     sys.modules.pop(module, None)
 
 
-def _import_file(path: str) -> str:
-    resolved = Path(path).resolve()
-    for name, module in list(sys.modules.items()):  # already imported (e.g. by the user's own script)
+def _imported(entry: str) -> str | None:
+    """The name in ``sys.modules`` of a plugin already imported (by a spec, or by the user's own script)."""
+    if not is_path(entry):
+        return entry if entry in sys.modules else None
+    resolved = Path(entry).resolve()
+    for name, module in list(sys.modules.items()):
         if getattr(module, "__file__", None) and Path(module.__file__).resolve() == resolved:
             return name
+    return None
+
+
+def _import_file(path: str) -> str:
+    resolved = Path(path).resolve()
     name = resolved.stem if resolved.stem not in sys.modules and resolved.stem.isidentifier() else (
         f"mobandit_plugin_{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}")
     spec = importlib.util.spec_from_file_location(name, resolved)
@@ -127,16 +122,17 @@ def _import_file(path: str) -> str:
 
 def _load_one(entry: str, label: str):
     source = hashlib.sha256(_source(entry)).hexdigest()
-    key = str(Path(entry).resolve()) if is_path(entry) else entry
-    if key in _LOADED:
-        name, old = _LOADED[key]
-        if old == source:
-            return
+    name = _imported(entry)
+    old = getattr(sys.modules[name], SOURCE_ATTR, None) if name else None
+    if old == source:
+        return
+    if old is not None:
         _forget(name)  # edited since it was imported in this process: import the new source
-    try:
-        if is_path(entry):
+        name = None
+    try:  # a module the user's own code imported already is not imported again: its rows stay as registered
+        if name is None and is_path(entry):
             name = _import_file(entry)
-        else:
+        elif name is None:
             name = entry
             with _importing(entry):
                 importlib.import_module(entry)
@@ -147,7 +143,7 @@ def _load_one(entry: str, label: str):
     except Exception as err:  # noqa: BLE001 -- a user's module: any error it raises is reported in one line
         raise ConfigError(f"{label} {entry!r}: importing it raised {type(err).__name__}: "
                           f"{' '.join(str(err).split())}") from None
-    _LOADED[key] = (name, source)
+    setattr(sys.modules[name], SOURCE_ATTR, source)
 
 
 def load(entries):
@@ -159,11 +155,7 @@ def load(entries):
 
 
 def load_entry_points():
-    """Import each module of the ``mobandit_jax.plugins`` entry-point group, once per process."""
-    global _ENTRY_POINTS_LOADED
-    if _ENTRY_POINTS_LOADED:
-        return
-    _ENTRY_POINTS_LOADED = True
+    """Import each module of the ``mobandit_jax.plugins`` entry-point group (Python imports each once)."""
     for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         try:
             point.load()
