@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import os
 import sys
+import warnings
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,7 +77,8 @@ def main(argv=None) -> int:
       The exit code: 0, 1 (``reproduce --check`` found a difference) or 2 (a bad input, in one line on stderr).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    with _environment_kept():
+    with _environment_kept(), warnings.catch_warnings():
+        warnings.showwarning = _one_line  # a warning (a fixed-budget method below its first phase) is one line
         if argv[:1] == ["bench"]:  # the benchmark parses its own options (--quick, --seeds, ...)
             from .bench import benchmark
 
@@ -104,6 +106,11 @@ def _dispatch(args) -> int:
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
         print("error: " + " ".join(str(msg).split()), file=sys.stderr)
         return 2
+
+
+def _one_line(message, category, filename, lineno, file=None, line=None):
+    """Show a warning as ``warning: MESSAGE`` on one line of stderr (no file, line or source)."""
+    print("warning: " + " ".join(str(message).split()), file=sys.stderr if file is None else file)
 
 
 def command():

@@ -116,3 +116,20 @@ def test_a_run_refuses_copsi_below_its_first_phase_unless_it_asks_for_the_paper_
     spec["experiment"]["paper_schedule"] = True
     with pytest.warns(BudgetWarning, match="the paper's schedule runs as it is"):
         mb.run(spec)
+
+
+def test_the_command_line_shows_the_paper_schedule_warning_in_one_line(tmp_path, capsys):
+    from mobandit_jax.cli import main
+
+    costs = [0.5, 1.0, 2.0, 3.0, 4.0, 5.0]
+    rows = "\n".join(f"m{i},{0.2 + 0.1 * i},{0.9 - 0.1 * i},{c}" for i, c in enumerate(costs))
+    (tmp_path / "t.csv").write_text("model,acc,speed,seconds\n" + rows + "\n")
+    (tmp_path / "s.toml").write_text(
+        '[experiment]\nhorizon = 1\nseeds = 2\npaper_schedule = true\n'
+        '[env]\nkind = "table"\npath = "t.csv"\narm = "model"\nobjectives = ["acc", "speed"]\ncost = "seconds"\n'
+        '[budget]\nrho = 1.5\n[[policies]]\nname = "copsi"\n')
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"), "--no-cache"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    warned = [line for line in err if "BudgetWarning" in line or line.startswith("warning: ")]
+    assert len(warned) == 1 and warned[0].startswith("warning: policy 'copsi': budget B = "), err
+    assert warned[0].endswith("may recommend arms it never evaluated")
