@@ -65,7 +65,10 @@ def empirical_gaps(mu, active):
     m, M = pairwise_margins(mu)
     other = active[None, :] & active[:, None] & ~jnp.eye(K, dtype=bool)  # [i, j]: j in A \ {i}
     d_minus = jnp.max(jnp.where(other, m, -jnp.inf), axis=1)
-    dominated = active & (d_minus > 0)
+    # j beats i in every objective: compared, not read off d_minus > 0 (the same in exact arithmetic, but a build
+    # that contracts the means' products into the differences (FMA) makes equal means differ there)
+    beats = functools.reduce(jnp.logical_and, [mu[None, :, k] > mu[:, None, k] for k in range(mu.shape[-1])])
+    dominated = active & jnp.any(other & beats, axis=1)
     pos = lambda x: jnp.maximum(x, 0.0)
     # term[i, j] = M(i,j) ^ (M(j,i)^+ + (Delta_j^-)^+)
     term = jnp.minimum(M, pos(M.T) + pos(d_minus)[None, :])
