@@ -1,9 +1,11 @@
 """How a study steps its policy: an online policy one ticket at a time with constant-liar batches, an identifier
 through its step-wise form between barriers (:mod:`.study` says what each does; this module holds the state).
 
-Each driver keeps the replayed state in memory and calls the policy's functions jitted once, so an ask or a tell
-costs one ``select`` or ``update`` call after a study is loaded (the replay runs only on load and on events other
-processes wrote)."""
+Each driver keeps the replayed state in memory and calls the policy's functions jitted once. An online policy applies
+the observations it has not applied yet (the tells of other processes since its last step, then the constant-liar
+pulls of the pending tickets) in one jitted call, :func:`advance`: a ``lax.scan`` of ``update`` over a batch padded to
+a power of two with a mask, so that an ask costs one ``update`` call and one ``select`` call whatever the number of
+workers, and few batch shapes compile (the replay of a load goes in batches of at most :data:`MAX_BATCH`)."""
 from __future__ import annotations
 
 import io
@@ -15,6 +17,8 @@ import numpy as np
 
 from ..types import Final, Observation
 from .policy import fold
+
+MAX_BATCH = 1024  # observations in one call of advance (a load's replay goes in batches of this many)
 
 
 class ArmState(StrEnum):
@@ -45,6 +49,44 @@ def _masks(state):
     return None
 
 
+def bucket(n: int) -> int:
+    """The padded length of a batch of ``n`` observations: the next power of two (so few shapes compile)."""
+    return 1 << max(n - 1, 0).bit_length()
+
+
+def make_advance(update):
+    """The jitted batched form of an online policy's ``update`` (module docstring).
+
+    Args:
+      update: ``update(state, action, reward, cost) -> state`` for one observation.
+
+    Returns:
+      ``advance(state, actions, rewards, costs, n_kept, n) -> (kept, final)``: the state after the first ``n`` of the
+      stacked observations (the rest are padding, skipped by a mask) and, as ``kept``, after the first ``n_kept``.
+    """
+
+    def advance(state, actions, rewards, costs, n_kept, n):
+        def step(carry, x):
+            s, kept = carry
+            i, action, reward, cost = x
+            new = update(s, action, reward, cost)
+            s = jax.tree_util.tree_map(lambda a, b: jnp.where(i < n, a, b), new, s)
+            kept = jax.tree_util.tree_map(lambda a, b: jnp.where(i == n_kept - 1, a, b), s, kept)
+            return (s, kept), None
+
+        steps = jnp.arange(actions.shape[0])
+        (final, kept), _ = jax.lax.scan(step, (state, state), (steps, actions, rewards, costs))
+        return kept, final
+
+    return jax.jit(advance)
+
+
+def _stack(obs: list, size: int, template) -> tuple:
+    """``obs`` (``(action, reward, cost)`` triples) stacked and padded with copies of ``template`` to ``size``."""
+    rows = obs + [template] * (size - len(obs))
+    return tuple(np.stack([r[j] for r in rows]) for j in range(3))
+
+
 def _keys(seed: int):
     """The policy stream of seed index 0 of a run of ``seed`` (:mod:`mobandit_jax.engine`)."""
     seed_key = jax.random.fold_in(jax.random.PRNGKey(seed), 0)
@@ -59,8 +101,8 @@ class OnlineDriver:
         policy, params = built.policy, built.params
         self.key_pol = _keys(seed)
         self._select = jax.jit(lambda key, state: policy.select(key, state, params))
-        self._update = jax.jit(lambda state, action, reward, cost: policy.update(state, action,
-                                                                                   Observation(reward, cost), params))
+        self._advance = make_advance(lambda state, action, reward, cost: policy.update(state, action,
+                                                                                        Observation(reward, cost), params))
         self._state = jax.jit(policy.init)(params)
         self._told: list = []  # told observations not yet applied to the state
         K = len(spec.arms)
@@ -90,13 +132,23 @@ class OnlineDriver:
             cost = cost[0]
         return np.asarray(action, np.int32), np.asarray(reward, self.dtype), np.asarray(cost, self.dtype)
 
+    def _apply(self, virtual: list):
+        """The state after every told event (kept: the told ones are applied once) and after ``virtual`` pulls too,
+        in as few :func:`make_advance` calls as the batches need (one, up to :data:`MAX_BATCH` observations)."""
+        told, self._told = self._told, []
+        while len(told) > MAX_BATCH:
+            batch, told = told[:MAX_BATCH], told[MAX_BATCH:]
+            self._state = self._advance(self._state, *_stack(batch, MAX_BATCH, batch[0]), len(batch), len(batch))[0]
+        obs = told + virtual
+        if not obs:
+            return self._state
+        self._state, state = self._advance(self._state, *_stack(obs, bucket(len(obs)), obs[0]), len(told), len(obs))
+        return state
+
     @property
     def state(self):
         """The policy state after every told event (applying those told since the last read)."""
-        told, self._told = self._told, []
-        for obs in told:
-            self._state = self._update(self._state, *obs)
-        return self._state
+        return self._apply([])
 
     def snapshot(self) -> bytes:
         """The policy state as bytes (``.npz`` of its leaves)."""
@@ -134,15 +186,15 @@ class OnlineDriver:
         return np.full(self.built.dim, 0.5 if self.spec.noise is None else 0.0)
 
     def _virtual(self, study):
-        state = self.state
+        """The state after the told events and a constant-liar pull of each pending ticket (one batched call)."""
+        virtual = []
         for tid in study._pending:
             rec = study._tickets[tid]
             arms = np.atleast_1d(rec.action)
             est = np.stack([self._liar(a) for a in arms])
             cost = sum(study.expected_cost(a) for a in arms)
-            action, reward, c = self._obs(rec.action, est if self.slate else est[0], cost)
-            state = self._update(state, action, reward, c)
-        return state
+            virtual.append(self._obs(rec.action, est if self.slate else est[0], cost))
+        return self._apply(virtual)
 
     def _choose(self, study):
         told, pending = study._told, len(study._pending)
