@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..types import Final, Observation
+from .errors import StudyError
 from .policy import fold
 
 MAX_BATCH = 1024  # observations in one call of advance (a load's replay goes in batches of this many)
@@ -101,8 +102,8 @@ class OnlineDriver:
         policy, params = built.policy, built.params
         self.key_pol = _keys(seed)
         self._select = jax.jit(lambda key, state: policy.select(key, state, params))
-        self._advance = make_advance(lambda state, action, reward, cost: policy.update(state, action,
-                                                                                        Observation(reward, cost), params))
+        self._advance = make_advance(lambda state, action, reward, cost:
+                                     policy.update(state, action, Observation(reward, cost), params))
         self._state = jax.jit(policy.init)(params)
         self._told: list = []  # told observations not yet applied to the state
         K = len(spec.arms)
@@ -117,6 +118,22 @@ class OnlineDriver:
 
     def on_ask(self, study, rec):
         pass
+
+    def on_enqueue(self, study, rec):
+        pass
+
+    def queue_open(self, study) -> bool:
+        """Whether an enqueued arm may be handed out now: the horizon has room for it."""
+        return study._told + len(study._pending) < self.spec.horizon
+
+    def check_known(self, study, arm: int, how: str):
+        """Refuse (:class:`StudyError`) an enqueued or added evaluation past the horizon; an online policy takes any
+        other as a pull of its arm."""
+        planned = study._told + len(study._pending) + len(study._queue)
+        if planned >= self.spec.horizon:
+            raise StudyError(f"cannot {how} {self.spec.arms[arm]!r}: the study's horizon of {self.spec.horizon} "
+                             f"evaluations is reached ({study._told} told, {len(study._pending)} pending, "
+                             f"{len(study._queue)} queued)")
 
     def on_fail(self, study, rec):
         pass
@@ -277,6 +294,29 @@ class StepwiseDriver:
 
     def on_ask(self, study, rec):
         self.handed[rec.action] += 1
+
+    def on_enqueue(self, study, rec):
+        self.handed[rec.action] += 1  # the pull it owes is reserved for the queued ticket
+
+    def queue_open(self, study) -> bool:
+        """An enqueued arm was owed a pull by the current phase or round, which waits for it: always."""
+        return not self.done
+
+    def check_known(self, study, arm: int, how: str):
+        """Take an enqueued or added evaluation of ``arm`` only where the current phase (fixed budget) or round
+        (fixed confidence) still owes the arm a pull, so that the method's allocation, and its guarantee, are kept;
+        refuse it otherwise (:class:`StudyError` naming the arm, the phase and its allocation)."""
+        name = self.spec.arms[arm]
+        if self.done:
+            raise StudyError(f"cannot {how} {name!r}: the method has ended ({self.reason(study)}); an evaluation "
+                             "beyond its schedule would not change its recommendation")
+        if self.handed[arm] < self.need[arm]:
+            return
+        what = "round" if self._confident is not None else "phase"
+        raise StudyError(f"cannot {how} {name!r}: {what} {self.b + 1} allocates it {int(self.need[arm])} "
+                         f"evaluation(s), all handed out or told already ({int(self.told_n[arm])} told); a "
+                         f"{what} takes only the pulls its allocation owes (a pull beyond it would break the "
+                         f"method's guarantee): {how} it while a {what} owes it one")
 
     def on_fail(self, study, rec):
         self.handed[rec.action] -= 1
