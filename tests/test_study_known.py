@@ -186,3 +186,47 @@ def test_psi_sr_takes_owed_evaluations_and_refuses_others(tmp_path):
     assert study.recommend() == [f"m{i}" for i in np.flatnonzero(np.asarray(result.recommended))]
     with pytest.raises(mb.StudyError, match="cannot enqueue 'm1': the method has ended"):
         study.enqueue("m1")
+
+
+def test_command_line_add_enqueue_and_attrs(tmp_path, capsys):
+    """mobandit study add --csv / ARM --values, enqueue, tell --attrs; each bad input one line, exit 2, nothing
+    written."""
+    from mobandit_jax.runner.cli import main
+
+    def run(*argv):
+        code = main(["study", *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    d = str(tmp_path / "s")
+    mb.Study.create(d, _spec(), seed=0)
+    _write_csv(tmp_path / "known.csv", [("m0", 0.5, 0.25, "p1", 3), ("m2", 0.75, 1.0, "p2", 4)],
+               ["arm", "acc", "speed", "prompts", "shots"])
+    code, out, _ = run("add", d, "--csv", str(tmp_path / "known.csv"))
+    assert code == 0 and out.split() == ["t1", "t2"]
+    assert run("add", d, "m1", "--values", "0.1,0.2", "--attrs", '{"run": "x9"}')[:2] == (0, "t3\n")
+    code, out, _ = run("enqueue", d, "m4")
+    assert code == 0 and json.loads(out) == {"id": "t4", "arm": "m4"}
+    code, out, _ = run("ask", d)
+    ticket = json.loads(out)
+    assert (ticket["id"], ticket["arm"]) == ("t4", "m4")
+    assert run("tell", d, "t4", "--values", "0.3,0.3", "--attrs", '{"gpu": "h100"}')[0] == 0
+    events = len(mb.Study.load(d)._store.events())
+    bads = [("add", d, "m9", "--values", "0.1,0.2"), ("add", d, "m1", "--values", "0.1"),
+            ("add", d, "m1", "--values", "0.1,0.2", "--attrs", "{gpu}"), ("add", d, "m1", "--values", "0.1,0.2",
+                                                                           "--attrs", "[1]"),
+            ("add", d), ("add", d, "m1"), ("add", d, "--csv", str(tmp_path / "missing.csv")), ("enqueue", d, "x"),
+            ("tell", d, "t4", "--values", "0.3,0.3", "--attrs", "nope")]
+    for bad in bads:
+        code, out, err = run(*bad)
+        assert code == 2 and err.count("\n") == 1 and err.startswith("error: ") and out == "", bad
+    _write_csv(tmp_path / "bad.csv", [("m0", 0.5, 0.25), ("m3", "high", 0.5)], ["arm", "acc", "speed"])
+    code, _, err = run("add", d, "--csv", str(tmp_path / "bad.csv"))
+    assert code == 2 and "row 3: acc = 'high' must be a number" in err
+    assert len(mb.Study.load(d)._store.events()) == events
+    hist = mb.Study.load(d).history().set_index("ticket")
+    assert hist.loc["t1", "attrs.prompts"] == "p1" and hist.loc["t2", "attrs.shots"] == 4
+    assert hist.loc["t3", "attrs.run"] == "x9" and hist.loc["t4", "attrs.gpu"] == "h100"
+    assert hist["source"].tolist() == ["added", "added", "added", "enqueued"]
+    code, out, _ = run("history", d)
+    assert code == 0 and out.splitlines()[0].endswith("source,attrs.prompts,attrs.shots,attrs.run,attrs.gpu")
