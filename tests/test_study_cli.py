@@ -44,7 +44,7 @@ def test_round_trip(tmp_path, capsys):
     code, _, err = _run(capsys, "study", "fail", d, second["id"])
     assert code == 2 and "not pending" in err
     status = json.loads(_run(capsys, "study", "status", d)[1])
-    assert status == {"told": 1, "pending": 0, "failed": 1, "spent": 1.0, "budget": 3.0, "finished": False,
+    assert status == {"told": 1, "pending": 0, "queued": 0, "failed": 1, "spent": 1.0, "budget": 3.0, "finished": False,
                       "reason": None, "ended_by": None, "budget_note": "spent 1 of 3 (33.3%); running",
                       "unevaluated": []}
     code, out, _ = _run(capsys, "study", "recommend", d)
