@@ -3,9 +3,10 @@ through its step-wise form between barriers (:mod:`.study` says what each does; 
 
 Each driver keeps the replayed state in memory and calls the policy's functions jitted once. An online policy applies
 the observations it has not applied yet (the tells of other processes since its last step, then the constant-liar
-pulls of the pending tickets) in one jitted call, :func:`advance`: a ``lax.scan`` of ``update`` over a batch padded to
-a power of two with a mask, so that an ask costs one ``update`` call and one ``select`` call whatever the number of
-workers, and few batch shapes compile (the replay of a load goes in batches of at most :data:`MAX_BATCH`)."""
+pulls of the pending tickets) in blocks of :data:`BLOCK`, one jitted call a block (:func:`make_advance`: a
+``lax.scan`` of ``update`` over the block, padded, whose padding steps a ``lax.cond`` skips), so that an ask of one of
+up to 16 workers costs one ``update`` call and one ``select`` call, and one shape compiles, once per process (a new
+shape met under the write lock would hold every worker for its compile)."""
 from __future__ import annotations
 
 import io
@@ -19,7 +20,7 @@ from ..types import Final, Observation
 from .errors import StudyError
 from .policy import fold
 
-MAX_BATCH = 1024  # observations in one call of advance (a load's replay goes in batches of this many)
+BLOCK = 32  # observations one call of make_advance's function applies (fewer are padded; more go in several calls)
 
 
 class ArmState(StrEnum):
@@ -50,11 +51,6 @@ def _masks(state):
     return None
 
 
-def bucket(n: int) -> int:
-    """The padded length of a batch of ``n`` observations: the next power of two (so few shapes compile)."""
-    return 1 << max(n - 1, 0).bit_length()
-
-
 def make_advance(update):
     """The jitted batched form of an online policy's ``update`` (module docstring).
 
@@ -63,15 +59,14 @@ def make_advance(update):
 
     Returns:
       ``advance(state, actions, rewards, costs, n_kept, n) -> (kept, final)``: the state after the first ``n`` of the
-      stacked observations (the rest are padding, skipped by a mask) and, as ``kept``, after the first ``n_kept``.
+      stacked observations (the rest are padding, skipped) and, as ``kept``, after the first ``n_kept``.
     """
 
     def advance(state, actions, rewards, costs, n_kept, n):
         def step(carry, x):
             s, kept = carry
             i, action, reward, cost = x
-            new = update(s, action, reward, cost)
-            s = jax.tree_util.tree_map(lambda a, b: jnp.where(i < n, a, b), new, s)
+            s = jax.lax.cond(i < n, lambda s: update(s, action, reward, cost), lambda s: s, s)
             kept = jax.tree_util.tree_map(lambda a, b: jnp.where(i == n_kept - 1, a, b), s, kept)
             return (s, kept), None
 
@@ -151,15 +146,15 @@ class OnlineDriver:
 
     def _apply(self, virtual: list):
         """The state after every told event (kept: the told ones are applied once) and after ``virtual`` pulls too,
-        in as few :func:`make_advance` calls as the batches need (one, up to :data:`MAX_BATCH` observations)."""
+        one :func:`make_advance` call a :data:`BLOCK` of observations."""
         told, self._told = self._told, []
-        while len(told) > MAX_BATCH:
-            batch, told = told[:MAX_BATCH], told[MAX_BATCH:]
-            self._state = self._advance(self._state, *_stack(batch, MAX_BATCH, batch[0]), len(batch), len(batch))[0]
-        obs = told + virtual
-        if not obs:
-            return self._state
-        self._state, state = self._advance(self._state, *_stack(obs, bucket(len(obs)), obs[0]), len(told), len(obs))
+        obs, state = told + virtual, self._state
+        for start in range(0, len(obs), BLOCK):
+            block = obs[start:start + BLOCK]
+            n_kept = min(max(len(told) - start, 0), len(block))
+            kept, state = self._advance(state, *_stack(block, BLOCK, block[0]), n_kept, len(block))
+            if start < len(told) <= start + BLOCK:  # the last told observation is in this block
+                self._state = kept
         return state
 
     @property

@@ -40,11 +40,11 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import errors
-from ..errors import did_you_mean
-from .atomic import atomic, rewind
+from .atomic import atomic
 from .errors import StudyError
+from .known import check_attrs
 from .spec import StudySpec, load_spec
-from .storage import VERSION, StorageError, is_postgres, open_storage
+from .storage import VERSION, is_postgres, open_storage
 
 REASONS = ("pending", "budget", "finished")
 SNAPSHOT_EVERY = 1000  # tells between snapshots of an online policy's state (a load replays the tells after the last)
@@ -348,7 +348,7 @@ class Study:
             rec = self._record(ticket_or_id)
             vals = self._values(rec, values)
             cost = self._cost(rec, cost)
-            attrs = _attrs(attrs, f"ticket {rec.id}")
+            attrs = check_attrs(attrs, f"ticket {rec.id}")
             if rec.state == "told":
                 if rec.values == vals and (cost is None or cost == rec.cost):
                     return
@@ -374,28 +374,12 @@ class Study:
 
     # ------------------------------------------------------------------ starting from what is known
 
-    def _arm(self, arm) -> int:
-        """The index of the arm named ``arm``; a slate study takes no single arm."""
-        if self.spec.slate or getattr(self._built.policy, "slate_size", 0):
-            raise StudyError("a slate study's tickets are slates its policy chooses; enqueue and add take single arms "
-                             "of a study without a slate")
-        if not isinstance(arm, str) or arm not in self.spec.arms:
-            raise StudyError(f"unknown arm {errors.plain(arm)!r}{did_you_mean(str(arm), self.spec.arms)}; the arms "
-                             f"are the spec's [study] arms")
-        return self.spec.arms.index(arm)
-
-    def _affordable_or_refuse(self, what, cost):
-        if not self.affordable(cost):
-            left = self.spec.budget - self._spent - self.reserved()
-            raise StudyError(f"{what}: its cost {_plain(cost)} does not fit in the {_plain(left)} left of the budget "
-                             f"B = {_plain(self.spec.budget)} (the pending and queued tickets' reservations counted)")
-
     @atomic
     def enqueue(self, arm: str) -> str:
         """Have ``arm`` evaluated before the policy chooses: the next :meth:`ask` (of any worker) hands it out once.
 
         An online policy counts it as a pull of the round it is asked at; an identifier takes it only where its phase
-        (fixed budget) or round (fixed confidence) still owes the arm a pull (``docs/live-studies.md``).
+        (fixed budget) or round (fixed confidence) still owes the arm a pull (:mod:`.known`).
 
         Args:
           arm: the arm's name.
@@ -404,22 +388,17 @@ class Study:
           The id of its ticket (``history()`` shows it ``queued`` until asked). A refusal is one :class:`StudyError`
           line and writes nothing.
         """
+        from .known import enqueue
+
         with self._lock, self._store.lock():
             self._sync()
-            index = self._arm(arm)
-            self._driver.check_known(self, index, "enqueue")
-            self._affordable_or_refuse(f"enqueue {arm!r}", self.expected_cost(index))
-            tid = self._new_id()
-            ev = self._store.append(self._seen + 1, "enqueue", tid, None, index)
-            self._apply(ev)
-            self._seen = ev.seq
-            return tid
+            return enqueue(self, arm)
 
     def add(self, arm: str, values, cost: float | None = None, attrs: dict | None = None) -> str:
         """Add a finished evaluation made elsewhere (last week's run, a leaderboard): told as an evaluation of ``arm``.
 
         An online policy counts it as a pull; an identifier takes it only where its phase or round still owes the arm
-        a pull, and refuses it otherwise, naming the arm, the phase and its allocation (``docs/live-studies.md``).
+        a pull, and refuses it otherwise, naming the arm, the phase and its allocation (:mod:`.known`).
 
         Args:
           arm: the arm's name.
@@ -460,36 +439,9 @@ class Study:
         Returns:
           The new tickets' ids. A refused row is one :class:`StudyError` line naming it, and nothing is written.
         """
-        applied = False
-        try:
-            with self._lock, self._store.lock():
-                self._sync()
-                ids = []
-                for i, row in enumerate(rows):
-                    try:
-                        ids.append(self._add_one(row))
-                    except StudyError as err:
-                        raise StudyError(f"{where} row {i + 2}: {err}" if where else str(err)) from None
-                    applied = True
-                return ids
-        except StudyError as err:
-            if applied and not isinstance(err, StorageError):
-                rewind(self)  # the rows before the refused one were applied in memory, never written
-            raise
+        from .known import add_rows
 
-    def _add_one(self, row) -> str:
-        index = self._arm(row["arm"])
-        tid = self._new_id()
-        rec = _Record(tid, index, None, None, None)
-        vals = self._values(rec, row["values"])
-        cost = self._cost(rec, row.get("cost"))
-        attrs = _attrs(row.get("attrs"), f"arm {row['arm']!r}")
-        self._driver.check_known(self, index, "add")
-        if cost is None and self.spec.costs:
-            cost = self.expected_cost(index)
-        self._affordable_or_refuse(f"add {row['arm']!r}", cost or 0.0)
-        self._write_told("add", tid, None, index, vals, cost, attrs)
-        return tid
+        return add_rows(self, rows, where)
 
     @atomic
     def fail(self, ticket_or_id, retry: bool = True):
@@ -679,19 +631,6 @@ def _make_driver(built, spec, seed):
     from .drivers import OnlineDriver
 
     return OnlineDriver(built, spec, seed)
-
-
-def _attrs(attrs, what: str) -> dict | None:
-    """A ticket's attributes checked: None, or a JSON object (a dict with string keys and JSON values)."""
-    if attrs is None:
-        return None
-    if not isinstance(attrs, dict) or not all(isinstance(k, str) for k in attrs):
-        raise StudyError(f"{what}: attrs = {errors.plain(attrs)!r} must be a JSON object (a dict with string keys)")
-    try:
-        json.dumps(attrs, allow_nan=False)
-    except (TypeError, ValueError) as err:
-        raise StudyError(f"{what}: attrs = {errors.plain(attrs)!r} is not JSON ({err})") from None
-    return attrs
 
 
 def _now() -> float:
