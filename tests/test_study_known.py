@@ -260,3 +260,30 @@ def test_killed_writer_loses_no_acknowledged_add_or_enqueue(tmp_path):
             assert (hist.loc[tid, "state"], hist.loc[tid, "arm"]) == ("queued", f"m{i % 6}")
     queued = hist.index[hist["state"] == "queued"].tolist()
     assert len(queued) >= 20 and [t.id for t in study.ask(len(queued))] == queued
+
+
+def test_batched_updates_compile_once_and_match_the_serial_replay(tmp_path):
+    """Batches of 1 to 40 pending tickets told by a second process (so an ask applies up to 80 observations: three
+    blocks): the block function compiles once, every ask equals that of a study told the same values in its own
+    process (catching up one tell at a time), and the state equals the serial replay of the told events bit for
+    bit."""
+    from _study_replay import assert_serial_replay
+
+    from mobandit_jax.study import drivers
+
+    spec = _spec(arms=50, horizon=10_000)
+    a = mb.Study.create(tmp_path / "a", spec, seed=1)
+    b = mb.Study.create(tmp_path / "b", spec, seed=1)
+    rng = np.random.default_rng(2)
+    for n in [1, 3, 40, 2, 33, 1, 17]:
+        ta, tb = a.ask(n), b.ask(n)
+        assert [t.index for t in ta] == [t.index for t in tb]
+        other = mb.Study.load(tmp_path / "a")  # another process's tells: a catches up on its next ask
+        for t, u in zip(ta, tb, strict=True):
+            v = rng.uniform(size=2).round(3).tolist()
+            other.tell(t.id, v)
+            b.tell(u, v)
+            b.status()  # b catches up one tell at a time
+    assert [t.index for t in a.ask(40)] == [t.index for t in b.ask(40)]
+    assert a._driver._advance._cache_size() == 1 and drivers.BLOCK == 32
+    assert_serial_replay(a)
