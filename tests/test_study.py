@@ -155,7 +155,8 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
         study.fail("t999")
     assert (study.history().to_json(date_format="iso"), study.status(), _events(tmp_path / "s")) == before
     hist = study.history()
-    assert list(hist.columns) == ["ticket", "state", "worker", "arm", "acc", "speed", "cost", "asked", "told"]
+    assert list(hist.columns) == ["ticket", "state", "worker", "arm", "acc", "speed", "cost", "asked", "told",
+                                  "source"]
     assert hist.set_index("ticket")["state"].to_dict() == {t1.id: "told", t2.id: "abandoned", t3.id: "pending"}
 
 

@@ -44,7 +44,7 @@ def test_round_trip(tmp_path, capsys):
     code, _, err = _run(capsys, "study", "fail", d, second["id"])
     assert code == 2 and "not pending" in err
     status = json.loads(_run(capsys, "study", "status", d)[1])
-    assert status == {"told": 1, "pending": 0, "failed": 1, "spent": 1.0, "budget": 3.0, "finished": False,
+    assert status == {"told": 1, "pending": 0, "queued": 0, "failed": 1, "spent": 1.0, "budget": 3.0, "finished": False,
                       "reason": None, "ended_by": None, "budget_note": "spent 1 of 3 (33.3%); running",
                       "unevaluated": []}
     code, out, _ = _run(capsys, "study", "recommend", d)
@@ -58,7 +58,7 @@ def test_round_trip(tmp_path, capsys):
     assert [r.split()[-1] for r in rows].count("unevaluated") == 2
     assert _run(capsys, "study", "history", d, "--csv", str(tmp_path / "h.csv"))[0] == 0
     lines = (tmp_path / "h.csv").read_text().splitlines()
-    assert lines[0] == "ticket,state,worker,arm,acc,speed,cost,asked,told" and len(lines) == 3
+    assert lines[0] == "ticket,state,worker,arm,acc,speed,cost,asked,told,source" and len(lines) == 3
     code, _, err = _run(capsys, "study", "new", str(tmp_path / "spec.toml"), d, "--seed", "5")
     assert code == 2 and "another study" in err
     code, _, err = _run(capsys, "study", "ask", str(tmp_path / "nothing"))

@@ -1,6 +1,6 @@
-"""``mobandit study new|ask|tell|fail|recommend|status|history``: :class:`~mobandit_jax.study.Study` on the command
-line. Every command opens the study (its folder's ``study.db``, or a ``postgresql://`` address), does one thing and
-exits; a bad input prints one line and exits 2, writing nothing."""
+"""``mobandit study new|ask|tell|fail|add|enqueue|recommend|status|history``: :class:`~mobandit_jax.study.Study` on
+the command line. Every command opens the study (its folder's ``study.db``, or a ``postgresql://`` address), does one
+thing and exits; a bad input prints one line and exits 2, writing nothing."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from .errors import StudyError
 def add_parser(parser):
     """The ``study`` subcommands, on the ``study`` subparser of ``mobandit``."""
     sub = parser.add_subparsers(dest="study_cmd", required=True,
-                                metavar="{new,ask,tell,fail,recommend,status,history,plot,dashboard}")
+                                metavar="{new,ask,tell,fail,add,enqueue,recommend,status,history,plot,dashboard}")
     p = sub.add_parser("new", help="create a study from a spec")
     p.add_argument("spec", help="the study's TOML spec")
     p.add_argument("dir", help="its folder (study.db) or a postgresql:// address")
@@ -28,6 +28,20 @@ def add_parser(parser):
                    "separated by ';')")
     p.add_argument("--cost", help="what the evaluation cost, in the budget's units (required with a budget); "
                    "'expected' charges the arm's expected cost")
+    p.add_argument("--attrs", help="the ticket's attributes, a JSON object (e.g. '{\"gpu\": \"h100\"}')")
+    p = sub.add_parser("add", help="add finished evaluations made elsewhere: one (ARM --values) or a CSV's rows")
+    p.add_argument("dir")
+    p.add_argument("arm", nargs="?", help="the arm's name (or give --csv)")
+    p.add_argument("--values", help="one number per objective, comma separated")
+    p.add_argument("--cost", help="what it cost (required with a budget); 'expected' charges the arm's expected cost")
+    p.add_argument("--attrs", help="its attributes, a JSON object")
+    p.add_argument("--csv", metavar="FILE", help="a CSV: a column with the arm's name, one per objective, optionally "
+                   "the cost; other columns go into each ticket's attributes (all rows are added, or none)")
+    p.add_argument("--arm-column", default="arm", help="the CSV's column of arm names (default arm)")
+    p.add_argument("--cost-column", default="cost", help="the CSV's column of costs (default cost; optional)")
+    p = sub.add_parser("enqueue", help="have an arm evaluated before the policy chooses (the next ask hands it out)")
+    p.add_argument("dir")
+    p.add_argument("arm")
     p = sub.add_parser("fail", help="mark a ticket failed (its arm may be asked again)")
     p.add_argument("dir")
     p.add_argument("ticket")
@@ -52,11 +66,25 @@ def _values(text: str):
     return rows[0] if len(rows) == 1 else rows
 
 
-def _cost(text, study, ticket):
+def _attrs(text):
+    """``--attrs``: a JSON object, or None."""
+    if text is None:
+        return None
+    try:
+        attrs = json.loads(text)
+    except ValueError as err:
+        raise StudyError(f"--attrs {text!r} is not JSON ({err}); give an object such as '{{\"gpu\": \"h100\"}}'") \
+            from None
+    if not isinstance(attrs, dict):
+        raise StudyError(f"--attrs {text!r} must be a JSON object (name: value pairs in braces)")
+    return attrs
+
+
+def _cost(text, study, what):
     """``--cost``: a number, or ``expected`` (None: the arm's expected cost); required in a budgeted study."""
     if text is None:
         if study.spec.budget is not None:
-            raise StudyError(f"ticket {ticket}: give --cost, what the evaluation cost in the budget's units (this "
+            raise StudyError(f"{what}: give --cost, what the evaluation cost in the budget's units (this "
                              "study has a budget; --cost expected charges the arm's expected cost)")
         return None
     if text == "expected":
@@ -104,7 +132,11 @@ def _run(args) -> int:
     elif cmd == "tell":
         values = _values(args.values)
         study._record(args.ticket)  # an unknown ticket is named before a missing cost
-        study.tell(args.ticket, values, _cost(args.cost, study, args.ticket))
+        study.tell(args.ticket, values, _cost(args.cost, study, f"ticket {args.ticket}"), attrs=_attrs(args.attrs))
+    elif cmd == "add":
+        _add(study, args)
+    elif cmd == "enqueue":
+        print(json.dumps({"id": study.enqueue(args.arm), "arm": args.arm}))
     elif cmd == "fail":
         study.fail(args.ticket, retry=not args.abandon)
     elif cmd == "recommend":
@@ -126,6 +158,24 @@ def _run(args) -> int:
         else:
             frame.to_csv(sys.stdout, index=False)
     return 0
+
+
+def _add(study, args):
+    """``mobandit study add``: one evaluation (ARM --values) or a CSV's; prints the new tickets' ids, one a line."""
+    if (args.csv is None) == (args.arm is None):
+        raise StudyError("study add: give an ARM with --values, or --csv FILE (not both)")
+    if args.csv is not None:
+        if args.values or args.cost or args.attrs:
+            raise StudyError("study add --csv: the values, costs and attributes come from the file's columns; drop "
+                             "--values, --cost and --attrs")
+        ids = study.add_csv(args.csv, arm_column=args.arm_column, cost_column=args.cost_column)
+    else:
+        if args.values is None:
+            raise StudyError(f"study add {args.arm}: give --values, one number per objective {study.spec.objectives}")
+        ids = [study.add(args.arm, _values(args.values), _cost(args.cost, study, f"arm {args.arm!r}"),
+                         attrs=_attrs(args.attrs))]
+    for tid in ids:
+        print(tid)
 
 
 # ------------------------------------------------------------------ views: the figure and the dashboard (read only)

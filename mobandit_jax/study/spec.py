@@ -85,28 +85,72 @@ def _numbers(value, key: str, n: int) -> list:
     return [_num(v, f"{key}[{i}]") for i, v in enumerate(value)]
 
 
-def _read_csv(path: str, column: str):
+def _rows(path, what: str) -> list:
+    """A CSV file's rows as dicts (one line naming ``what`` if it cannot be read)."""
     try:
         with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
+            return list(csv.DictReader(f))
     except OSError as err:
-        raise StudyError(f"study.arms = {path!r}: cannot read it ({err.strerror})") from None
+        raise StudyError(f"{what} = {str(path)!r}: cannot read it ({err.strerror})") from None
+
+
+def _cell(text):
+    """A CSV cell as an int, a float or the text itself."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def _read_csv(path: str, column: str):
+    rows = _rows(path, "study.arms")
     if not rows or column not in rows[0]:
         have = sorted(rows[0]) if rows else []
         raise StudyError(f"study.arms = {path!r} needs a column {column!r} (study.arm_column); columns: {have}")
-
-    def value(text):
-        try:
-            return int(text)
-        except ValueError:
-            try:
-                return float(text)
-            except ValueError:
-                return text
-
     names = [r[column] for r in rows]
-    configs = [{k: value(v) for k, v in r.items() if k != column} for r in rows]
+    configs = [{k: _cell(v) for k, v in r.items() if k != column} for r in rows]
     return names, configs
+
+
+def read_evaluations(path, objectives: list, arm_column: str = "arm", cost_column: str = "cost") -> list:
+    """Finished evaluations from a CSV file, as :meth:`~.study.Study.add_rows` takes them.
+
+    Args:
+      path: the file: a column ``arm_column`` with the arm's name, one column per objective, optionally
+        ``cost_column``; every other column goes into the row's ``attrs`` (numbers as numbers).
+      objectives: the study's objectives (their columns).
+      arm_column: the arms' column.
+      cost_column: the costs' column (optional in the file).
+
+    Returns:
+      One dict (``arm``, ``values``, ``cost``, ``attrs``) a row; a missing column or a cell that is not a number
+      where one is needed is one :class:`StudyError` line naming the file, row and column.
+    """
+    rows = _rows(path, "--csv")
+    need = [arm_column, *objectives]
+    have = list(rows[0]) if rows else []
+    missing = [c for c in need if c not in have]
+    if not rows or missing:
+        raise StudyError(f"{str(path)!r} needs the columns {need} (the arm and one per objective; optionally "
+                         f"{cost_column!r}); {'it has no rows' if not rows else f'missing {missing}; columns: {have}'}")
+    out = []
+    for i, r in enumerate(rows):
+        cells = {}
+        for c in [*objectives, cost_column]:
+            text = (r.get(c) or "").strip()
+            if c == cost_column and not text:
+                continue
+            cell = _cell(text)
+            if isinstance(cell, str):
+                raise StudyError(f"{str(path)!r} row {i + 2}: {c} = {text!r} must be a number")
+            cells[c] = cell
+        attrs = {k: _cell(v) for k, v in r.items() if k not in (arm_column, cost_column, *objectives)}
+        out.append(dict(arm=r[arm_column], values=[cells[o] for o in objectives], cost=cells.get(cost_column),
+                        attrs=attrs or None))
+    return out
 
 
 def load_spec(spec, base: str | None = None) -> StudySpec:

@@ -42,6 +42,7 @@ import numpy as np
 from .. import errors
 from .atomic import atomic
 from .errors import StudyError
+from .known import check_attrs
 from .spec import StudySpec, load_spec
 from .storage import VERSION, is_postgres, open_storage
 
@@ -61,13 +62,14 @@ class Ticket(NamedTuple):
 
 
 class _Record:
-    """What the replay keeps of one ticket."""
+    """What the replay keeps of one ticket: ``source`` is how it came (``asked``, ``enqueued``, ``added``)."""
 
-    __slots__ = ("id", "action", "worker", "state", "values", "cost", "asked", "told", "t")
+    __slots__ = ("id", "action", "worker", "state", "values", "cost", "asked", "told", "t", "source", "attrs")
 
-    def __init__(self, id, action, worker, asked, t):
+    def __init__(self, id, action, worker, asked, t, source="asked", state="pending"):
         self.id, self.action, self.worker, self.asked, self.t = id, action, worker, asked, t
-        self.state, self.values, self.cost, self.told = "pending", None, None, None
+        self.state, self.values, self.cost, self.told = state, None, None, None
+        self.source, self.attrs = source, None
 
 
 class Study:
@@ -87,6 +89,7 @@ class Study:
         self._seen = 0
         self._tickets: dict = {}
         self._pending: list = []  # ticket ids in ask order
+        self._queue: list = []  # enqueued ticket ids not yet handed out, in enqueue order
         self._spent = 0.0
         self._cost_n = np.zeros(len(spec.arms))
         self._cost_sum = np.zeros(len(spec.arms))
@@ -173,17 +176,31 @@ class Study:
 
     def _apply(self, ev):
         drv = self._driver
-        if ev.kind == "ask":
-            action = json.loads(ev.slate) if ev.slate is not None else ev.arm
-            rec = _Record(ev.ticket, action, ev.worker, ev.at, drv.round_of_ask(self))
+        if ev.kind == "enqueue":  # a queued ticket, handed out by the next ask (its arm owed a pull: drv.on_enqueue)
+            rec = _Record(ev.ticket, ev.arm, None, ev.at, None, source="enqueued", state="queued")
             self._tickets[ev.ticket] = rec
-            self._pending.append(ev.ticket)
-            drv.on_ask(self, rec)
+            self._queue.append(ev.ticket)
+            drv.on_enqueue(self, rec)
             return
+        if ev.kind in ("ask", "add"):
+            action = json.loads(ev.slate) if ev.slate is not None else ev.arm
+            rec = self._tickets.get(ev.ticket)
+            if rec is not None:  # an enqueued ticket handed out
+                self._queue.remove(ev.ticket)
+                rec.state, rec.worker, rec.asked, rec.t = "pending", ev.worker, ev.at, drv.round_of_ask(self)
+            else:
+                rec = _Record(ev.ticket, action, ev.worker, ev.at, drv.round_of_ask(self),
+                              source="added" if ev.kind == "add" else "asked")
+                self._tickets[ev.ticket] = rec
+                drv.on_ask(self, rec)
+            self._pending.append(ev.ticket)
+            if ev.kind == "ask":
+                return
         rec = self._tickets[ev.ticket]
         self._pending.remove(ev.ticket)
-        if ev.kind == "tell":
+        if ev.kind in ("tell", "add"):
             rec.state, rec.values, rec.cost, rec.told = "told", json.loads(ev.vals), ev.cost, ev.at
+            rec.attrs = None if ev.attrs is None else json.loads(ev.attrs)
             self._told += 1
             self._spent += ev.cost or 0.0
             for a in np.atleast_1d(rec.action):
@@ -207,8 +224,9 @@ class Study:
         return float(self.spec.costs[arm])
 
     def reserved(self) -> float:
-        """The expected cost of the pending tickets."""
-        return sum(self.expected_cost(a) for t in self._pending for a in np.atleast_1d(self._tickets[t].action))
+        """The expected cost of the pending and the queued tickets."""
+        return sum(self.expected_cost(a) for t in self._pending + self._queue
+                   for a in np.atleast_1d(self._tickets[t].action))
 
     def affordable(self, cost: float) -> bool:
         """Whether ``cost`` more fits in the budget, counting the pending tickets' reservations."""
@@ -260,11 +278,15 @@ class Study:
             if worker is not None:
                 out = [self._ticket(self._tickets[t]) for t in self._pending if self._tickets[t].worker == worker][:n]
             while len(out) < n:
-                action = self._driver.next_action(self)
+                if self._queue and self._driver.queue_open(self):  # an enqueued arm goes before the policy chooses
+                    tid = self._queue[0]
+                    action = self._tickets[tid].action
+                else:
+                    tid, action = self._new_id(), self._driver.next_action(self)
                 if action is None:
                     break
                 arm = action[0] if isinstance(action, list) else action
-                ev = self._store.append(self._seen + 1, "ask", self._new_id(), worker, arm,
+                ev = self._store.append(self._seen + 1, "ask", tid, worker, arm,
                                         slate=action if isinstance(action, list) else None)
                 self._apply(ev)
                 self._seen = ev.seq
@@ -298,8 +320,16 @@ class Study:
                                  f"lies outside its bounds [{lo[j]}, {up[j]}] (study.lower / study.upper)")
         return arr.tolist()
 
+    @staticmethod
+    def _cost(rec, cost) -> float | None:
+        if cost is not None:
+            if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost < 0:
+                raise StudyError(f"ticket {rec.id}: cost = {errors.plain(cost)!r} must be a finite number >= 0")
+            cost = float(cost)
+        return cost
+
     @atomic
-    def tell(self, ticket_or_id, values, cost: float | None = None):
+    def tell(self, ticket_or_id, values, cost: float | None = None, attrs: dict | None = None):
         """Tell a ticket's values (one per objective; a slate: one row per arm) and its cost.
 
         Args:
@@ -308,34 +338,110 @@ class Study:
           cost: what it cost, in the budget's units. None charges the arm's expected cost (its mean told cost, else
             the spec's): give the measured cost where you have it (``mobandit study tell`` requires ``--cost`` in a
             budgeted study; ``--cost expected`` charges the expected one).
+          attrs: the ticket's attributes (a JSON object: the prompt set, the GPU, a run id), shown by :meth:`history`.
 
-        A bad ticket, value or cost raises :class:`StudyError` in one line and writes nothing; telling a told ticket
-        the same values again does nothing.
+        A bad ticket, value, cost or attrs raises :class:`StudyError` in one line and writes nothing; telling a told
+        ticket the same values again does nothing.
         """
         with self._lock, self._store.lock():
             self._sync()
             rec = self._record(ticket_or_id)
             vals = self._values(rec, values)
-            if cost is not None:
-                if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost < 0:
-                    raise StudyError(f"ticket {rec.id}: cost = {errors.plain(cost)!r} must be a finite number >= 0")
-                cost = float(cost)
+            cost = self._cost(rec, cost)
+            attrs = check_attrs(attrs, f"ticket {rec.id}")
             if rec.state == "told":
                 if rec.values == vals and (cost is None or cost == rec.cost):
                     return
                 raise StudyError(f"ticket {rec.id} was told already with values {rec.values}; a ticket is told once")
+            if rec.state == "queued":
+                raise StudyError(f"ticket {rec.id} is enqueued and not handed out yet; tell it once ask returned it")
             if rec.state != "pending":
                 raise StudyError(f"ticket {rec.id} was {'abandoned' if rec.state == 'abandoned' else 'failed'}; "
                                  "it cannot be told" + ("" if rec.state == "abandoned"
                                                         else " (its arm is asked again under a new ticket)"))
             if cost is None:
                 cost = sum(self.expected_cost(a) for a in np.atleast_1d(rec.action)) if self.spec.costs else None
-            ev = self._store.append(self._seen + 1, "tell", rec.id, rec.worker, np.atleast_1d(rec.action)[0], vals=vals,
-                                    cost=cost)
-            self._apply(ev)
-            self._seen = ev.seq
-            if self._told % SNAPSHOT_EVERY == 0 and hasattr(self._driver, "snapshot"):
-                self._store.put_snapshot(ev.seq, self._driver.snapshot())
+            self._write_told("tell", rec.id, rec.worker, np.atleast_1d(rec.action)[0], vals, cost, attrs)
+
+    def _write_told(self, kind, tid, worker, arm, vals, cost, attrs):
+        """Append and apply a ``tell`` or ``add`` event (inside the storage step), keeping a snapshot every
+        :data:`SNAPSHOT_EVERY` tells."""
+        ev = self._store.append(self._seen + 1, kind, tid, worker, arm, vals=vals, cost=cost, attrs=attrs)
+        self._apply(ev)
+        self._seen = ev.seq
+        if self._told % SNAPSHOT_EVERY == 0 and hasattr(self._driver, "snapshot"):
+            self._store.put_snapshot(ev.seq, self._driver.snapshot())
+
+    # ------------------------------------------------------------------ starting from what is known
+
+    @atomic
+    def enqueue(self, arm: str) -> str:
+        """Have ``arm`` evaluated before the policy chooses: the next :meth:`ask` (of any worker) hands it out once.
+
+        An online policy counts it as a pull of the round it is asked at; an identifier takes it only where its phase
+        (fixed budget) or round (fixed confidence) still owes the arm a pull (:mod:`.known`).
+
+        Args:
+          arm: the arm's name.
+
+        Returns:
+          The id of its ticket (``history()`` shows it ``queued`` until asked). A refusal is one :class:`StudyError`
+          line and writes nothing.
+        """
+        from .known import enqueue
+
+        with self._lock, self._store.lock():
+            self._sync()
+            return enqueue(self, arm)
+
+    def add(self, arm: str, values, cost: float | None = None, attrs: dict | None = None) -> str:
+        """Add a finished evaluation made elsewhere (last week's run, a leaderboard): told as an evaluation of ``arm``.
+
+        An online policy counts it as a pull; an identifier takes it only where its phase or round still owes the arm
+        a pull, and refuses it otherwise, naming the arm, the phase and its allocation (:mod:`.known`).
+
+        Args:
+          arm: the arm's name.
+          values: one number per objective.
+          cost: what it cost (None: the arm's expected cost, in a budgeted study).
+          attrs: its attributes, a JSON object.
+
+        Returns:
+          The id of its ticket. A refusal is one :class:`StudyError` line and writes nothing.
+        """
+        return self.add_rows([dict(arm=arm, values=values, cost=cost, attrs=attrs)])[0]
+
+    def add_csv(self, path, *, arm_column: str = "arm", cost_column: str = "cost") -> list:
+        """Add the evaluations of a CSV file in one step: all rows, or (one refused) none.
+
+        Args:
+          path: the file: a column ``arm_column`` with the arm's name, one column per objective, optionally
+            ``cost_column``; every other column goes into the ticket's attributes (numbers as numbers).
+          arm_column: the arms' column.
+          cost_column: the costs' column, if the file has it.
+
+        Returns:
+          The new tickets' ids, in the file's order.
+        """
+        from .spec import read_evaluations
+
+        rows = read_evaluations(path, self.spec.objectives, arm_column, cost_column)
+        return self.add_rows(rows, where=repr(str(path)))
+
+    @atomic
+    def add_rows(self, rows: list, where: str | None = None) -> list:
+        """Add finished evaluations (dicts of ``arm``, ``values``, ``cost``, ``attrs``) in one storage step.
+
+        Args:
+          rows: the evaluations, in order.
+          where: the file they came from, named in messages with the row's number.
+
+        Returns:
+          The new tickets' ids. A refused row is one :class:`StudyError` line naming it, and nothing is written.
+        """
+        from .known import add_rows
+
+        return add_rows(self, rows, where)
 
     @atomic
     def fail(self, ticket_or_id, retry: bool = True):
@@ -417,7 +523,8 @@ class Study:
         """Where the study stands, as plain data (what ``mobandit study status`` prints as JSON).
 
         Returns:
-          A dict: ``told``, ``pending``, ``failed`` (failed or abandoned tickets), ``spent``, ``budget``,
+          A dict: ``told``, ``pending``, ``queued`` (enqueued, not handed out yet), ``failed`` (failed or abandoned
+          tickets), ``spent``, ``budget``,
           ``finished``, ``reason`` (why ``ask`` would hand out nothing now: ``"pending"``, ``"budget"``,
           ``"finished"``, or None), ``ended_by`` (the rule that ended it: ``"phases"``, an identifier's schedule
           complete; ``"horizon"``; ``"stopping_rule"``; ``"budget"``; None while it runs), ``budget_note`` (with a
@@ -429,7 +536,8 @@ class Study:
             self._sync()
             reason = self._driver.reason(self)
             ended = self._driver.ended_by(self)
-            out = dict(told=self._told, pending=len(self._pending), failed=self._failed, spent=self._spent,
+            out = dict(told=self._told, pending=len(self._pending), queued=len(self._queue), failed=self._failed,
+                       spent=self._spent,
                        budget=self.spec.budget, finished=reason in ("budget", "finished") and not self._pending,
                        reason=reason, ended_by=None if ended is None else str(ended),
                        budget_note=self._budget_note(ended), unevaluated=self._unevaluated())
@@ -471,8 +579,10 @@ class Study:
         return f"{head}; {rule} ended it with {_plain(left)} left"
 
     def history(self):
-        """One row per ticket (a pandas DataFrame): ``ticket``, ``state``, ``worker``, ``arm``, one column per
-        objective, ``cost``, ``asked`` and ``told`` (UTC times)."""
+        """One row per ticket (a pandas DataFrame): ``ticket``, ``state`` (``queued``, ``pending``, ``told``,
+        ``failed``, ``abandoned``), ``worker``, ``arm``, one column per objective, ``cost``, ``asked`` and ``told``
+        (UTC times), ``source`` (``asked``; ``enqueued``; ``added``: a finished evaluation added), then one column
+        ``attrs.KEY`` per attribute told with any ticket (empty where a ticket has none)."""
         import pandas as pd
 
         with self._lock:
@@ -486,9 +596,12 @@ class Study:
                 for j, o in enumerate(self.spec.objectives):
                     row[o] = (None if vals is None else vals[j] if t.slate is None
                               else json.dumps([r[j] for r in vals]))
-                row["cost"], row["asked"], row["told"] = rec.cost, rec.asked, rec.told
+                row["cost"], row["asked"], row["told"], row["source"] = rec.cost, rec.asked, rec.told, rec.source
+                row.update({f"attrs.{k}": v for k, v in (rec.attrs or {}).items()})
                 rows.append(row)
-            cols = ["ticket", "state", "worker", "arm", *self.spec.objectives, "cost", "asked", "told"]
+            keys = list(dict.fromkeys(k for rec in self._tickets.values() for k in (rec.attrs or {})))
+            cols = ["ticket", "state", "worker", "arm", *self.spec.objectives, "cost", "asked", "told", "source",
+                    *[f"attrs.{k}" for k in keys]]
             frame = pd.DataFrame(rows, columns=cols)
             for c in ("asked", "told"):
                 frame[c] = pd.to_datetime(frame[c], unit="s", utc=True)

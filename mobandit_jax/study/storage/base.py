@@ -33,7 +33,8 @@ from typing import NamedTuple, Protocol
 from ..errors import StudyError
 
 VERSION = "2"  # 1: the first format; 2: events gained ``attrs`` (a JSON object told with the ticket, or None)
-KINDS = ("ask", "tell", "fail", "abandon")
+KINDS = ("ask", "tell", "fail", "abandon", "enqueue", "add")  # enqueue: an arm queued for the next ask; add: a finished
+# evaluation added (its values, cost and attrs in the row)
 MEMBERS = ("address", "lock", "meta", "set_meta", "append", "events", "put_snapshot", "snapshot", "integrity", "close")
 
 
