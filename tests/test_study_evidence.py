@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mobandit_jax as mb
-from mobandit_jax.runner.cli import main
+from mobandit_jax.cli import main
 
 ARMS = [f"m{i}" for i in range(6)]
 MEANS = np.array([[0.9, 0.1], [0.1, 0.9], [0.5, 0.5], [0.4, 0.4], [0.2, 0.2], [0.6, 0.3]])

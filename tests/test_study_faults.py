@@ -148,7 +148,7 @@ def test_newer_format_is_refused_in_one_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "study", "status", str(tmp_path / "s")],
                          capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "format version 7" in out.stderr
-    con.execute("UPDATE meta SET value = '2' WHERE key = 'version'")  # nothing else was touched
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'version'")  # nothing else was touched
     con.commit()
     con.close()
     assert mb.Study.load(tmp_path / "s").status() == status

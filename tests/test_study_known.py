@@ -191,7 +191,7 @@ def test_psi_sr_takes_owed_evaluations_and_refuses_others(tmp_path):
 def test_command_line_add_enqueue_and_attrs(tmp_path, capsys):
     """mobandit study add --csv / ARM --values, enqueue, tell --attrs; each bad input one line, exit 2, nothing
     written."""
-    from mobandit_jax.runner.cli import main
+    from mobandit_jax.cli import main
 
     def run(*argv):
         code = main(["study", *argv])
@@ -287,3 +287,29 @@ def test_batched_updates_compile_once_and_match_the_serial_replay(tmp_path):
     assert [t.index for t in a.ask(40)] == [t.index for t in b.ask(40)]
     assert a._driver._advance._cache_size() == 1 and drivers.BLOCK == 32
     assert_serial_replay(a)
+
+
+def test_a_study_with_added_evaluations_is_format_3_which_a_version_2_reader_refuses(tmp_path, monkeypatch):
+    """A format-2 study.db gains format 3 with its first add (or enqueue); a package that reads format 2 at most then
+    refuses it in one line instead of misreading the new events."""
+    import sqlite3
+
+    from mobandit_jax.study.storage import base
+    from mobandit_jax.study.storage.base import StorageError
+
+    study = mb.Study.create(tmp_path / "s", _spec(), seed=0)
+    (t,) = study.ask()
+    study.tell(t, [0.5, 0.5])
+    study.close()
+    con = sqlite3.connect(tmp_path / "s" / "study.db")
+    con.execute("UPDATE meta SET value = '2' WHERE key = 'version'")  # as a format-2 package wrote it
+    con.commit()
+    study = mb.Study.load(tmp_path / "s")
+    assert study._store.meta()["version"] == "2"  # reading it changes nothing
+    study.add(study.spec.arms[1], [0.25, 0.75])
+    study.close()
+    assert con.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("3",)
+    con.close()
+    monkeypatch.setattr(base, "VERSION", "2")
+    with pytest.raises(StorageError, match=r"format version 3, newer than this mobandit_jax reads \(up to 2\)"):
+        mb.Study.load(tmp_path / "s")

@@ -19,6 +19,9 @@ from ..errors import did_you_mean
 from .atomic import rewind
 from .errors import StudyError
 from .storage import StorageError
+from .storage.base import raise_version
+
+KNOWN_VERSION = "3"  # the storage format that holds enqueue and add events
 
 
 def check_attrs(attrs, what: str) -> dict | None:
@@ -75,6 +78,7 @@ def enqueue(study, arm: str) -> str:
     study._driver.check_known(study, index, "enqueue")
     _fits(study, f"enqueue {arm!r}", study.expected_cost(index))
     tid = study._new_id()
+    raise_version(study._store, KNOWN_VERSION)
     ev = study._store.append(study._seen + 1, "enqueue", tid, None, index)
     study._apply(ev)
     study._seen = ev.seq
@@ -121,5 +125,6 @@ def _add_one(study, row) -> str:
     if cost is None and study.spec.costs:
         cost = study.expected_cost(index)
     _fits(study, f"add {row['arm']!r}", cost or 0.0)
+    raise_version(study._store, KNOWN_VERSION)
     study._write_told("add", tid, None, index, vals, cost, attrs)
     return tid

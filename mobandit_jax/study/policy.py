@@ -98,7 +98,10 @@ def build(spec: StudySpec) -> Built:
     inst = EnvInstance(env=env, params=None, means=np.zeros((K, dim)), noise_sigma=sigma, bounded=bounded,
                        slate_size=spec.slate, info={"arms": list(spec.arms), "cost_scale": scale,
                                                     "cost_name": spec.cost_name, "budget_key": "budget.B",
-                                                    "replan": spec.replan},
+                                                    "replan": spec.replan,
+                                                    # not re-planned: the paper's own schedule, also below its first
+                                                    # phase (with a warning), as a run's experiment.paper_schedule
+                                                    "paper_schedule": not spec.replan},
                        **extra)
     ctx = Context.of(inst, spec.horizon, W_ctx)
     try:

@@ -22,6 +22,8 @@ What a backend must guarantee:
   (the study replays and runs the call again).
 - **Format versions.** ``meta["version"]`` is the format that wrote the rows (:data:`VERSION`); :func:`check_version`
   refuses a newer one. Version 2 added the events' ``attrs`` column; a version-1 store loads with ``attrs`` None.
+  Version 3 added the ``enqueue`` and ``add`` events: a store is raised to it (:func:`raise_version`) by the step that
+  writes its first one, so that a package reading only version 2 refuses it instead of misreading it.
 """
 from __future__ import annotations
 
@@ -32,7 +34,8 @@ from typing import NamedTuple, Protocol
 
 from ..errors import StudyError
 
-VERSION = "2"  # 1: the first format; 2: events gained ``attrs`` (a JSON object told with the ticket, or None)
+VERSION = "3"  # 1: the first format; 2: events gained ``attrs`` (a JSON object told with the ticket, or None);
+# 3: events of kinds ``enqueue`` and ``add``
 KINDS = ("ask", "tell", "fail", "abandon", "enqueue", "add")  # enqueue: an arm queued for the next ask; add: a finished
 # evaluation added (its values, cost and attrs in the row)
 MEMBERS = ("address", "lock", "meta", "set_meta", "append", "events", "put_snapshot", "snapshot", "integrity", "close")
@@ -100,6 +103,17 @@ def check_version(meta: dict, where: str):
                            f"reads (up to {VERSION}): upgrade mobandit_jax to open it")
 
 
+def raise_version(store, version: str):
+    """Raise ``store``'s format to ``version`` where it is older (inside :meth:`Storage.lock`).
+
+    Args:
+      store: the :class:`Storage`.
+      version: the format the step about to be written needs.
+    """
+    if int(store.meta().get("version", "1")) < int(version):
+        store.set_meta({"version": version})
+
+
 class Storage(Protocol):
     """What a study's backend provides (module docstring: the guarantees); :data:`MEMBERS` names them."""
 
@@ -112,7 +126,7 @@ class Storage(Protocol):
         """The ``meta`` rows (``spec``, ``seed``, ``version``) as strings; empty for a new store."""
 
     def set_meta(self, values: dict):
-        """Write ``meta`` rows (inside :meth:`lock`)."""
+        """Write ``meta`` rows (inside :meth:`lock`), replacing a row of the same key."""
 
     def append(self, seq, kind, ticket, worker, arm, slate=None, vals=None, cost=None, attrs=None) -> Event:
         """Append event ``seq`` (inside :meth:`lock`; :func:`new_event` makes the row) and return it."""

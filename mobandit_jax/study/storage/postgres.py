@@ -167,7 +167,8 @@ class PostgresStorage:
                     raise RetryError(f"other writers appended to the study at {self.server} while its connection was "
                                 "restored; the step is decided again")
         for k, v in meta.items():
-            self.conn.execute(f"INSERT INTO {self.meta_t} (key, value) VALUES (%s, %s)", (k, v))
+            self.conn.execute(f"INSERT INTO {self.meta_t} (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
+                              "SET value = excluded.value", (k, v))
         if events:
             with self.conn.cursor() as cur:
                 cur.executemany(f"INSERT INTO {self.events_t} ({COLUMNS}) VALUES "

@@ -151,7 +151,8 @@ class SqliteStorage:
 
     def set_meta(self, values: dict):
         """Write ``meta`` rows (inside :meth:`lock`)."""
-        self.conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+        self.conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
+                              "excluded.value", list(values.items()))
 
     def append(self, seq, kind, ticket, worker, arm, slate=None, vals=None, cost=None, attrs=None) -> Event:
         """Append event ``seq`` (inside :meth:`lock`, the next after the last one read: a writer that has not read
