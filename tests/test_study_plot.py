@@ -70,7 +70,7 @@ def _colour(artist):
 @pytest.mark.parametrize("kind", list(SPECS))
 def test_the_figure_draws_what_was_told(studies, kind):
     study, told = studies[kind]
-    fig = sp.plot(study)
+    fig = study.plot()  # Study.plot is plot(study)
     front, budget, pulls = _axes(fig)
     counts = {a: len(v) for a, (v, _) in told.items()}
     bars = _bars(pulls)

@@ -607,6 +607,17 @@ class Study:
                 frame[c] = pd.to_datetime(frame[c], unit="s", utc=True)
             return frame
 
+    def plot(self):
+        """The study's figure as it stands now (:func:`.plot.plot`): estimated means with their intervals, the arms'
+        states, the budget spent over time and the evaluations per arm.
+
+        Returns:
+          A matplotlib Figure.
+        """
+        from . import plot
+
+        return plot.plot(self)
+
     def optimize(self, evaluate, *, workers: int | None = None, executor=None, timeout: float | None = None,
                  max_evals: int | None = None, progress: bool = True) -> list:
         """Evaluate tickets with ``evaluate(ticket) -> values`` or ``-> (values, cost)`` until the study is finished,
