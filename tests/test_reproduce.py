@@ -8,7 +8,8 @@ import tempfile
 
 import pytest
 
-from mobandit_jax.runner import cache, cli, devices, reproduce
+from mobandit_jax import cli
+from mobandit_jax.runner import cache, devices, reproduce
 
 SPEC = """
 [experiment]
