@@ -4,7 +4,10 @@
   seed-vmapped; on CPU the seeds split over one single-device worker process per core, timed together,
   unless ``--devices N``; on GPU sharded over the devices) against
   two numpy peers of the same algorithm: the per-seed loop of ``mobandit_jax.bench.reference`` and the
-  seed-batched peer of ``mobandit_jax.bench.numpy_peers`` at the same seed count; compile time apart.
+  seed-batched peer of ``mobandit_jax.bench.numpy_peers`` at the same seed count, and (PrefUCB, THV-UCB) the
+  per-seed loop of ``mobandit_jax.bench.numba_peers`` compiled with numba, on one core; compile time apart.
+- Fixed confidence (``--algorithms auer,ape``): seconds a seed of Auer et al. and APE, the engine at each seed
+  count against the numba per-seed loop (``mobandit_jax.bench.fixed_confidence``).
 - User-data environments (``--algorithms user_envs``): PrefUCB's engine rate on the same means as
   ``kind = "stochastic"``, ``"table"`` and ``"replay"``, the per-round cost of those environments.
 - Hypervolume: the batched kernel on many small sets against ``moocore.hypervolume`` per call.
@@ -132,6 +135,7 @@ def _batched_rate(run_batched, seeds: int, rounds: int) -> float:
 
 REPEAT = 3  # timed runs per measurement, engine and peers alike; the fastest counts (set by main: --repeat)
 WORKERS = 1  # worker processes the engine runs in (set by main: one per core on CPU, as `mobandit run`)
+NUMBA_MISSING = []  # one entry once the missing numba was said
 OUT_OF_MEMORY = []  # "algorithm at N seeds: message" of the sweeps stopped by an allocation failure
 SWEEP = {"path": None, "info": None, "rows": []}  # --engine-only --json: rewritten after every row
 
@@ -149,12 +153,31 @@ def _is_out_of_memory(err: Exception) -> bool:
     return "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()
 
 
-def _rows(label: str, seed_counts, setup, horizon: int, numpy_rate, batched):
-    """One row per seed count: the engine's rate (:func:`engine_rate` of ``setup``, with :data:`WORKERS`)
-    beside both numpy peers' (``batched(S)`` -> rate).
+def numba_peers():
+    """:mod:`mobandit_jax.bench.numba_peers`, or ``None`` (said once, in one line) where numba is not installed."""
+    try:
+        from . import numba_peers as module
+    except ImportError:
+        if not NUMBA_MISSING:
+            NUMBA_MISSING.append(True)
+            print("numba column: not measured (numba is not installed; pip install 'mobandit_jax[bench]')")
+        return None
+    return module
 
-    ``numpy_rate=None`` leaves the peers out. A seed count that runs out of device memory ends the
-    sweep of this algorithm (noted in ``OUT_OF_MEMORY``).
+
+def _numba_rate(run_seeds, horizon: int, seeds: int = 16) -> float:
+    """Seed-rounds per second of a numba per-seed loop ``run_seeds(T, S)`` over ``seeds`` seeds of ``horizon`` rounds,
+    one seed after another on this core (compiled first; the best of :data:`REPEAT` runs)."""
+    run_seeds(horizon, 1)
+    return seeds * horizon / _timed(lambda: run_seeds(horizon, seeds), REPEAT)
+
+
+def _rows(label: str, seed_counts, setup, horizon: int, numpy_rate, batched, numba_rate=None):
+    """One row per seed count: the engine's rate (:func:`engine_rate` of ``setup``, with :data:`WORKERS`)
+    beside both numpy peers' (``batched(S)`` -> rate) and the numba loop's (``numba_rate``, seed-rounds/s).
+
+    ``numpy_rate=None`` leaves the peers out; ``numba_rate=None`` the numba column. A seed count that runs out of
+    device memory ends the sweep of this algorithm (noted in ``OUT_OF_MEMORY``).
     """
     rows = []
     for s in seed_counts:
@@ -171,7 +194,9 @@ def _rows(label: str, seed_counts, setup, horizon: int, numpy_rate, batched):
         else:
             peer = batched(s)
             row.update({"numpy_seed_rounds_per_s": numpy_rate, "speedup": rate / numpy_rate,
-                        "numpy_batched_seed_rounds_per_s": peer, "speedup_batched": rate / peer})
+                        "numpy_batched_seed_rounds_per_s": peer, "speedup_batched": rate / peer,
+                        "numba_seed_rounds_per_s": numba_rate,
+                        "speedup_numba": rate / numba_rate if numba_rate else None})
         rows.append(row)
     return rows
 
@@ -200,12 +225,14 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = Tr
     from .reference.prefucb_numpy import run_prefucb_numpy
 
     means, W = _bench_means(), CUSTOMER_SERVICE_W
-    np_rate = None
+    np_rate = nb_rate = None
     if peers:
         np_rate = numpy_rounds / _timed(lambda: run_prefucb_numpy(means, W, numpy_rounds, seed=0), REPEAT)
+        nb = numba_peers()
+        nb_rate = nb and _numba_rate(lambda T, S: nb.prefucb_seeds(means, W, T, S), horizon)
     # the engine's horizon, forced first rounds included as in the engine's timed runs
     batched = lambda s: _batched_rate(lambda T, S: prefucb_batched(means, W, T, S), s, horizon)  # noqa: E731
-    return _rows("PrefUCB (K=42, d=7, M=2)", seed_counts, (_prefucb_setup, ()), horizon, np_rate, batched)
+    return _rows("PrefUCB (K=42, d=7, M=2)", seed_counts, (_prefucb_setup, ()), horizon, np_rate, batched, nb_rate)
 
 
 def bench_user_envs(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
@@ -272,6 +299,9 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
     warm = -(-2 * n // k)  # the forced round-robin initialisation (m0 = 2 pulls per arm)
     np_rate = _numpy_rate(lambda T: thv_ucb_numpy(inst.means, k, T, eta=0.01, delta=1 / 5000, sigma=sigma),
                           warm, numpy_rounds) if peers else None
+    nb = numba_peers() if peers else None
+    nb_rate = nb and _numba_rate(lambda T, S: nb.thv_ucb_seeds(inst.means, k, T, S, eta=0.01, delta=1 / 5000,
+                                                               sigma=sigma), horizon)
 
     def batched(s):  # each round is a few large numpy calls: a few rounds suffice at many seeds
         rounds = max(3, min(numpy_rounds, 8192 // s))
@@ -279,7 +309,7 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
                                warm, rounds)
 
     return _rows(f"THV-UCB (d={d}, n={n}, k={k})", seed_counts, (_registry_setup, (section, "slate/thv_ucb")), horizon,
-                 np_rate, batched)
+                 np_rate, batched, nb_rate)
 
 
 def bench_cohv_ucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
@@ -362,6 +392,7 @@ ALGORITHMS = {  # name -> (seed counts, horizon, numpy rounds, peers) -> rows
     "cohv": bench_cohv_ucb,
     "user_envs": bench_user_envs,
 }
+FIXED_CONFIDENCE = ("auer", "ape")  # seconds a seed, engine against the numba loop (bench.fixed_confidence)
 
 
 def main(argv=None) -> int:
@@ -402,10 +433,10 @@ def main(argv=None) -> int:
         compare(args.vopy_python, args.work, *((50, 5, 200) if args.quick else ()))
         return 0
     chosen = ["prefucb"] if args.prefucb_only else args.algorithms.split(",")
-    unknown = sorted(set(chosen) - set(ALGORITHMS))
+    unknown = sorted(set(chosen) - set(ALGORITHMS) - set(FIXED_CONFIDENCE))
     if unknown:
-        print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}",
-              file=sys.stderr)
+        print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from "
+              f"{', '.join(list(ALGORITHMS) + list(FIXED_CONFIDENCE))}", file=sys.stderr)
         return 2
     parts = ["engine"] if args.engine_only else args.parts.split(",")
     if set(parts) - set(PARTS) or not parts:
@@ -442,16 +473,16 @@ def main(argv=None) -> int:
     peers = "peers" in parts
     if not peers:
         SWEEP.update(path=args.json, info=info)
-    rows = []
+    rows, fixed = [], []
     for name in chosen if "engine" in parts else ():
-        rows += ALGORITHMS[name](seeds, horizon, np_rounds, peers)
-    print(f"\n{'algorithm':34s} {'seeds':>8s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} "
-          f"{'numpy batched':>14s} {'ratio':>8s} {'compile s':>10s}")
-    for r in rows:
-        peer = (f"{r['numpy_seed_rounds_per_s']:12.0f} {r['speedup']:7.1f}x "
-                f"{r['numpy_batched_seed_rounds_per_s']:14.0f} "
-                f"{r['speedup_batched']:7.1f}x" if "speedup" in r else f"{'-':>12s} {'-':>8s} {'-':>14s} {'-':>8s}")
-        print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['seed_rounds_per_s']:14.0f} {peer} {r['compile_s']:10.1f}")
+        if name in FIXED_CONFIDENCE:
+            from .fixed_confidence import bench_fixed_confidence
+
+            fixed += bench_fixed_confidence(name, seeds, REPEAT)
+        else:
+            rows += ALGORITHMS[name](seeds, horizon, np_rounds, peers)
+    _print_rates(rows)
+    _print_fixed_confidence(fixed)
     for note in OUT_OF_MEMORY:
         print(f"out of memory: {note}")
     if "kernels" not in parts:
@@ -466,9 +497,40 @@ def main(argv=None) -> int:
         print(f"{row['kernel']}: {row['ns_per_index']:.3f} ns/index")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"info": info, "policies": rows, "hypervolume": hv, "klucb": kl, "out_of_memory": OUT_OF_MEMORY},
-                      f, indent=1)
+            json.dump({"info": info, "policies": rows, "fixed_confidence": fixed, "hypervolume": hv, "klucb": kl,
+                       "out_of_memory": OUT_OF_MEMORY}, f, indent=1)
     return 0
+
+
+def _cell(value, fmt: str, width: int, unit: str = "") -> str:
+    """``value`` formatted and right-aligned in ``width`` characters, ``-`` where it is ``None``."""
+    return f"{'-' if value is None else format(value, fmt) + unit:>{width}s}"
+
+
+def _print_rates(rows):
+    """The policies' table: the engine's seed-rounds per second beside each peer's and the engine's ratio to it."""
+    print(f"\n{'algorithm':34s} {'seeds':>8s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} "
+          f"{'numpy batched':>14s} {'ratio':>8s} {'numba, one core':>16s} {'ratio':>8s} {'compile s':>10s}")
+    for r in rows:
+        peer = " ".join([_cell(r.get("numpy_seed_rounds_per_s"), ".0f", 12), _cell(r.get("speedup"), ".1f", 8, "x"),
+                         _cell(r.get("numpy_batched_seed_rounds_per_s"), ".0f", 14),
+                         _cell(r.get("speedup_batched"), ".1f", 8, "x"),
+                         _cell(r.get("numba_seed_rounds_per_s"), ".0f", 16),
+                         _cell(r.get("speedup_numba"), ".1f", 8, "x")])
+        print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['seed_rounds_per_s']:14.0f} {peer} {r['compile_s']:10.1f}")
+
+
+def _print_fixed_confidence(rows):
+    """The fixed-confidence table: microseconds a seed and mean samples, engine and numba loop."""
+    if not rows:
+        return
+    print(f"\n{'fixed confidence':34s} {'seeds':>8s} {'us a seed':>12s} {'samples':>10s} {'numba, one core':>16s} "
+          f"{'samples':>10s} {'ratio':>8s}")
+    for r in rows:
+        numba_us = None if r["numba_s_per_seed"] is None else r["numba_s_per_seed"] * 1e6
+        print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['s_per_seed'] * 1e6:12.1f} {r['samples']:10.0f} "
+              f"{_cell(numba_us, '.1f', 16)} {_cell(r['numba_samples'], '.0f', 10)} "
+              f"{_cell(r['speedup_numba'], '.2f', 8, 'x')}")
 
 
 if __name__ == "__main__":
