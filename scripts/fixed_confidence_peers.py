@@ -4,7 +4,7 @@
         [--x64] [--out FILE]
 
 ``--linear-psi``: a checkout of ``cyrille-kone/linear_psi``; its C++ (``cpp/src``) is compiled here with
-``g++ -O3`` together with a small driver that calls ``psi_auer::loop`` and ``psi_ape::loop`` seed by seed.
+``g++ -O3 -march=native`` together with a small driver that calls ``psi_auer::loop`` and ``psi_ape::loop`` seed by seed.
 ``--crepon``: a checkout of ``elise-crepon/sequential-pareto-learning-experiments``; its Python
 ``track_and_stop`` runs seed by seed (numpy; its general cost ``PCnd``, cell enumeration, for d = 2 and 3 alike),
 on the Gaussian instances, on ``--crepon-seeds`` seeds (default: ``--seeds``; their Python takes seconds a seed on the
@@ -28,6 +28,8 @@ import time
 import tomllib
 
 import numpy as np
+
+from mobandit_jax.bench.fixed_confidence import run_engine
 
 COV_BOOST = os.path.join(os.path.dirname(__file__), "..", "configs", "fixed_confidence", "cov_boost.toml")
 DRIVER = r"""
@@ -55,7 +57,7 @@ int main() {
 
 
 def build_linear_psi(path: str, workdir: str) -> str:
-    """Compile linear_psi's C++ with the driver; the binary's path."""
+    """Compile linear_psi's C++ with the driver (``-O3 -march=native``); the binary's path."""
     src = os.path.join(path, "cpp", "src")
     if not os.path.isdir(src):
         sys.exit(f"--linear-psi {path}: no cpp/src here; give a checkout of cyrille-kone/linear_psi")
@@ -63,7 +65,7 @@ def build_linear_psi(path: str, workdir: str) -> str:
     with open(driver, "w") as f:
         f.write(DRIVER)
     exe = os.path.join(workdir, "linear_psi_driver")
-    subprocess.run(["g++", "-O3", "-std=c++17", "-I", src, driver] +
+    subprocess.run(["g++", "-O3", "-march=native", "-std=c++17", "-I", src, driver] +
                    [os.path.join(src, f) for f in ("utils.cxx", "bandits.cxx", "policies.cxx")] + ["-o", exe],
                    check=True)
     return exe
@@ -94,42 +96,6 @@ def run_crepon(path: str, means, sigma: float, delta: float, seeds: int):
         found.append(bool(ok))
         samples.append(int(t))
     return np.array(found), np.array(samples), time.perf_counter() - start
-
-
-def run_ours(method: str, means, gauss: bool, sigma: float, delta: float, seeds: int, cap: int):
-    """``(found, samples, seconds)`` of the pac family's ``method`` over ``seeds`` seeds in one batch (timed after
-    compiling); the seeds are the engine's (``seed_keys(0, range(seeds))``)."""
-    import jax
-    import jax.numpy as jnp
-
-    import mobandit_jax.metrics  # noqa: F401  (fills the registries)
-    import mobandit_jax.policies  # noqa: F401
-    from mobandit_jax import engine
-    from mobandit_jax.kernels.dominance import cone_optimal_mask
-    from mobandit_jax.problems.stochastic import make_stochastic
-    from mobandit_jax.registry import make_policy
-    from mobandit_jax.types import Context
-
-    inst = make_stochastic(np.asarray(means, float), noise="gaussian" if gauss else "bernoulli", sigma=sigma,
-                           clip=not gauss, dtype=jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
-    policy, params, _ = make_policy(method, Context.of(inst, cap), delta=delta)
-    keys = engine.seed_keys(0, np.arange(seeds))
-    streams = lambda k: (jax.random.fold_in(k, 0), jax.random.fold_in(k, 1))
-    R = engine.seeds_per_lane(seeds)
-    if policy.identify_in_turn is None or R == 1:  # one seed a lane
-        run = jax.jit(lambda keys: jax.vmap(policy.identify, in_axes=(0, 0, None, None))(
-            *jax.vmap(streams)(keys), inst.params, params))
-    else:  # as the engine runs it: the seeds share S / R lanes, each lane's seeds one after another
-        seed_params = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (seeds,) + jnp.shape(x)), inst.params)
-        in_turn = lambda p, keys, lanes: policy.identify_in_turn(*jax.vmap(streams)(keys), seed_params, p, lanes)
-        run = jax.jit(lambda keys: engine.lanes_in_turn(in_turn, params, keys))
-    jax.block_until_ready(run(keys))
-    start = time.perf_counter()
-    out = jax.block_until_ready(run(keys))
-    secs = time.perf_counter() - start
-    truth = np.asarray(cone_optimal_mask(np.asarray(means, float), np.eye(np.shape(means)[1])))
-    found = np.all(np.asarray(out.recommended) == truth, axis=1) & np.asarray(out.stopped)
-    return found, np.asarray(out.pulls).sum(1), secs
 
 
 def agree(a, b) -> tuple:
@@ -182,7 +148,7 @@ def main(argv=None):
                                                                        a.crepon_seeds or a.seeds)))
                 for method, peer in peers:
                     pf, ps, psec = peer()
-                    of, os_, osec = run_ours(method, means, gauss, sigma, delta, a.seeds, a.cap)
+                    of, os_, osec = run_engine(method, means, gauss, sigma, delta, a.seeds, a.cap)
                     same_mean, same_err = agree((of, os_), (pf, ps))
                     row = dict(instance=name, delta=delta, method=method, seeds=len(os_), peer_seeds=len(ps),
                                ours_mean=float(np.mean(os_)), ours_se=float(np.std(os_, ddof=1) / math.sqrt(len(os_))),
