@@ -82,7 +82,7 @@ MEANS = np.array([[0.1, 0.9], [0.9, 0.1], [0.6, 0.6], [0.3, 0.3], [0.5, 0.45]])
 @pytest.mark.parametrize("method, reference", [("auer", auer_numpy), ("ape", ape_numpy)])
 def test_auer_and_ape_equal_the_numpy_loops_on_shared_rewards(method, reference):
     rng = np.random.default_rng(4)
-    for s in range(3):
+    for _ in range(3):
         table = MEANS[:, None, :] + 0.5 * rng.standard_normal((5, 20000, 2))
         counts, found = nb.fixed_confidence_seeds(method, MEANS, True, 0.5, 0.1, 1, table=table)
         P, n = reference(lambda i, j: table[i, j], 5, 0.1, 0.5)

@@ -189,14 +189,14 @@ def _rows(label: str, seed_counts, setup, horizon: int, numpy_rate, batched, num
             OUT_OF_MEMORY.append(f"{label} at {s} seeds: {str(err).splitlines()[0][:200]}")
             break
         row = {"algorithm": label, "seeds": s, "seed_rounds_per_s": rate, "compile_s": comp}
-        if numpy_rate is None:
+        if numpy_rate is None and numba_rate is None:
             _save_sweep(row)
-        else:
+        if numpy_rate is not None:
             peer = batched(s)
             row.update({"numpy_seed_rounds_per_s": numpy_rate, "speedup": rate / numpy_rate,
-                        "numpy_batched_seed_rounds_per_s": peer, "speedup_batched": rate / peer,
-                        "numba_seed_rounds_per_s": numba_rate,
-                        "speedup_numba": rate / numba_rate if numba_rate else None})
+                        "numpy_batched_seed_rounds_per_s": peer, "speedup_batched": rate / peer})
+        if numba_rate is not None:
+            row.update({"numba_seed_rounds_per_s": numba_rate, "speedup_numba": rate / numba_rate})
         rows.append(row)
     return rows
 
@@ -219,8 +219,9 @@ def _bench_means():
     return np.random.default_rng(0).uniform(0.05, 0.95, size=(42, 7))
 
 
-def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
-    """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers."""
+def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = True, numba: bool = False):
+    """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers (``peers``) and the numba
+    loop (``numba``)."""
     from .numpy_peers import prefucb_batched
     from .reference.prefucb_numpy import run_prefucb_numpy
 
@@ -228,8 +229,9 @@ def bench_prefucb(seed_counts, horizon: int, numpy_rounds: int, peers: bool = Tr
     np_rate = nb_rate = None
     if peers:
         np_rate = numpy_rounds / _timed(lambda: run_prefucb_numpy(means, W, numpy_rounds, seed=0), REPEAT)
-        nb = numba_peers()
-        nb_rate = nb and _numba_rate(lambda T, S: nb.prefucb_seeds(means, W, T, S), horizon)
+    nb = numba_peers() if numba else None
+    if nb is not None:
+        nb_rate = _numba_rate(lambda T, S: nb.prefucb_seeds(means, W, T, S), horizon)
     # the engine's horizon, forced first rounds included as in the engine's timed runs
     batched = lambda s: _batched_rate(lambda T, S: prefucb_batched(means, W, T, S), s, horizon)  # noqa: E731
     return _rows("PrefUCB (K=42, d=7, M=2)", seed_counts, (_prefucb_setup, ()), horizon, np_rate, batched, nb_rate)
@@ -289,8 +291,9 @@ def _numpy_rate(run_rounds, warm: int, rounds: int) -> float:
 
 
 def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
-                  peers: bool = True):
-    """THV-UCB (Gutowski et al.) on a concave DTLZ front against its numpy loop, rounds after the forced init."""
+                  peers: bool = True, numba: bool = False):
+    """THV-UCB (Gutowski et al.) on a concave DTLZ front against its numpy loop (rounds after the forced init), its
+    seed-batched numpy peer (``peers``) and its numba loop (``numba``, every round)."""
     from .numpy_peers import thv_ucb_batched
     from .reference.thv_ucb_numpy import thv_ucb_numpy
 
@@ -299,9 +302,9 @@ def bench_thv_ucb(seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, 
     warm = -(-2 * n // k)  # the forced round-robin initialisation (m0 = 2 pulls per arm)
     np_rate = _numpy_rate(lambda T: thv_ucb_numpy(inst.means, k, T, eta=0.01, delta=1 / 5000, sigma=sigma),
                           warm, numpy_rounds) if peers else None
-    nb = numba_peers() if peers else None
-    nb_rate = nb and _numba_rate(lambda T, S: nb.thv_ucb_seeds(inst.means, k, T, S, eta=0.01, delta=1 / 5000,
-                                                               sigma=sigma), horizon)
+    nb = numba_peers() if numba else None
+    nb_rate = None if nb is None else _numba_rate(
+        lambda T, S: nb.thv_ucb_seeds(inst.means, k, T, S, eta=0.01, delta=1 / 5000, sigma=sigma), horizon)
 
     def batched(s):  # each round is a few large numpy calls: a few rounds suffice at many seeds
         rounds = max(3, min(numpy_rounds, 8192 // s))
@@ -382,15 +385,16 @@ def bench_klucb(n: int):
             "ns_per_index": _timed(lambda: klucb_upper(p, level), 3) / n * 1e9}
 
 
-PARTS = ("engine", "peers", "kernels")
-ALGORITHMS = {  # name -> (seed counts, horizon, numpy rounds, peers) -> rows
+PARTS = ("engine", "peers", "numba", "kernels")
+ALGORITHMS = {  # name -> (seed counts, horizon, numpy rounds, numpy peers, numba peer) -> rows
     "prefucb": bench_prefucb,
-    "thv_d2": lambda seeds, T, r, peers: bench_thv_ucb(seeds, T, r // 4, d=2, n=36, k=3, sigma=0.05, peers=peers),
+    "thv_d2": lambda seeds, T, r, peers, numba: bench_thv_ucb(seeds, T, r // 4, d=2, n=36, k=3, sigma=0.05,
+                                                              peers=peers, numba=numba),
     # d = 5: the first 50 rounds are the forced initialisation; half the rounds keep the run short.
-    "thv_d5": lambda seeds, T, r, peers: bench_thv_ucb(seeds, max(T // 2, 100), r // 20, d=5, n=150, k=6, sigma=0.02,
-                                                       peers=peers),
-    "cohv": bench_cohv_ucb,
-    "user_envs": bench_user_envs,
+    "thv_d5": lambda seeds, T, r, peers, numba: bench_thv_ucb(seeds, max(T // 2, 100), r // 20, d=5, n=150, k=6,
+                                                              sigma=0.02, peers=peers, numba=numba),
+    "cohv": lambda seeds, T, r, peers, numba: bench_cohv_ucb(seeds, T, r, peers),
+    "user_envs": lambda seeds, T, r, peers, numba: bench_user_envs(seeds, T, r, peers),
 }
 FIXED_CONFIDENCE = ("auer", "ape")  # seconds a seed, engine against the numba loop (bench.fixed_confidence)
 
@@ -419,7 +423,8 @@ def main(argv=None) -> int:
                              "count out of memory ends that algorithm's sweep (for GPU sweeps up to 1,048,576 seeds)")
     parser.add_argument("--parts", default=",".join(PARTS),
                         help="comma-separated subset of engine (the policies' rates), peers (the numpy peers beside "
-                             "them) and kernels (hypervolume and KL-UCB per call); default all three")
+                             "them), numba (the numba per-seed loops beside them) and kernels (hypervolume and KL-UCB "
+                             "per call); default all four")
     parser.add_argument("--kernel-batches", help="with kernels: comma-separated batch sizes, as many of each kernel's "
                         "batches as given, e.g. 20000,2000000 (hypervolume sets; KL-UCB indices are 50x as many); "
                         "default 20000 (2000 with --quick)")
@@ -471,16 +476,16 @@ def main(argv=None) -> int:
     print(f"backend {info['backend']}, devices {info['devices']}, worker processes {WORKERS}, jax {info['jax']}")
     np_rounds = 200 if args.quick else 1000
     peers = "peers" in parts
-    if not peers:
+    if not peers and "numba" not in parts:
         SWEEP.update(path=args.json, info=info)
     rows, fixed = [], []
     for name in chosen if "engine" in parts else ():
         if name in FIXED_CONFIDENCE:
             from .fixed_confidence import bench_fixed_confidence
 
-            fixed += bench_fixed_confidence(name, seeds, REPEAT)
+            fixed += bench_fixed_confidence(name, seeds, REPEAT, numba_peers() if "numba" in parts else None)
         else:
-            rows += ALGORITHMS[name](seeds, horizon, np_rounds, peers)
+            rows += ALGORITHMS[name](seeds, horizon, np_rounds, peers, "numba" in parts)
     _print_rates(rows)
     _print_fixed_confidence(fixed)
     for note in OUT_OF_MEMORY:

@@ -2,7 +2,8 @@
 them (the seeds of one batch sharing lanes, :func:`mobandit_jax.engine.lanes_in_turn`) against the numba per-seed loops
 of :mod:`mobandit_jax.bench.numba_peers` on the same instance.
 
-:func:`run_engine` is also what ``scripts/fixed_confidence_peers.py`` runs beside the authors' code.
+:func:`engine_runner` and :func:`outcome` are also what ``scripts/fixed_confidence_peers.py`` runs beside the
+authors' code.
 """
 from __future__ import annotations
 
@@ -60,30 +61,23 @@ def engine_runner(method: str, means, gauss: bool, sigma: float, delta: float, s
     return lambda: jax.block_until_ready(run(keys))
 
 
-def run_engine(method: str, means, gauss: bool, sigma: float, delta: float, seeds: int, cap: int = 2_000_000):
-    """``(found (S,), samples (S,), seconds)`` of :func:`engine_runner`'s call, timed once after compiling; ``found``:
-    the run stopped and returned the Pareto set of ``means``."""
+def outcome(out, means):
+    """``(found (S,), samples (S,))`` of a batch's ``PacResult``; ``found``: the seed stopped and returned the Pareto
+    set of ``means``."""
     from ..kernels.dominance import cone_optimal_mask
 
-    run = engine_runner(method, means, gauss, sigma, delta, seeds, cap)
-    start = time.perf_counter()
-    out = run()
-    secs = time.perf_counter() - start
     truth = np.asarray(cone_optimal_mask(np.asarray(means, float), np.eye(np.shape(means)[1])))
     found = np.all(np.asarray(out.recommended) == truth, axis=1) & np.asarray(out.stopped)
-    return found, np.asarray(out.pulls).sum(1), secs
+    return found, np.asarray(out.pulls).sum(1)
 
 
-def bench_fixed_confidence(method: str, seed_counts, repeat: int, numba_seeds: int = 200):
+def bench_fixed_confidence(method: str, seed_counts, repeat: int, numba_peers=None, numba_seeds: int = 200):
     """Rows of seconds a seed of ``method`` (``"auer"`` or ``"ape"``) on :func:`bench_instance`: the engine at each seed
-    count in this process, beside the numba loop over ``numba_seeds`` seeds (``None`` without numba); best of
-    ``repeat`` timed runs each. Mean samples of both sides are given, to show they run the same method."""
+    count in this process, beside the numba loop over ``numba_seeds`` seeds (the module ``numba_peers``; ``None``
+    leaves it out); best of ``repeat`` timed runs each. Mean samples of both sides are given, to show they run the
+    same method."""
     means = bench_instance()
     numba_s, numba_samples = None, None
-    try:
-        from . import numba_peers
-    except ImportError:
-        numba_peers = None
     if numba_peers is not None:
         numba_peers.fixed_confidence_seeds(method, means, False, 0.5, DELTA, 2)  # compile
         best = math.inf
