@@ -1,7 +1,8 @@
 """Per-seed loops compiled with numba: the benchmark's compiled peer (``pip install 'mobandit_jax[bench]'``).
 
 What a user who cares about speed writes in place of numpy: one seed after another, each round a few scalar
-loops over arms and objectives, compiled by numba (``fastmath``), on one core. The same algorithms and
+loops over arms and objectives, compiled by numba (``fastmath``, less its no-infinity and no-NaN assumptions), on
+one core. The same algorithms and
 reward models as the seed-batched numpy peers of :mod:`mobandit_jax.bench.numpy_peers` (which the tests
 compare them with):
 
@@ -25,7 +26,8 @@ import numba
 import numpy as np
 
 EMPTY = np.zeros((0, 0, 0))  # no reward table: draw
-_jit = numba.njit(fastmath=True, cache=False)
+# fastmath without its no-infinity and no-NaN assumptions: the loops compare against +-inf
+_jit = numba.njit(fastmath={"nsz", "arcp", "contract", "afn", "reassoc"}, cache=False)
 
 
 # --- KL-UCB -------------------------------------------------------------------------------------------
