@@ -1,10 +1,10 @@
 """Run the authors' fixed-confidence Pareto set identification code beside the pac family, on the same instances.
 
-    python scripts/fixed_confidence_peers.py --linear-psi PATH [--crepon PATH] [--seeds 200] [--crepon-seeds N]
-        [--x64] [--out FILE]
+    python scripts/fixed_confidence_peers.py --linear-psi PATH [--crepon PATH] [--seeds 200,2000] [--crepon-seeds N]
+        [--only NAME] [--methods auer,ape,track_and_stop] [--repeat N] [--x64] [--out FILE]
 
 ``--linear-psi``: a checkout of ``cyrille-kone/linear_psi``; its C++ (``cpp/src``) is compiled here with
-``g++ -O3`` together with a small driver that calls ``psi_auer::loop`` and ``psi_ape::loop`` seed by seed.
+``g++ -O3 -march=native`` together with a small driver that calls ``psi_auer::loop`` and ``psi_ape::loop`` seed by seed.
 ``--crepon``: a checkout of ``elise-crepon/sequential-pareto-learning-experiments``; its Python
 ``track_and_stop`` runs seed by seed (numpy; its general cost ``PCnd``, cell enumeration, for d = 2 and 3 alike),
 on the Gaussian instances, on ``--crepon-seeds`` seeds (default: ``--seeds``; their Python takes seconds a seed on the
@@ -13,7 +13,8 @@ larger instances). Nothing of either is copied into this repository.
 For each instance (Bernoulli and Gaussian, K from 5 to 20, d = 2 and 3, and Kone et al.'s COV-BOOST) and each
 delta it prints, per method, the mean sample complexity with its standard error and the error rate of both
 implementations, whether they agree (means within 5% or 3 standard errors of the difference, whichever is larger;
-error rates within 3 standard errors), and the seconds per seed on one core.
+error rates within 3 standard errors), and the seconds per seed on one core (with ``--repeat N``, the medians of N
+runs of each side taken in turn), then the rows as a markdown table (that of ``docs/pac.md``).
 """
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ import time
 import tomllib
 
 import numpy as np
+
+from mobandit_jax.bench.fixed_confidence import engine_runner, outcome
 
 COV_BOOST = os.path.join(os.path.dirname(__file__), "..", "configs", "fixed_confidence", "cov_boost.toml")
 DRIVER = r"""
@@ -55,7 +58,7 @@ int main() {
 
 
 def build_linear_psi(path: str, workdir: str) -> str:
-    """Compile linear_psi's C++ with the driver; the binary's path."""
+    """Compile linear_psi's C++ with the driver (``-O3 -march=native``); the binary's path."""
     src = os.path.join(path, "cpp", "src")
     if not os.path.isdir(src):
         sys.exit(f"--linear-psi {path}: no cpp/src here; give a checkout of cyrille-kone/linear_psi")
@@ -63,7 +66,7 @@ def build_linear_psi(path: str, workdir: str) -> str:
     with open(driver, "w") as f:
         f.write(DRIVER)
     exe = os.path.join(workdir, "linear_psi_driver")
-    subprocess.run(["g++", "-O3", "-std=c++17", "-I", src, driver] +
+    subprocess.run(["g++", "-O3", "-march=native", "-std=c++17", "-I", src, driver] +
                    [os.path.join(src, f) for f in ("utils.cxx", "bandits.cxx", "policies.cxx")] + ["-o", exe],
                    check=True)
     return exe
@@ -96,42 +99,6 @@ def run_crepon(path: str, means, sigma: float, delta: float, seeds: int):
     return np.array(found), np.array(samples), time.perf_counter() - start
 
 
-def run_ours(method: str, means, gauss: bool, sigma: float, delta: float, seeds: int, cap: int):
-    """``(found, samples, seconds)`` of the pac family's ``method`` over ``seeds`` seeds in one batch (timed after
-    compiling); the seeds are the engine's (``seed_keys(0, range(seeds))``)."""
-    import jax
-    import jax.numpy as jnp
-
-    import mobandit_jax.metrics  # noqa: F401  (fills the registries)
-    import mobandit_jax.policies  # noqa: F401
-    from mobandit_jax import engine
-    from mobandit_jax.kernels.dominance import cone_optimal_mask
-    from mobandit_jax.problems.stochastic import make_stochastic
-    from mobandit_jax.registry import make_policy
-    from mobandit_jax.types import Context
-
-    inst = make_stochastic(np.asarray(means, float), noise="gaussian" if gauss else "bernoulli", sigma=sigma,
-                           clip=not gauss, dtype=jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
-    policy, params, _ = make_policy(method, Context.of(inst, cap), delta=delta)
-    keys = engine.seed_keys(0, np.arange(seeds))
-    streams = lambda k: (jax.random.fold_in(k, 0), jax.random.fold_in(k, 1))
-    R = engine.seeds_per_lane(seeds)
-    if policy.identify_in_turn is None or R == 1:  # one seed a lane
-        run = jax.jit(lambda keys: jax.vmap(policy.identify, in_axes=(0, 0, None, None))(
-            *jax.vmap(streams)(keys), inst.params, params))
-    else:  # as the engine runs it: the seeds share S / R lanes, each lane's seeds one after another
-        seed_params = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (seeds,) + jnp.shape(x)), inst.params)
-        in_turn = lambda p, keys, lanes: policy.identify_in_turn(*jax.vmap(streams)(keys), seed_params, p, lanes)
-        run = jax.jit(lambda keys: engine.lanes_in_turn(in_turn, params, keys))
-    jax.block_until_ready(run(keys))
-    start = time.perf_counter()
-    out = jax.block_until_ready(run(keys))
-    secs = time.perf_counter() - start
-    truth = np.asarray(cone_optimal_mask(np.asarray(means, float), np.eye(np.shape(means)[1])))
-    found = np.all(np.asarray(out.recommended) == truth, axis=1) & np.asarray(out.stopped)
-    return found, np.asarray(out.pulls).sum(1), secs
-
-
 def agree(a, b) -> tuple:
     """``(means agree, error rates agree)`` of two ``(found, samples)`` results (module docstring)."""
     (fa, sa), (fb, sb) = a, b
@@ -153,14 +120,53 @@ def instances(rng) -> list:
     return out
 
 
+def compare(name, delta, method, peer, run, means, seeds: int, repeat: int) -> dict:
+    """One row: ``peer()`` (``(found, samples, seconds)``) and our compiled ``run()`` timed in turn ``repeat`` times
+    (theirs, ours, theirs, ...), the median seconds per seed of each, samples and errors of the last run of each."""
+    peer_s, ours_s = [], []
+    for _ in range(repeat):
+        pf, ps, psec = peer()
+        peer_s.append(psec / len(ps))
+        start = time.perf_counter()
+        out = run()
+        ours_s.append((time.perf_counter() - start) / seeds)
+    of, os_ = outcome(out, means)
+    same_mean, same_err = agree((of, os_), (pf, ps))
+    return dict(instance=name, delta=delta, method=method, seeds=len(os_), peer_seeds=len(ps),
+                ours_mean=float(np.mean(os_)), ours_se=float(np.std(os_, ddof=1) / math.sqrt(len(os_))),
+                peer_mean=float(np.mean(ps)), peer_se=float(np.std(ps, ddof=1) / math.sqrt(len(ps))),
+                ours_error=float(1 - np.mean(of)), peer_error=float(1 - np.mean(pf)),
+                means_agree=same_mean, errors_agree=same_err,
+                ours_s_per_seed=float(np.median(ours_s)), peer_s_per_seed=float(np.median(peer_s)),
+                speedup=float(np.median(peer_s) / np.median(ours_s)))
+
+
+def markdown(rows) -> str:
+    """The rows as the table of ``docs/pac.md``."""
+    lines = ["| instance | delta | method | seeds (ours / theirs) | ours: mean samples ± se "
+             "| theirs: mean samples ± se | error ours / theirs | agree (means, errors) | s per seed ours / theirs "
+             "| theirs / ours |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        yes = lambda b: "yes" if b else "no"  # noqa: E731
+        lines.append(f"| {r['instance']} | {r['delta']:g} | {r['method']} | {r['seeds']} / {r['peer_seeds']} | "
+                     f"{r['ours_mean']:.0f} ± {r['ours_se']:.0f} | {r['peer_mean']:.0f} ± {r['peer_se']:.0f} | "
+                     f"{r['ours_error']:.2f} / {r['peer_error']:.2f} | {yes(r['means_agree'])}, "
+                     f"{yes(r['errors_agree'])} | {r['ours_s_per_seed']:.2e} / {r['peer_s_per_seed']:.2e} | "
+                     f"**{r['speedup']:.2f}** |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--linear-psi", required=True, help="checkout of cyrille-kone/linear_psi")
     ap.add_argument("--crepon", help="checkout of elise-crepon/sequential-pareto-learning-experiments")
-    ap.add_argument("--seeds", type=int, default=200)
-    ap.add_argument("--crepon-seeds", type=int, help="seeds of Crepon et al.'s Python (default: --seeds)")
+    ap.add_argument("--seeds", default="200", help="comma-separated seed counts, a row each (e.g. 200,2000)")
+    ap.add_argument("--crepon-seeds", type=int, help="seeds of Crepon et al.'s Python (default: the seed count)")
     ap.add_argument("--deltas", default="0.1,0.01")
     ap.add_argument("--only", default="", help="run the instances whose name contains this")
+    ap.add_argument("--methods", default="auer,ape,track_and_stop", help="comma-separated subset")
+    ap.add_argument("--repeat", type=int, default=1, help="timed runs of each side, in turn; the medians count")
     ap.add_argument("--cap", type=int, default=2_000_000, help="our round cap")
     ap.add_argument("--out", help="write the rows as JSON here")
     ap.add_argument("--x64", action="store_true", help="ours in float64 (default: the engine's float32)")
@@ -174,24 +180,17 @@ def main(argv=None):
         for name, means, gauss, sigma in instances(np.random.default_rng(2024)):
             if a.only not in name:
                 continue
-            for delta in (float(x) for x in a.deltas.split(",")):
-                peers = [("auer", lambda: run_linear_psi(exe, "auer", means, gauss, sigma, delta, a.seeds)),
-                         ("ape", lambda: run_linear_psi(exe, "ape", means, gauss, sigma, delta, a.seeds))]
+            for delta, seeds in ((float(x), int(n)) for x in a.deltas.split(",") for n in a.seeds.split(",")):
+                peers = {"auer": lambda: run_linear_psi(exe, "auer", means, gauss, sigma, delta, seeds),
+                         "ape": lambda: run_linear_psi(exe, "ape", means, gauss, sigma, delta, seeds)}
                 if a.crepon and gauss:
-                    peers.append(("track_and_stop", lambda: run_crepon(a.crepon, means, sigma, delta,
-                                                                       a.crepon_seeds or a.seeds)))
-                for method, peer in peers:
-                    pf, ps, psec = peer()
-                    of, os_, osec = run_ours(method, means, gauss, sigma, delta, a.seeds, a.cap)
-                    same_mean, same_err = agree((of, os_), (pf, ps))
-                    row = dict(instance=name, delta=delta, method=method, seeds=len(os_), peer_seeds=len(ps),
-                               ours_mean=float(np.mean(os_)), ours_se=float(np.std(os_, ddof=1) / math.sqrt(len(os_))),
-                               peer_mean=float(np.mean(ps)), peer_se=float(np.std(ps, ddof=1) / math.sqrt(len(ps))),
-                               ours_error=float(1 - np.mean(of)), peer_error=float(1 - np.mean(pf)),
-                               means_agree=same_mean, errors_agree=same_err,
-                               ours_s_per_seed=osec / len(os_), peer_s_per_seed=psec / len(ps))
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
+                    peers["track_and_stop"] = lambda: run_crepon(a.crepon, means, sigma, delta, a.crepon_seeds or seeds)
+                for method in a.methods.split(","):
+                    if method in peers:
+                        run = engine_runner(method, means, gauss, sigma, delta, seeds, a.cap)
+                        rows.append(compare(name, delta, method, peers[method], run, means, seeds, a.repeat))
+                        print(json.dumps(rows[-1]), flush=True)
+    print(markdown(rows))
     if a.out:
         with open(a.out, "w") as f:
             json.dump(rows, f, indent=1)

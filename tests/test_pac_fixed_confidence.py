@@ -170,6 +170,28 @@ def test_seeds_run_in_turn_in_one_lane_give_each_seed_its_own_result(compiled, m
             np.testing.assert_array_equal(np.asarray(getattr(alone, field)), getattr(turns, field), err_msg=field)
 
 
+@pytest.mark.parametrize("d", [2, 3])
+def test_track_and_stop_seeds_run_in_turn_give_each_seed_its_own_run_in_float64(d):
+    """Twelve seeds on three lanes (d = 2 compiled, d = 3 through the host's callback; float64, set globally as the
+    callback's thread needs): every seed's pulls, set and stop as run alone (in float32 a seed's run in turn may part
+    from its run alone after some rounds: see ``track_and_stop``)."""
+    x64 = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        # Bernoulli rewards: 0 or 1 in every program, where a Gaussian draw's last bit follows the program's fusion
+        inst = make_stochastic(MEANS if d == 2 else MEANS_3D, noise="bernoulli", dtype=jnp.float64)
+        policy, params, _ = make_policy("track_and_stop", Context.of(inst, 100_000), delta=0.1)
+        env, pol = _keys(12)
+        alone = jax.jit(jax.vmap(policy.identify, in_axes=(0, 0, None, None)))(env, pol, inst.params, params)
+        seed_params = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (12,) + x.shape), inst.params)
+        turns = jax.jit(lambda e, q, ep, p: policy.identify_in_turn(e, q, ep, p, 3))(env, pol, seed_params, params)
+        assert np.ptp(np.asarray(alone.pulls).sum(1)) > 50  # seeds of different lengths: lanes take new seeds apart
+        for field in ("recommended", "pulls", "stopped"):
+            np.testing.assert_array_equal(np.asarray(getattr(alone, field)), np.asarray(getattr(turns, field)))
+    finally:
+        jax.config.update("jax_enable_x64", x64)
+
+
 def tns_numpy(pull, K, delta, sigma):
     """Crepon et al.'s track_and_stop (C-tracking) with the general-dimension cost of the kernel, in float64."""
     n, sums = np.ones(K), np.array([pull(i, 0) for i in range(K)]) / sigma

@@ -4,7 +4,10 @@
   seed-vmapped; on CPU the seeds split over one single-device worker process per core, timed together,
   unless ``--devices N``; on GPU sharded over the devices) against
   two numpy peers of the same algorithm: the per-seed loop of ``mobandit_jax.bench.reference`` and the
-  seed-batched peer of ``mobandit_jax.bench.numpy_peers`` at the same seed count; compile time apart.
+  seed-batched peer of ``mobandit_jax.bench.numpy_peers`` at the same seed count, and (PrefUCB, THV-UCB) the
+  per-seed loop of ``mobandit_jax.bench.numba_peers`` compiled with numba, on one core; compile time apart.
+- Fixed confidence (``--algorithms auer,ape``): seconds a seed of Auer et al. and APE, the engine at each seed
+  count against the numba per-seed loop (``mobandit_jax.bench.fixed_confidence``).
 - User-data environments (``--algorithms user_envs``): PrefUCB's engine rate on the same means as
   ``kind = "stochastic"``, ``"table"`` and ``"replay"``, the per-round cost of those environments.
 - Hypervolume: the batched kernel on many small sets against ``moocore.hypervolume`` per call.
@@ -141,6 +144,7 @@ class Session:
     info: dict | None = None  # the machine, written beside the rows
     rows: list = field(default_factory=list)  # the engine-only sweep's rows
     out_of_memory: list = field(default_factory=list)  # "algorithm at N seeds: message" of the sweeps stopped
+    numba_missing: bool = False  # the missing numba was said
 
     def save(self, row):
         """Append a row to the engine-only sweep and rewrite its JSON (a time-limited run keeps its rows)."""
@@ -156,12 +160,32 @@ def _is_out_of_memory(err: Exception) -> bool:
     return "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()
 
 
-def _rows(session: Session, label: str, seed_counts, setup, horizon: int, numpy_rate, batched):
-    """One row per seed count: the engine's rate (:func:`engine_rate` of ``setup``, with the session's workers)
-    beside both numpy peers' (``batched(S)`` -> rate).
+def numba_peers(session: Session):
+    """:mod:`mobandit_jax.bench.numba_peers`, or ``None`` (said once a session, in one line) where numba is not
+    installed."""
+    try:
+        from . import numba_peers as module
+    except ImportError:
+        if not session.numba_missing:
+            session.numba_missing = True
+            print("numba column: not measured (numba is not installed; pip install 'mobandit_jax[bench]')")
+        return None
+    return module
 
-    ``numpy_rate=None`` leaves the peers out. A seed count that runs out of device memory ends the
-    sweep of this algorithm (noted in the session's ``out_of_memory``).
+
+def _numba_rate(session: Session, run_seeds, horizon: int, seeds: int = 16) -> float:
+    """Seed-rounds per second of a numba per-seed loop ``run_seeds(T, S)`` over ``seeds`` seeds of ``horizon`` rounds,
+    one seed after another on this core (compiled first; the best of the session's ``repeat`` runs)."""
+    run_seeds(horizon, 1)
+    return seeds * horizon / _timed(lambda: run_seeds(horizon, seeds), session.repeat)
+
+
+def _rows(session: Session, label: str, seed_counts, setup, horizon: int, numpy_rate, batched, numba_rate=None):
+    """One row per seed count: the engine's rate (:func:`engine_rate` of ``setup``, with the session's workers)
+    beside both numpy peers' (``batched(S)`` -> rate) and the numba loop's (``numba_rate``, seed-rounds/s).
+
+    ``numpy_rate=None`` leaves the peers out; ``numba_rate=None`` the numba column. A seed count that runs out of
+    device memory ends the sweep of this algorithm (noted in the session's ``out_of_memory``).
     """
     rows = []
     for s in seed_counts:
@@ -173,12 +197,14 @@ def _rows(session: Session, label: str, seed_counts, setup, horizon: int, numpy_
             session.out_of_memory.append(f"{label} at {s} seeds: {str(err).splitlines()[0][:200]}")
             break
         row = {"algorithm": label, "seeds": s, "seed_rounds_per_s": rate, "compile_s": comp}
-        if numpy_rate is None:
+        if numpy_rate is None and numba_rate is None:
             session.save(row)
-        else:
+        if numpy_rate is not None:
             peer = batched(s)
             row.update({"numpy_seed_rounds_per_s": numpy_rate, "speedup": rate / numpy_rate,
                         "numpy_batched_seed_rounds_per_s": peer, "speedup_batched": rate / peer})
+        if numba_rate is not None:
+            row.update({"numba_seed_rounds_per_s": numba_rate, "speedup_numba": rate / numba_rate})
         rows.append(row)
     return rows
 
@@ -201,19 +227,25 @@ def _bench_means():
     return np.random.default_rng(0).uniform(0.05, 0.95, size=(42, 7))
 
 
-def bench_prefucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
-    """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers."""
+def bench_prefucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, peers: bool = True,
+                  numba: bool = False):
+    """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers (``peers``) and the numba
+    loop (``numba``)."""
     from .numpy_peers import prefucb_batched
     from .reference.prefucb_numpy import run_prefucb_numpy
 
     means, W = _bench_means(), CUSTOMER_SERVICE_W
-    np_rate = None
+    np_rate = nb_rate = None
     if peers:
         np_rate = numpy_rounds / _timed(lambda: run_prefucb_numpy(means, W, numpy_rounds, seed=0), session.repeat)
+    nb = numba_peers(session) if numba else None
+    if nb is not None:
+        nb_rate = _numba_rate(session, lambda T, S: nb.prefucb_seeds(means, W, T, S), horizon)
     # the engine's horizon, forced first rounds included as in the engine's timed runs
     batched = lambda s: _batched_rate(lambda T, S: prefucb_batched(means, W, T, S), s, horizon,  # noqa: E731
                                       session.repeat)
-    return _rows(session, "PrefUCB (K=42, d=7, M=2)", seed_counts, (_prefucb_setup, ()), horizon, np_rate, batched)
+    return _rows(session, "PrefUCB (K=42, d=7, M=2)", seed_counts, (_prefucb_setup, ()), horizon, np_rate, batched,
+                 nb_rate)
 
 
 def bench_user_envs(session: Session, seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
@@ -271,8 +303,9 @@ def _numpy_rate(run_rounds, warm: int, rounds: int, repeat: int) -> float:
 
 
 def bench_thv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
-                  peers: bool = True):
-    """THV-UCB (Gutowski et al.) on a concave DTLZ front against its numpy loop, rounds after the forced init."""
+                  peers: bool = True, numba: bool = False):
+    """THV-UCB (Gutowski et al.) on a concave DTLZ front against its numpy loop (rounds after the forced init), its
+    seed-batched numpy peer (``peers``) and its numba loop (``numba``, every round)."""
     from .numpy_peers import thv_ucb_batched
     from .reference.thv_ucb_numpy import thv_ucb_numpy
 
@@ -281,6 +314,9 @@ def bench_thv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int
     warm = -(-2 * n // k)  # the forced round-robin initialisation (m0 = 2 pulls per arm)
     np_rate = _numpy_rate(lambda T: thv_ucb_numpy(inst.means, k, T, eta=0.01, delta=1 / 5000, sigma=sigma),
                           warm, numpy_rounds, session.repeat) if peers else None
+    nb = numba_peers(session) if numba else None
+    nb_rate = None if nb is None else _numba_rate(
+        session, lambda T, S: nb.thv_ucb_seeds(inst.means, k, T, S, eta=0.01, delta=1 / 5000, sigma=sigma), horizon)
 
     def batched(s):  # each round is a few large numpy calls: a few rounds suffice at many seeds
         rounds = max(3, min(numpy_rounds, 8192 // s))
@@ -288,7 +324,7 @@ def bench_thv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int
                                warm, rounds, session.repeat)
 
     return _rows(session, f"THV-UCB (d={d}, n={n}, k={k})", seed_counts,
-                 (_registry_setup, (section, "slate/thv_ucb")), horizon, np_rate, batched)
+                 (_registry_setup, (section, "slate/thv_ucb")), horizon, np_rate, batched, nb_rate)
 
 
 def bench_cohv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
@@ -361,17 +397,19 @@ def bench_klucb(n: int):
             "ns_per_index": _timed(lambda: klucb_upper(p, level), 3) / n * 1e9}
 
 
-PARTS = ("engine", "peers", "kernels")
-ALGORITHMS = {  # name -> (session, seed counts, horizon, numpy rounds, peers) -> rows
+PARTS = ("engine", "peers", "numba", "kernels")
+ALGORITHMS = {  # name -> (session, seed counts, horizon, numpy rounds, numpy peers, numba peer) -> rows
     "prefucb": bench_prefucb,
-    "thv_d2": lambda session, seeds, T, r, peers: bench_thv_ucb(session, seeds, T, r // 4, d=2, n=36, k=3, sigma=0.05,
-                                                                peers=peers),
+    "thv_d2": lambda session, seeds, T, r, peers, numba: bench_thv_ucb(session, seeds, T, r // 4, d=2, n=36, k=3,
+                                                                       sigma=0.05, peers=peers, numba=numba),
     # d = 5: the first 50 rounds are the forced initialisation; half the rounds keep the run short.
-    "thv_d5": lambda session, seeds, T, r, peers: bench_thv_ucb(session, seeds, max(T // 2, 100), r // 20, d=5, n=150,
-                                                                k=6, sigma=0.02, peers=peers),
-    "cohv": bench_cohv_ucb,
-    "user_envs": bench_user_envs,
+    "thv_d5": lambda session, seeds, T, r, peers, numba: bench_thv_ucb(session, seeds, max(T // 2, 100), r // 20, d=5,
+                                                                       n=150, k=6, sigma=0.02, peers=peers,
+                                                                       numba=numba),
+    "cohv": lambda session, seeds, T, r, peers, numba: bench_cohv_ucb(session, seeds, T, r, peers),
+    "user_envs": lambda session, seeds, T, r, peers, numba: bench_user_envs(session, seeds, T, r, peers),
 }
+FIXED_CONFIDENCE = ("auer", "ape")  # seconds a seed, engine against the numba loop (bench.fixed_confidence)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -402,7 +440,8 @@ def parser() -> argparse.ArgumentParser:
                              "count out of memory ends that algorithm's sweep (for GPU sweeps up to 1,048,576 seeds)")
     parser.add_argument("--parts", default=",".join(PARTS),
                         help="comma-separated subset of engine (the policies' rates), peers (the numpy peers beside "
-                             "them) and kernels (hypervolume and KL-UCB per call); default all three")
+                             "them), numba (the numba per-seed loops beside them) and kernels (hypervolume and KL-UCB "
+                             "per call); default all four")
     parser.add_argument("--kernel-batches", help="with kernels: comma-separated batch sizes, as many of each kernel's "
                         "batches as given, e.g. 20000,2000000 (hypervolume sets; KL-UCB indices are 50x as many); "
                         "default 20000 (2000 with --quick)")
@@ -428,10 +467,10 @@ def main(argv=None) -> int:
         compare(args.vopy_python, args.work, *((50, 5, 200) if args.quick else ()))
         return 0
     chosen = ["prefucb"] if args.prefucb_only else args.algorithms.split(",")
-    unknown = sorted(set(chosen) - set(ALGORITHMS))
+    unknown = sorted(set(chosen) - set(ALGORITHMS) - set(FIXED_CONFIDENCE))
     if unknown:
-        print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from {', '.join(ALGORITHMS)}",
-              file=sys.stderr)
+        print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from "
+              f"{', '.join(list(ALGORITHMS) + list(FIXED_CONFIDENCE))}", file=sys.stderr)
         return 2
     parts = ["engine"] if args.engine_only else args.parts.split(",")
     if set(parts) - set(PARTS) or not parts:
@@ -465,12 +504,21 @@ def main(argv=None) -> int:
           f"jax {info['jax']}")
     np_rounds = 200 if args.quick else 1000
     peers = "peers" in parts
-    if not peers:
+    if not peers and "numba" not in parts:
         session.path, session.info = args.json, info
-    rows = []
+    rows, fixed = [], []
     for name in chosen if "engine" in parts else ():
-        rows += ALGORITHMS[name](session, seeds, horizon, np_rounds, peers)
-    _print_rows(rows, session.out_of_memory)
+        if name in FIXED_CONFIDENCE:
+            from .fixed_confidence import bench_fixed_confidence
+
+            fixed += bench_fixed_confidence(name, seeds, session.repeat,
+                                            numba_peers(session) if "numba" in parts else None)
+        else:
+            rows += ALGORITHMS[name](session, seeds, horizon, np_rounds, peers, "numba" in parts)
+    _print_rates(rows)
+    _print_fixed_confidence(fixed)
+    for note in session.out_of_memory:
+        print(f"out of memory: {note}")
     if "kernels" not in parts:
         return 0
     hv, kl = [bench_hypervolume(n) for n in batches], [bench_klucb(50 * n) for n in batches]
@@ -483,22 +531,40 @@ def main(argv=None) -> int:
         print(f"{row['kernel']}: {row['ns_per_index']:.3f} ns/index")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"info": info, "policies": rows, "hypervolume": hv, "klucb": kl,
+            json.dump({"info": info, "policies": rows, "fixed_confidence": fixed, "hypervolume": hv, "klucb": kl,
                        "out_of_memory": session.out_of_memory}, f, indent=1)
     return 0
 
 
-def _print_rows(rows, out_of_memory):
-    """The engine's rates beside the numpy peers', one line a row, then the sweeps out of memory."""
+def _cell(value, fmt: str, width: int, unit: str = "") -> str:
+    """``value`` formatted and right-aligned in ``width`` characters, ``-`` where it is ``None``."""
+    return f"{'-' if value is None else format(value, fmt) + unit:>{width}s}"
+
+
+def _print_rates(rows):
+    """The policies' table: the engine's seed-rounds per second beside each peer's and the engine's ratio to it."""
     print(f"\n{'algorithm':34s} {'seeds':>8s} {'seed-rounds/s':>14s} {'numpy loop':>12s} {'ratio':>8s} "
-          f"{'numpy batched':>14s} {'ratio':>8s} {'compile s':>10s}")
+          f"{'numpy batched':>14s} {'ratio':>8s} {'numba, one core':>16s} {'ratio':>8s} {'compile s':>10s}")
     for r in rows:
-        peer = (f"{r['numpy_seed_rounds_per_s']:12.0f} {r['speedup']:7.1f}x "
-                f"{r['numpy_batched_seed_rounds_per_s']:14.0f} "
-                f"{r['speedup_batched']:7.1f}x" if "speedup" in r else f"{'-':>12s} {'-':>8s} {'-':>14s} {'-':>8s}")
+        peer = " ".join([_cell(r.get("numpy_seed_rounds_per_s"), ".0f", 12), _cell(r.get("speedup"), ".1f", 8, "x"),
+                         _cell(r.get("numpy_batched_seed_rounds_per_s"), ".0f", 14),
+                         _cell(r.get("speedup_batched"), ".1f", 8, "x"),
+                         _cell(r.get("numba_seed_rounds_per_s"), ".0f", 16),
+                         _cell(r.get("speedup_numba"), ".1f", 8, "x")])
         print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['seed_rounds_per_s']:14.0f} {peer} {r['compile_s']:10.1f}")
-    for note in out_of_memory:
-        print(f"out of memory: {note}")
+
+
+def _print_fixed_confidence(rows):
+    """The fixed-confidence table: microseconds a seed and mean samples, engine and numba loop."""
+    if not rows:
+        return
+    print(f"\n{'fixed confidence':34s} {'seeds':>8s} {'us a seed':>12s} {'samples':>10s} {'numba, one core':>16s} "
+          f"{'samples':>10s} {'ratio':>8s}")
+    for r in rows:
+        numba_us = None if r["numba_s_per_seed"] is None else r["numba_s_per_seed"] * 1e6
+        print(f"{r['algorithm']:34s} {r['seeds']:8d} {r['s_per_seed'] * 1e6:12.1f} {r['samples']:10.0f} "
+              f"{_cell(numba_us, '.1f', 16)} {_cell(r['numba_samples'], '.0f', 10)} "
+              f"{_cell(r['speedup_numba'], '.2f', 8, 'x')}")
 
 
 if __name__ == "__main__":

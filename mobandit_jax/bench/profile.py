@@ -8,6 +8,9 @@
 - ``python -m mobandit_jax.bench.profile`` runs PrefUCB (K = 42, d = 7, M = 2, the benchmark's instance)
   at one seed count: its rate with the benchmark's Beta feedback and with Bernoulli feedback (the cost of
   the Beta sampler), and the kernel table of one call; one JSON file.
+- ``python -m mobandit_jax.bench.profile --pac auer`` (or ``ape``) splits a round of a fixed-confidence method, as
+  the engine runs its seeds in turn (:func:`pac_shares`), into the random bits, the method's statistics and the
+  loop itself, by timing the same loop without each.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import time
 from pathlib import Path
 
 import jax
+import numpy as np
 
 HOST_EVENTS = ("$", "ThunkExecutor", "PjitFunction")  # CPU backend: the host's own trace events, not XLA ops
 
@@ -64,6 +68,77 @@ def kernel_table(fn, top: int = 25) -> dict:
     return {"wall_s": wall, "busy_s": busy, "events": sum(counts.values()), "top": rows}
 
 
+def _pac_variants(method: str, seeds: int, rounds: int):
+    """``{variant: run()}``: ``method``'s in-turn loop on the benchmark's Bernoulli instance with every seed capped at
+    ``rounds`` rounds (none stops sooner), as is (``full``), with rewards that hash nothing (``no_random_bits``: arm
+    ``i``'s ``j``-th pull is its mean plus ``j / 1e6``), with a method that only counts (``no_statistics``: no
+    radius, margins or sets; the same arms a round) and with both (``loop``)."""
+    import jax.numpy as jnp
+
+    from .. import engine, metrics, policies  # noqa: F401  (importing fills the registries)
+    from ..policies.pac_stepwise import Counts, StepwiseMethod, stepwise_identifier
+    from ..problems.stochastic import make_stochastic
+    from ..registry import make_policy
+    from ..types import Context
+    from .fixed_confidence import DELTA, bench_instance
+
+    means = bench_instance()
+    K, d = means.shape
+    inst = make_stochastic(means, noise="bernoulli")
+    policy, params, _ = make_policy(method, Context.of(inst, rounds), delta=DELTA)
+    width = K if method == "auer" else 2
+    real = {"auer": policies.pac_auer.auer_method, "ape": policies.pac_ape.ape_method}[method](K, d)
+    pull = jnp.arange(K) < width  # the same number of arms a round as the method
+    counting = StepwiseMethod(lambda p: Counts.zeros(K, d, params.W.dtype), lambda key, s, p: pull,
+                              lambda s, pulled, y, p: s.add(pulled, y), lambda s, p: s.means[:, 0] > s.means[:, -1],
+                              lambda s, p: jnp.zeros((), bool))  # it recommends from the sums: the draws are used
+
+    def hashless(key, arm, j, t, ep):
+        return ep.means[arm] + j.astype(ep.means.dtype) / 1e6, jnp.zeros((), ep.means.dtype)
+
+    seed_params = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (seeds,) + jnp.shape(x)), inst.params)
+    keys = engine.seed_keys(0, np.arange(seeds))
+    env_keys = jax.vmap(lambda k: jax.random.fold_in(k, 0))(keys)
+    pol_keys = jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys)
+    lanes = -(-seeds // engine.seeds_per_lane(seeds))
+    runs = {}
+    for name, m, sample in (("full", real, inst.env.sample), ("no_random_bits", real, hashless),
+                            ("no_statistics", counting, inst.env.sample), ("loop", counting, hashless)):
+        in_turn = stepwise_identifier(m, K, d, sample, width).identify_in_turn
+        fn = jax.jit(lambda ek, pk, ep, p, f=in_turn: f(ek, pk, ep, p, lanes))
+        jax.block_until_ready(fn(env_keys, pol_keys, seed_params, params))
+        runs[name] = lambda fn=fn: fn(env_keys, pol_keys, seed_params, params)
+    return runs
+
+
+def pac_shares(method: str, seeds: int, rounds: int, repeat: int = 5) -> dict:
+    """Where a round of ``method`` (``"auer"`` or ``"ape"``) goes, on the benchmark's Bernoulli instance (K = 8, d = 2).
+
+    Args:
+      method: ``"auer"`` or ``"ape"``.
+      seeds: the batch's seeds (they share ``seeds / seeds_per_lane(seeds)`` lanes, as the engine runs them).
+      rounds: every seed's rounds (its round cap; the instance's seeds need more to stop).
+      repeat: timed runs of each variant, the fastest counts (interleaved).
+
+    Returns:
+      ``{"us_per_seed_round": {variant: microseconds}, "shares": {"random_bits", "statistics", "loop"}}``: each
+      variant of :func:`_pac_variants` per seed and round; the shares of the full round taken by the random bits
+      (full minus no_random_bits), the statistics (full minus no_statistics) and the loop alone.
+    """
+    from . import benchmark
+
+    runs = _pac_variants(method, seeds, rounds)
+    best = dict.fromkeys(runs, np.inf)
+    for _ in range(repeat):
+        for name, run in runs.items():
+            best[name] = min(best[name], benchmark._timed(run))
+    us = {name: t / (seeds * rounds) * 1e6 for name, t in best.items()}
+    full = us["full"]
+    return {"us_per_seed_round": us, "shares": {"random_bits": (full - us["no_random_bits"]) / full,
+                                                "statistics": (full - us["no_statistics"]) / full,
+                                                "loop": us["loop"] / full}}
+
+
 def main(argv=None) -> int:
     """The PrefUCB variants and kernel table of the module docstring, printed and written to ``--json``."""
     from ..runner import runtime
@@ -73,8 +148,15 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=131072)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--json", help="write the figures to this JSON file")
+    parser.add_argument("--pac", choices=("auer", "ape"), help="split a round of this fixed-confidence method instead")
     args = parser.parse_args(argv)
     runtime.configure()
+    if args.pac:
+        report = pac_shares(args.pac, args.seeds, args.rounds)
+        print(json.dumps(report, indent=1))
+        if args.json:
+            Path(args.json).write_text(json.dumps(report, indent=1))
+        return 0
     bernoulli = {"kind": "stochastic", "means": benchmark._bench_means().tolist(), "noise": "bernoulli"}
     report = {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
               "seeds": args.seeds, "rounds": args.rounds, "variants": [], "profile": None}

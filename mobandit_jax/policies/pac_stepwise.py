@@ -310,7 +310,7 @@ def _in_turn(method: StepwiseMethod, K: int, sample, width: int):
             restart = jax.vmap(lambda s: _Lane(s, **fresh))(seed)
             moved = jax.tree_util.tree_map(
                 lambda a, b: jnp.where(jnp.reshape(done, done.shape + (1,) * (a.ndim - 1)), a, b), restart, ongoing)
-            return moved, waiting + jnp.sum(done.astype(jnp.int32)), finals
+            return moved, waiting + jnp.sum(done, dtype=jnp.int32), finals
 
         finals = (jax.tree_util.tree_map(lambda x: jnp.zeros((S,) + x.shape, x.dtype), start),
                   jnp.zeros((S,), dtype), jnp.zeros((S, K), jnp.int32))

@@ -124,9 +124,11 @@ def track_and_stop(num_arms: int, dim: int, sample) -> object:
     Returns:
       an :class:`~mobandit_jax.types.Identifier` of the pac family (:func:`~.pac_stepwise.stepwise_identifier`).
     """
-    # One seed a lane: its float32 rounds follow the bits of Hedge's exponentials and the argmax of the tracking,
-    # which move with how XLA fuses the loop's body (run in turn, seeds agree in float64, not bit for bit in float32).
-    return stepwise_identifier(track_and_stop_method(num_arms, dim), num_arms, dim, sample, width=1, in_turn=False)
+    # Seeds run in turn in a large batch (the lanes share one queue of seeds), as Auer et al. and APE. A seed's rewards
+    # are the same either way; its float32 rounds follow the last bits of Hedge's exponentials and the argmax of the
+    # tracking, which move with how XLA fuses the loop's body, so in float32 a seed run in turn can part from its run
+    # alone after some rounds (the same law of samples and errors); in float64 they agree pull for pull.
+    return stepwise_identifier(track_and_stop_method(num_arms, dim), num_arms, dim, sample, width=1)
 
 
 def _configure(ctx, delta, tracking):
