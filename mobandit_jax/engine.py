@@ -45,7 +45,10 @@ stopping rule has not fired, and a lane whose rule fired keeps its state (per-la
 compiled program; ``IdentifyResult.stopped`` says whether the rule fired before the cap). An identifier with
 ``identify_in_turn`` (the step-wise methods of the pac family) runs a large batch on ``S / seeds_per_lane(S)`` lanes
 that share its seeds (:func:`seeds_per_lane`): a lane whose seed stopped takes the next seed not yet started, so
-that a lane does not idle from its seed's stop to the slowest seed's: each seed's result is the same.
+that a lane does not idle from its seed's stop to the slowest seed's. Each seed draws the same rewards either way;
+Auer et al.'s and APE's results are the same bit for bit, Track-and-Stop's in float64 (in float32 its Hedge weights,
+computed in another program, can round otherwise after many rounds: 456.1 against 455.4 mean samples at 1,000
+seeds, within sampling error).
 
 ``batch(run)`` maps ``run`` over a leading grid axis of ``params`` and a seed axis of keys, and
 :func:`seed_keys` derives each seed's key by ``fold_in(PRNGKey(base), seed_index)``, so a seed's
