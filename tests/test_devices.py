@@ -119,8 +119,9 @@ def test_cache_switches(monkeypatch, tmp_path):
     monkeypatch.setattr(jax.config, "update", lambda name, value: updates.__setitem__(name, value))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     for name in ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
-                 "JAX_ENABLE_COMPILATION_CACHE", cache.DISABLE_ENV):
-        monkeypatch.delenv(name, raising=False)
+                 "JAX_ENABLE_COMPILATION_CACHE", cache.DISABLE_ENV, cache.PROGRAMS_ENV):
+        monkeypatch.setenv(name, "")  # recorded, so that what configure() sets is undone after the test
+        monkeypatch.delenv(name)
     assert cache.configure(False) is None and updates == {"jax_enable_compilation_cache": False}
     assert os.environ["JAX_ENABLE_COMPILATION_CACHE"] == "false"
     monkeypatch.delenv("JAX_ENABLE_COMPILATION_CACHE")
