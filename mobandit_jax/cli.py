@@ -16,6 +16,8 @@ import os
 import sys
 import warnings
 
+from .errors import one_line_warning
+
 
 class _Parser(argparse.ArgumentParser):
     """Usage errors in one line on stderr, exit code 2."""
@@ -78,7 +80,7 @@ def main(argv=None) -> int:
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     with _environment_kept(), warnings.catch_warnings():
-        warnings.showwarning = _one_line  # a warning (a fixed-budget method below its first phase) is one line
+        warnings.showwarning = one_line_warning  # a warning (a fixed-budget method below its first phase) is one line
         if argv[:1] == ["bench"]:  # the benchmark parses its own options (--quick, --seeds, ...)
             from .bench import benchmark
 
@@ -106,11 +108,6 @@ def _dispatch(args) -> int:
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
         print("error: " + " ".join(str(msg).split()), file=sys.stderr)
         return 2
-
-
-def _one_line(message, category, filename, lineno, file=None, line=None):
-    """Show a warning as ``warning: MESSAGE`` on one line of stderr (no file, line or source)."""
-    print("warning: " + " ".join(str(message).split()), file=sys.stderr if file is None else file)
 
 
 def command():

@@ -43,3 +43,20 @@ def plain(value):
     if isinstance(value, (list, tuple)):
         return type(value)(plain(v) for v in value)
     return value.tolist() if hasattr(value, "dtype") and hasattr(value, "tolist") else value
+
+
+def one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """A :func:`warnings.showwarning` that shows a warning as ``warning: MESSAGE`` on one line of stderr (no file,
+    line or source): what the ``mobandit`` command and its job processes show.
+
+    Args:
+      message: the warning.
+      category: its class (not shown).
+      filename: where it was raised (not shown).
+      lineno: its line (not shown).
+      file: where to write it (default: stderr).
+      line: its source line (not shown).
+    """
+    import sys
+
+    print("warning: " + " ".join(str(message).split()), file=sys.stderr if file is None else file)

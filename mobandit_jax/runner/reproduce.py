@@ -44,6 +44,7 @@ import tempfile
 import threading
 import time
 import tomllib
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -51,6 +52,7 @@ from types import ModuleType
 from typing import NamedTuple
 
 from ..analysis.stats import DERIVED
+from ..errors import one_line_warning
 from . import api, devices, run_folder, runtime, workers
 from . import spec as cfg
 
@@ -221,6 +223,7 @@ def _start_job(slots) -> None:
     next free share of the cores (one share per job), if ``slots`` has them."""
     runtime.keep_freed_memory()
     workers.die_with_parent()
+    warnings.showwarning = one_line_warning  # a job's warnings as the command shows its own
     if slots is not None:
         devices.pin(slots.get(timeout=60))
 
