@@ -238,7 +238,7 @@ def test_a_step_overtaken_while_reconnecting_is_decided_again(server):
     (mine,) = a.ask(worker="a")
     del a._store._commit  # the class's own again
     (theirs,) = taken
-    assert mine.id != theirs.id and int(mine.id[1:]) == 3  # after B's ask (1) and tell (2)
+    assert mine.id != theirs.id and (theirs.id, mine.id) == ("t1", "t2")  # decided again after B's ticket
     events = a._store.events()
     assert [(e.kind, e.worker) for e in events] == [("ask", "b"), ("tell", "b"), ("ask", "a")]
     a.tell(mine, [0.25, 0.25])

@@ -114,7 +114,7 @@ cost = "price"
 k = 2
 
 [budget]
-rho = 2
+rho = 4  # CoPSI pulls every arm in its first phase from rho = 3.5 here
 
 [preference]
 W = [[1.0, 0.0, 1.0], [0.0, -1.0, 1.0]]
