@@ -224,7 +224,7 @@ def test_interrupted_workers_keep_chunks_leave_no_process_and_resume_to_the_same
     # process ready before this one computes parts ahead, and its chunks are then written in one burst
     spec = tiny_spec(tmp_path / "tiny.toml", horizon=50000, seeds=16, chunk=2, record_every=25000)
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    cmd = [sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--quiet", "--workers"]
+    cmd = [sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--quiet", "--no-cache", "--workers"]
     assert subprocess.run(cmd + ["off", "--out", str(tmp_path / "ref")], env=env, timeout=600).returncode == 0
     out = tmp_path / "run"
     for signum in (signal.SIGINT, signal.SIGKILL):
