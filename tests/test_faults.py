@@ -154,12 +154,13 @@ def _workers(pid):
 def test_a_killed_worker_stops_the_run_with_one_line_and_the_run_resumes(tmp_path):
     spec = tiny_spec(tmp_path / "tiny.toml", horizon=50000, seeds=16, chunk=2, record_every=25000)
     ref = tmp_path / "ref"
-    assert subprocess.run(_cmd(spec, ref, "--workers", "off"), env=_env(), timeout=600).returncode == 0
+    assert subprocess.run(_cmd(spec, ref, "--workers", "off", "--no-cache"), env=_env(), timeout=600).returncode == 0
     out = tmp_path / "run"
     killed = 0
     for _attempt in range(3):  # the abort at exit it guards against came one time in a few
         before = len(list(out.glob("chunks/chunk_*.npz")))
-        proc = subprocess.Popen(_cmd(spec, out, "--workers", "on"), env=_env(), stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(_cmd(spec, out, "--workers", "on", "--no-cache"), env=_env(), stderr=subprocess.PIPE,
+                                text=True)
         end = time.time() + 300
         while proc.poll() is None and time.time() < end and len(list(out.glob("chunks/chunk_*.npz"))) <= before:
             time.sleep(0.02)
