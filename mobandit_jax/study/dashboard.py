@@ -26,6 +26,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from .. import errors
 from . import plot
 
 FRESH = 0.5  # seconds a state read from the study is served before it is read again
@@ -34,8 +35,7 @@ LATEST = 10  # the latest tells shown
 
 def _plain(value):
     """``value`` as JSON data: NaN and infinities as null, numpy and pandas scalars as Python ones."""
-    if hasattr(value, "item"):
-        value = value.item()
+    value = errors.plain(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, (bool, int, float, str)) or value is None:
