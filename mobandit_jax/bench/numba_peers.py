@@ -242,7 +242,11 @@ def thv_ucb_seeds(means, k: int, horizon: int, seeds: int, *, first: int = 0, et
       horizon: rounds per seed.
       seeds: how many seeds, one after another.
       first: the first seed's index.
-      eta, delta, m0, sigma, gain_tol: as :func:`~mobandit_jax.bench.numpy_peers.thv_ucb_batched`.
+      eta: as in :func:`~mobandit_jax.bench.numpy_peers.thv_ucb_batched`.
+      delta: as in :func:`~mobandit_jax.bench.numpy_peers.thv_ucb_batched`.
+      m0: as in :func:`~mobandit_jax.bench.numpy_peers.thv_ucb_batched`.
+      sigma: as in :func:`~mobandit_jax.bench.numpy_peers.thv_ucb_batched`.
+      gain_tol: as in :func:`~mobandit_jax.bench.numpy_peers.thv_ucb_batched`.
       table: ``(n, P, d)`` rewards; empty: ``clip(mu + N(0, sigma^2), 0, 1)`` draws.
 
     Returns:
