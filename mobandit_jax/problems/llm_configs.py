@@ -43,6 +43,7 @@ Choices where Appendix A is silent (documented here and in the report)
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import math
@@ -90,11 +91,22 @@ class ConfigLogs:
 
     @property
     def num_configs(self) -> int:
-        """Number of configurations K."""
+        """Number of configurations K.
+
+        Returns:
+          ``K``, the rows of ``correct``.
+        """
         return self.correct.shape[0]
 
     def select(self, idx) -> ConfigLogs:
-        """The logs restricted to configurations ``idx`` (in that order)."""
+        """The logs restricted to configurations ``idx`` (in that order).
+
+        Args:
+          idx: configuration indices, a sequence or an int array.
+
+        Returns:
+          A new :class:`ConfigLogs` with those configurations' rows; instances, source and label unchanged.
+        """
         idx = np.asarray(idx, int)
         return ConfigLogs(tuple(self.configs[i] for i in idx), self.instance_ids, self.correct[idx],
                           self.latency[idx], self.tokens[idx], self.source, self.simulated)
@@ -210,15 +222,16 @@ def bundled_logs(dataset: str, seed=None) -> ConfigLogs:
                          f"{BUNDLED_SEEDS[dataset]}; write logs of another seed with "
                          "experiments/cost_aware/simulated_logs.py "
                          "--seed N and give their path as env.dataset")
-    if dataset not in _BUNDLED:
-        logs = load_logs(DATA_DIR / f"{dataset}_simulated.csv.gz")
-        _BUNDLED[dataset] = ConfigLogs(logs.configs, logs.instance_ids, logs.correct, logs.latency, logs.tokens,
-                                       f"simulated {dataset}-like stand-in (generator seed {BUNDLED_SEEDS[dataset]})",
-                                       True)
-    return _BUNDLED[dataset]
+    return _bundled(dataset)
 
 
-_BUNDLED: dict = {}
+@functools.cache
+def _bundled(dataset: str) -> ConfigLogs:
+    """The bundled stand-in of ``dataset``, read once a process."""
+    logs = load_logs(DATA_DIR / f"{dataset}_simulated.csv.gz")
+    return ConfigLogs(logs.configs, logs.instance_ids, logs.correct, logs.latency, logs.tokens,
+                      f"simulated {dataset}-like stand-in (generator seed {BUNDLED_SEEDS[dataset]})", True)
+
 
 def identification_subset(logs: ConfigLogs) -> np.ndarray:
     """Indices of the 14-arm subset: 7 common models x temperatures {0.5, 1.0}, 128 tokens, direct.
