@@ -137,24 +137,23 @@ def test_cache_switches(monkeypatch, tmp_path):
     assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(store)  # inherited by reproduce's worker processes
 
 
-def test_bench_refuses_a_bad_device_count_repeat_count_and_unknown_algorithms():
-    p = _cli(["bench", "--devices", "-1"])
-    assert p.returncode == 2
-    assert p.stderr.strip().splitlines() == ["error: --devices -1: the number of devices must be an integer >= 1"]
-    p = _cli(["bench", "--algorithms", "prefucb,ucb9"])
-    assert p.returncode == 2
-    assert p.stderr.strip().splitlines() == [
-        "error: --algorithms: unknown ucb9; choose from prefucb, thv_d2, thv_d5, cohv, user_envs"]
-    p = _cli(["bench", "--repeat", "0"])
-    assert p.returncode == 2
-    assert p.stderr.strip().splitlines() == ["error: --repeat 0: give at least 1 timed run"]
-    p = _cli(["bench", "--parts", "engine,gpu"])
-    assert p.returncode == 2
-    assert p.stderr.strip().splitlines() == [
-        "error: --parts engine,gpu: choose a comma-separated subset of engine, peers, kernels"]
-    p = _cli(["bench", "--parts", "kernels", "--kernel-batches", "100,-5"])
-    assert p.returncode == 2
-    assert p.stderr.strip().splitlines() == ["error: --kernel-batches 100,-5: give comma-separated positive integers"]
+def test_bench_refuses_each_bad_option_in_one_line_naming_it():
+    refused = {
+        ("--devices", "-1"): "--devices -1: the number of devices must be an integer >= 1",
+        ("--algorithms", "prefucb,ucb9"): "--algorithms: unknown ucb9; choose from prefucb, thv_d2, thv_d5, cohv, "
+                                          "user_envs, auer, ape",
+        ("--repeat", "0"): "--repeat 0: give at least 1 timed run",
+        ("--rounds", "0"): "--rounds 0: give at least 1 round",
+        ("--parts", "engine,gpu"): "--parts engine,gpu: choose a comma-separated subset of engine, peers, numba, "
+                                   "kernels",
+        ("--parts", "kernels", "--kernel-batches", "100,-5"): "--kernel-batches 100,-5: give comma-separated positive "
+                                                              "integers",
+        ("--seeds", "1,many"): "--seeds 1,many: give comma-separated positive integers",
+        ("--seeds", "0"): "--seeds 0: give comma-separated positive integers",
+    }
+    for args, line in refused.items():
+        p = _cli(["bench", *args])
+        assert (p.returncode, p.stderr.strip().splitlines()) == (2, [f"error: {line}"]), args
 
 
 def test_core_slots_deal_the_cores_into_disjoint_equal_shares(monkeypatch):

@@ -18,6 +18,7 @@ Run ``python scripts/bench.py`` or ``mobandit bench``; ``--quick`` shortens ever
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import sys
@@ -63,14 +64,22 @@ def _compiled(setup, horizon: int, seeds: int):
 
 
 def engine_rate(setup, horizon: int, seeds: int, workers: int = 1, repeat: int = 3):
-    """(seed-rounds per second, compile+first-call seconds) of the engine at ``seeds`` seeds, the best of
-    ``repeat`` timed runs.
+    """The engine's rate at ``seeds`` seeds, the best of ``repeat`` timed runs.
 
-    ``setup = (fn, args)``: ``fn(*args) -> (env, policy, metrics, params)``, module-level so that worker
-    processes can rebuild it. As ``mobandit run`` runs a group: with ``workers > 1``, the seeds split
-    over that many single-device worker processes, one core each, timed together
-    (:func:`_workers_rate`); otherwise in this process, the seeds sharded over the local mesh
-    (padding lanes not counted).
+    As ``mobandit run`` runs a group: with ``workers > 1``, the seeds split over that many single-device
+    worker processes, one core each, timed together (:func:`_workers_rate`); otherwise in this process,
+    the seeds sharded over the local mesh (padding lanes not counted).
+
+    Args:
+      setup: ``(fn, args)`` with ``fn(*args) -> (env, policy, metrics, params)``, ``fn`` module-level so that
+        worker processes can rebuild it.
+      horizon: rounds per run.
+      seeds: seeds per run.
+      workers: worker processes to split the seeds over (at most ``seeds``; 1: this process).
+      repeat: timed runs; the fastest counts.
+
+    Returns:
+      ``(seed-rounds per second, compile and first-call seconds)``.
     """
     workers = min(workers, seeds)
     if workers > 1:
@@ -147,7 +156,14 @@ class Session:
     numba_missing: bool = False  # the missing numba was said
 
     def save(self, row):
-        """Append a row to the engine-only sweep and rewrite its JSON (a time-limited run keeps its rows)."""
+        """Append a row to the engine-only sweep and rewrite its JSON (a time-limited run keeps its rows).
+
+        Args:
+          row: the row, a dict of JSON values.
+
+        Returns:
+          None; the JSON file is rewritten where the session has a ``path``.
+        """
         self.rows.append(row)
         if self.path:
             with open(self.path, "w") as f:
@@ -161,8 +177,14 @@ def _is_out_of_memory(err: Exception) -> bool:
 
 
 def numba_peers(session: Session):
-    """:mod:`mobandit_jax.bench.numba_peers`, or ``None`` (said once a session, in one line) where numba is not
-    installed."""
+    """The numba peers' module, where numba is installed.
+
+    Args:
+      session: the benchmark call; where numba is missing, its first call says so in one line.
+
+    Returns:
+      :mod:`mobandit_jax.bench.numba_peers`, or ``None`` where numba is not installed.
+    """
     try:
         from . import numba_peers as module
     except ImportError:
@@ -229,8 +251,19 @@ def _bench_means():
 
 def bench_prefucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, peers: bool = True,
                   numba: bool = False):
-    """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers (``peers``) and the numba
-    loop (``numba``)."""
+    """PrefUCB at K = 42, d = 7, M = 2 (the Customer Service cone) against both numpy peers and the numba loop.
+
+    Args:
+      session: the benchmark call (its ``repeat`` and ``workers``).
+      seed_counts: the engine's seed counts, one row each.
+      horizon: rounds per engine run (and per seed of the seed-batched and numba peers).
+      numpy_rounds: rounds of the per-seed numpy loop.
+      peers: measure the two numpy peers.
+      numba: measure the numba loop (where numba is installed).
+
+    Returns:
+      The rows, one per seed count (see :func:`_rows`).
+    """
     from .numpy_peers import prefucb_batched
     from .reference.prefucb_numpy import run_prefucb_numpy
 
@@ -248,9 +281,18 @@ def bench_prefucb(session: Session, seed_counts, horizon: int, numpy_rounds: int
                  nb_rate)
 
 
-def bench_user_envs(session: Session, seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
+def bench_user_envs(session: Session, seed_counts, horizon: int):
     """PrefUCB (K = 42, d = 7, M = 2) on the same means as ``kind = "stochastic"``, ``"table"`` (a per-arm CSV)
-    and ``"replay"`` (256 recorded Bernoulli instances per arm): the per-round cost of the user-data envs."""
+    and ``"replay"`` (256 recorded Bernoulli instances per arm): the per-round cost of the user-data envs.
+
+    Args:
+      session: the benchmark call (its ``repeat`` and ``workers``).
+      seed_counts: the engine's seed counts, one row each.
+      horizon: rounds per engine run.
+
+    Returns:
+      The rows, one per environment kind and seed count (see :func:`_rows`).
+    """
     import csv
     import tempfile
 
@@ -305,7 +347,23 @@ def _numpy_rate(run_rounds, warm: int, rounds: int, repeat: int) -> float:
 def bench_thv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
                   peers: bool = True, numba: bool = False):
     """THV-UCB (Gutowski et al.) on a concave DTLZ front against its numpy loop (rounds after the forced init), its
-    seed-batched numpy peer (``peers``) and its numba loop (``numba``, every round)."""
+    seed-batched numpy peer and its numba loop (every round).
+
+    Args:
+      session: the benchmark call (its ``repeat`` and ``workers``).
+      seed_counts: the engine's seed counts, one row each.
+      horizon: rounds per engine run (and per seed of the numba loop).
+      numpy_rounds: rounds of the per-seed numpy loop after its forced initialisation.
+      d: objectives of the DTLZ front.
+      n: arms.
+      k: the slate's size.
+      sigma: the Gaussian noise scale.
+      peers: measure the two numpy peers.
+      numba: measure the numba loop (where numba is installed).
+
+    Returns:
+      The rows, one per seed count (see :func:`_rows`).
+    """
     from .numpy_peers import thv_ucb_batched
     from .reference.thv_ucb_numpy import thv_ucb_numpy
 
@@ -328,7 +386,18 @@ def bench_thv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int
 
 
 def bench_cohv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, peers: bool = True):
-    """CoHV-UCB (Xue et al.) on the simulated PIQA-like table (K = 132, D = 2) against its numpy loop."""
+    """CoHV-UCB (Xue et al.) on the simulated PIQA-like table (K = 132, D = 2) against its numpy loops.
+
+    Args:
+      session: the benchmark call (its ``repeat`` and ``workers``).
+      seed_counts: the engine's seed counts, one row each.
+      horizon: rounds per engine run.
+      numpy_rounds: rounds of the per-seed numpy loop after its first pull of each arm.
+      peers: measure the per-seed and seed-batched numpy loops.
+
+    Returns:
+      The rows, one per seed count (see :func:`_rows`).
+    """
     from ..problems import llm_configs
     from .numpy_peers import cohv_ucb_batched
     from .reference.cohv_ucb_numpy import run_cohv_ucb
@@ -360,8 +429,17 @@ def bench_cohv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: in
 
 
 def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
-    """Batched exact HV of ``num_sets`` sets of ``points`` points at ``d`` objectives vs ``moocore`` per call
-    (``moocore_us_per_call`` and ``speedup`` are ``None`` where ``moocore`` is not installed)."""
+    """Batched exact HV of ``num_sets`` sets of ``points`` points at ``d`` objectives vs ``moocore`` per call.
+
+    Args:
+      num_sets: sets in the batch (``moocore`` is timed on at most 2,000 of them).
+      points: points per set.
+      d: objectives.
+
+    Returns:
+      A row: ``kernel``, ``sets``, ``ours_us_per_set``, ``moocore_us_per_call`` and ``speedup`` (these two
+      ``None`` where ``moocore`` is not installed).
+    """
     from ..kernels import hypervolume
 
     rng = np.random.default_rng(1)
@@ -386,7 +464,14 @@ def bench_hypervolume(num_sets: int, points: int = 6, d: int = 5):
 
 
 def bench_klucb(n: int):
-    """Nanoseconds per KL-UCB upper index over ``n`` random (p, level) pairs, float32."""
+    """Nanoseconds per KL-UCB upper index over ``n`` random (p, level) pairs, float32.
+
+    Args:
+      n: the indices computed in one call.
+
+    Returns:
+      A row: ``kernel``, ``indices`` and ``ns_per_index`` (the best of 3 calls).
+    """
     from ..kernels import klucb_upper
 
     rng = np.random.default_rng(2)
@@ -407,7 +492,7 @@ ALGORITHMS = {  # name -> (session, seed counts, horizon, numpy rounds, numpy pe
                                                                        n=150, k=6, sigma=0.02, peers=peers,
                                                                        numba=numba),
     "cohv": lambda session, seeds, T, r, peers, numba: bench_cohv_ucb(session, seeds, T, r, peers),
-    "user_envs": lambda session, seeds, T, r, peers, numba: bench_user_envs(session, seeds, T, r, peers),
+    "user_envs": lambda session, seeds, T, r, peers, numba: bench_user_envs(session, seeds, T),
 }
 FIXED_CONFIDENCE = ("auer", "ape")  # seconds a seed, engine against the numba loop (bench.fixed_confidence)
 
@@ -459,35 +544,9 @@ def main(argv=None) -> int:
     """
     args = parser().parse_args(argv)
     if args.peers == "vopy":
-        if not args.vopy_python:
-            print("error: --peers vopy needs --vopy-python (an interpreter with `pip install vopy`)", file=sys.stderr)
-            return 2
-        from .vopy_peer import compare
-
-        compare(args.vopy_python, args.work, *((50, 5, 200) if args.quick else ()))
-        return 0
-    chosen = ["prefucb"] if args.prefucb_only else args.algorithms.split(",")
-    unknown = sorted(set(chosen) - set(ALGORITHMS) - set(FIXED_CONFIDENCE))
-    if unknown:
-        print(f"error: --algorithms: unknown {', '.join(unknown)}; choose from "
-              f"{', '.join(list(ALGORITHMS) + list(FIXED_CONFIDENCE))}", file=sys.stderr)
-        return 2
-    parts = ["engine"] if args.engine_only else args.parts.split(",")
-    if set(parts) - set(PARTS) or not parts:
-        print(f"error: --parts {args.parts}: choose a comma-separated subset of {', '.join(PARTS)}", file=sys.stderr)
-        return 2
+        return _vopy_peers(args)
     try:
-        batches = [int(b) for b in (args.kernel_batches or ("2000" if args.quick else "20000")).split(",")]
-        if min(batches) < 1:
-            raise ValueError
-    except ValueError:
-        print(f"error: --kernel-batches {args.kernel_batches}: give comma-separated positive integers",
-              file=sys.stderr)
-        return 2
-    if args.repeat < 1:
-        print(f"error: --repeat {args.repeat}: give at least 1 timed run", file=sys.stderr)
-        return 2
-    try:
+        options = _options(args)
         session = Session(repeat=args.repeat, workers=devices.configure_run(args.devices))
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -495,32 +554,101 @@ def main(argv=None) -> int:
     from ..runner import runtime
 
     runtime.configure()  # the CPU settings the figures are taken with (MOBANDIT_XLA_DEFAULTS=1: JAX's own)
-    seeds = [int(s) for s in args.seeds.split(",")]
-    horizon = 100 if args.quick else args.rounds
+    info = _machine(session)
+    if not options.parts & {"peers", "numba"}:
+        session.path, session.info = args.json, info
+    rows, fixed = _policies(session, options)
+    _print_rates(rows)
+    _print_fixed_confidence(fixed)
+    for note in session.out_of_memory:
+        print(f"out of memory: {note}")
+    if "kernels" not in options.parts:
+        return 0
+    hv, kl = _kernels(options.batches)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"info": info, "policies": rows, "fixed_confidence": fixed, "hypervolume": hv, "klucb": kl,
+                       "out_of_memory": session.out_of_memory}, f, indent=1)
+    return 0
+
+
+def _vopy_peers(args) -> int:
+    """``--peers vopy``: the pac family beside VOPy (:func:`mobandit_jax.bench.vopy_peer.compare`); the exit code."""
+    if not args.vopy_python:
+        print("error: --peers vopy needs --vopy-python (an interpreter with `pip install vopy`)", file=sys.stderr)
+        return 2
+    from .vopy_peer import compare
+
+    compare(args.vopy_python, args.work, *((50, 5, 200) if args.quick else ()))
+    return 0
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The checked options of a benchmark call: what to measure, and how long."""
+
+    algorithms: list  # names of ALGORITHMS and FIXED_CONFIDENCE, in the order given
+    seeds: list  # seed counts
+    horizon: int  # rounds per timed engine run
+    numpy_rounds: int  # rounds per timed numpy loop
+    parts: frozenset  # of PARTS
+    batches: list  # the kernels' batch sizes
+
+
+def _whole_numbers(option: str, text: str) -> list:
+    """The comma-separated positive integers of ``text``; a ``ValueError`` naming ``option`` otherwise."""
+    with contextlib.suppress(ValueError):
+        numbers = [int(n) for n in text.split(",")]
+        if min(numbers) >= 1:
+            return numbers
+    raise ValueError(f"{option} {text}: give comma-separated positive integers")
+
+
+def _options(args) -> _Options:
+    """The options of ``args`` checked (a ``ValueError`` in one line naming the option and what is allowed)."""
+    chosen = ["prefucb"] if args.prefucb_only else args.algorithms.split(",")
+    unknown = sorted(set(chosen) - set(ALGORITHMS) - set(FIXED_CONFIDENCE))
+    if unknown:
+        raise ValueError(f"--algorithms: unknown {', '.join(unknown)}; choose from "
+                         f"{', '.join(list(ALGORITHMS) + list(FIXED_CONFIDENCE))}")
+    parts = ["engine"] if args.engine_only else args.parts.split(",")
+    if set(parts) - set(PARTS) or not parts:
+        raise ValueError(f"--parts {args.parts}: choose a comma-separated subset of {', '.join(PARTS)}")
+    batches = _whole_numbers("--kernel-batches", args.kernel_batches or ("2000" if args.quick else "20000"))
+    if args.repeat < 1:
+        raise ValueError(f"--repeat {args.repeat}: give at least 1 timed run")
+    if args.rounds < 1:
+        raise ValueError(f"--rounds {args.rounds}: give at least 1 round")
+    return _Options(chosen, _whole_numbers("--seeds", args.seeds), 100 if args.quick else args.rounds,
+                    200 if args.quick else 1000, frozenset(parts), batches)
+def _machine(session: Session) -> dict:
+    """The backend, devices, worker processes, processor and JAX version the figures are taken on, printed."""
     info = {"backend": jax.default_backend(), "devices": [str(d) for d in sharding.local_mesh().devices.flat],
             "worker_processes": session.workers,
             "machine": platform.processor() or platform.machine(), "jax": jax.__version__}
     print(f"backend {info['backend']}, devices {info['devices']}, worker processes {session.workers}, "
           f"jax {info['jax']}")
-    np_rounds = 200 if args.quick else 1000
-    peers = "peers" in parts
-    if not peers and "numba" not in parts:
-        session.path, session.info = args.json, info
+    return info
+
+
+def _policies(session: Session, options: _Options) -> tuple:
+    """``(rows, fixed-confidence rows)``: the chosen algorithms measured (none without the engine part)."""
     rows, fixed = [], []
-    for name in chosen if "engine" in parts else ():
+    numba = "numba" in options.parts
+    for name in options.algorithms if "engine" in options.parts else ():
         if name in FIXED_CONFIDENCE:
             from .fixed_confidence import bench_fixed_confidence
 
-            fixed += bench_fixed_confidence(name, seeds, session.repeat,
-                                            numba_peers(session) if "numba" in parts else None)
+            fixed += bench_fixed_confidence(name, options.seeds, session.repeat,
+                                            numba_peers(session) if numba else None)
         else:
-            rows += ALGORITHMS[name](session, seeds, horizon, np_rounds, peers, "numba" in parts)
-    _print_rates(rows)
-    _print_fixed_confidence(fixed)
-    for note in session.out_of_memory:
-        print(f"out of memory: {note}")
-    if "kernels" not in parts:
-        return 0
+            rows += ALGORITHMS[name](session, options.seeds, options.horizon, options.numpy_rounds,
+                                     "peers" in options.parts, numba)
+    return rows, fixed
+
+
+def _kernels(batches) -> tuple:
+    """``(hypervolume rows, KL-UCB rows)`` at each batch size (KL-UCB: 50 times as many indices), printed."""
     hv, kl = [bench_hypervolume(n) for n in batches], [bench_klucb(50 * n) for n in batches]
     print()
     for row in hv:
@@ -529,11 +657,7 @@ def main(argv=None) -> int:
         print(f"{row['kernel']}: {row['ours_us_per_set']:.4f} us/set (batched){versus}")
     for row in kl:
         print(f"{row['kernel']}: {row['ns_per_index']:.3f} ns/index")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"info": info, "policies": rows, "fixed_confidence": fixed, "hypervolume": hv, "klucb": kl,
-                       "out_of_memory": session.out_of_memory}, f, indent=1)
-    return 0
+    return hv, kl
 
 
 def _cell(value, fmt: str, width: int, unit: str = "") -> str:
