@@ -31,12 +31,12 @@ HORIZON = 50
 TIMEOUT = 120.0
 
 
-def family_shapes(family: str, size: int):
+def _family_shapes(family: str, size: int):
     """The ``(d, k)`` shapes of ``family`` at ``size`` arms (a slate's ``k`` capped at ``size - 1``, at least 1)."""
     return tuple((d, min(k, size - 1) if k else 0) for d, k in SHAPES.get(family, DEFAULT_SHAPES))
 
 
-def write_table(folder: str, size: int, d: int) -> str:
+def _write_table(folder: str, size: int, d: int) -> str:
     """A CSV of ``size`` arms: means in [0.1, 0.9]^d and costs in [0.5, 1], fixed by ``(size, d)``."""
     import numpy as np
 
@@ -50,11 +50,11 @@ def write_table(folder: str, size: int, d: int) -> str:
     return path
 
 
-def shape_spec(name: str, family: str, size: int, d: int, k: int, folder: str) -> dict:
+def _shape_spec(name: str, family: str, size: int, d: int, k: int, folder: str) -> dict:
     """The validated spec of one shape (see the module docstring)."""
     from ..runner import spec as cfg
 
-    env = dict(kind="table", path=write_table(folder, size, d), arm="arm", objectives=[f"o{j}" for j in range(d)],
+    env = dict(kind="table", path=_write_table(folder, size, d), arm="arm", objectives=[f"o{j}" for j in range(d)],
                cost="cost", noise="gaussian", sigma=0.1)
     if k:
         env["k"] = k
@@ -68,13 +68,13 @@ def shape_spec(name: str, family: str, size: int, d: int, k: int, folder: str) -
     return cfg.validate(spec)
 
 
-def compile_shape(name: str, family: str, size: int, d: int, k: int, folder: str) -> dict:
+def _compile_shape(name: str, family: str, size: int, d: int, k: int, folder: str) -> dict:
     """Build one shape and compile its program for one seed: ``{"lower_s", "compile_s"}`` (or ``"error"``)."""
     from .. import engine
     from ..runner import execution, plans, sharding
 
     try:
-        plan = plans.build(shape_spec(name, family, size, d, k, folder))
+        plan = plans.build(_shape_spec(name, family, size, d, k, folder))
     except (ValueError, KeyError) as err:  # a shape the policy refuses (e.g. too few arms for its slate)
         return dict(error=str(err).splitlines()[0])
     mesh = sharding.local_mesh(1)
@@ -91,7 +91,12 @@ def compile_shape(name: str, family: str, size: int, d: int, k: int, folder: str
 
 
 def worker():
-    """Compile the shapes read from stdin (one JSON object a line), one JSON result a line on stdout."""
+    """The worker process's loop: compile the shapes read from stdin (one JSON object a line, a job of
+    :func:`jobs`), one JSON result a line on stdout, after a first line ``{"ready": true}``.
+
+    Returns:
+      None, once stdin is closed.
+    """
     from ..runner import runtime
 
     runtime.configure()
@@ -99,11 +104,12 @@ def worker():
         print(json.dumps(dict(ready=True)), flush=True)
         for line in sys.stdin:
             job = json.loads(line)
-            print(json.dumps(compile_shape(folder=folder, **job)), flush=True)
+            print(json.dumps(_compile_shape(folder=folder, **job)), flush=True)
 
 
 class Worker:
-    """A worker process (:func:`worker`) answering one shape at a time, killed if a shape takes too long."""
+    """A worker process (:func:`worker`) answering one shape at a time, killed if a shape takes too long; started
+    (and ready) on construction."""
 
     def __init__(self):
         env = dict(os.environ, JAX_ENABLE_COMPILATION_CACHE="false", JAX_PLATFORMS="cpu")
@@ -118,8 +124,16 @@ class Worker:
         return json.loads(line) if line else None
 
     def compile(self, job: dict, timeout: float) -> dict:
-        """The worker's answer for ``job``; ``{"timeout": timeout}`` if it gave none in time, ``{"crashed": status}``
-        if it died (in both cases it is gone: :attr:`alive` is false)."""
+        """Compile one shape in the worker.
+
+        Args:
+          job: a job of :func:`jobs`.
+          timeout: the seconds the worker has to answer.
+
+        Returns:
+          The worker's answer (``{"lower_s", "compile_s"}`` or ``{"error"}``); ``{"timeout": timeout}`` if it gave
+          none in time, ``{"crashed": status}`` if it died (in both cases it is gone: :attr:`alive` is false).
+        """
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         answer = self._read(timeout)
@@ -131,15 +145,36 @@ class Worker:
 
     @property
     def alive(self) -> bool:
+        """Whether the worker process is still running.
+
+        Returns:
+          ``True`` until it is killed or has exited and been waited for.
+        """
         return self.proc.returncode is None
 
     def close(self):
+        """Kill the worker process and wait for it.
+
+        Returns:
+          None.
+        """
         self.proc.kill()
         self.proc.wait()
 
 
 def jobs(policies=None, sizes=SIZES):
-    """Every ``(name, family, size, d, k)`` to compile: the registered policies (or ``policies``) by size."""
+    """Every shape to compile: each policy at each size, in the shapes of its family.
+
+    Args:
+      policies: policy names or aliases (default: every registered policy).
+      sizes: arm counts.
+
+    Returns:
+      A generator of jobs, dicts with keys ``name``, ``family``, ``size``, ``d`` and ``k``.
+
+    Raises:
+      ValueError: an unknown policy name.
+    """
     from .. import policies as _registered  # noqa: F401  (registers the built-in policies)
     from ..registry import POLICIES
 
@@ -147,13 +182,21 @@ def jobs(policies=None, sizes=SIZES):
     for name in names:
         family = POLICIES[name].family
         for size in sizes:
-            for d, k in family_shapes(family, size):
+            for d, k in _family_shapes(family, size):
                 yield dict(name=name, family=family, size=size, d=d, k=k)
 
 
 def measure(todo, timeout: float = TIMEOUT, log=print) -> list:
-    """Compile every job of ``todo`` (see :func:`jobs`); each row is the job plus its seconds, its error, or
-    ``timeout`` (the seconds it was given)."""
+    """Compile every job of ``todo`` one after another in a worker process (a new one after a timeout or crash).
+
+    Args:
+      todo: jobs (see :func:`jobs`).
+      timeout: the seconds each job has.
+      log: called with one line per job as it ends.
+
+    Returns:
+      The rows: each job plus ``wall_s`` and the worker's answer (see :meth:`Worker.compile`).
+    """
     rows, proc = [], None
     for job in todo:
         proc = proc if proc is not None and proc.alive else Worker()
@@ -178,7 +221,7 @@ def _line(row) -> str:
     return f"{shape}  lower {row['lower_s']:6.2f} s  compile {row['compile_s']:6.2f} s"
 
 
-def cell(row) -> str:
+def _cell(row) -> str:
     """A table cell: lowering plus compile seconds, ``> T`` for a timeout, ``-`` for a refused shape."""
     if "timeout" in row:
         return f"> {row['timeout']:.0f}"
@@ -190,7 +233,16 @@ def cell(row) -> str:
 
 
 def markdown(rows, sizes=SIZES) -> str:
-    """The table: one row per policy and shape, one column per arm count."""
+    """The table: one row per policy and shape, one column per arm count.
+
+    Args:
+      rows: the rows of :func:`measure`.
+      sizes: the arm counts, one column each.
+
+    Returns:
+      A markdown table; a cell holds lowering plus compile seconds, ``> T`` for a timeout, ``crashed``, ``-`` for
+      a refused shape, or nothing where the shape was not measured.
+    """
     by_shape = {}
     for row in rows:
         by_shape.setdefault((row["name"], row["d"], bool(row["k"])), {})[row["size"]] = row
@@ -199,12 +251,22 @@ def markdown(rows, sizes=SIZES) -> str:
     for (name, d, slate), cells in by_shape.items():
         ks = sorted({r["k"] for r in cells.values()})
         k = "-" if not slate else (str(ks[-1]) if len(ks) == 1 else f"min({ks[-1]}, K-1)")
-        lines.append(f"| `{name}` | {d} | {k} | " + " | ".join(cell(cells[s]) if s in cells else "" for s in sizes)
+        lines.append(f"| `{name}` | {d} | {k} | " + " | ".join(_cell(cells[s]) if s in cells else "" for s in sizes)
                      + " |")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
+    """Measure the shapes and print a line each, then the count of slow ones (and optionally JSON and markdown).
+
+    Args:
+      argv: the options (default: ``sys.argv[1:]``): ``--sizes``, ``--policies``, ``--timeout``, ``--json``,
+        ``--markdown``.
+
+    Returns:
+      The exit code: 0, 1 when a shape took over 30 s, timed out or crashed, 2 for a bad option (one line on
+      stderr).
+    """
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", help="comma-separated arm counts (default: {})".format(",".join(map(str, SIZES))))
     p.add_argument("--policies", help="comma-separated policy names (default: every registered policy)")

@@ -33,6 +33,15 @@ def klucb_upper_batched(p, level, steps: int = 4):
     ``p + level + sqrt(level (level + 2p))`` and ``1 - exp(-(level + H(p)) / (1 - p))``; ``kl(p, .)``
     is increasing and convex on ``[p, 1)``, so steps from above converge monotonically (cubically
     near the root; a Newton step where the Halley correction is large).
+
+    Args:
+      p: means in [0, 1] (clipped), any shape.
+      level: exploration levels (negative ones taken as 0), broadcast with ``p``.
+      steps: Halley steps.
+
+    Returns:
+      float64 upper indices, the broadcast shape; ``p`` where ``level = 0``, 1 where ``level`` is infinite or
+      ``p = 1``.
     """
     p = np.clip(np.asarray(p, np.float64), 0.0, 1.0)
     level = np.maximum(np.asarray(level, np.float64), 0.0)
@@ -59,7 +68,19 @@ def klucb_upper_batched(p, level, steps: int = 4):
 # --- PrefUCB ----------------------------------------------------------------------------------------
 
 def prefucb_batched(means, W, horizon: int, seeds: int, seed: int = 0, c: float = 1.0):
-    """PrefUCB on Beta(c r, c (1 - r)) rewards for ``seeds`` seeds at once; returns arms ``(T, S)``."""
+    """PrefUCB on Beta(c r, c (1 - r)) rewards for ``seeds`` seeds at once.
+
+    Args:
+      means: ``(K, d)`` arm means in [0, 1].
+      W: ``(M, d)`` preference cone.
+      horizon: rounds ``T``.
+      seeds: seeds ``S``.
+      seed: the numpy generator's seed (rewards and tie-breaks of every seed).
+      c: the Beta concentration.
+
+    Returns:
+      ``(T, S)`` int64 arms pulled.
+    """
     rng = np.random.default_rng(seed)
     means = np.asarray(means, np.float64)
     W = np.asarray(W, np.float64)
@@ -106,11 +127,28 @@ def _subset_tables(k: int):
 
 def thv_ucb_batched(means, k: int, horizon: int, seeds: int, *, eta: float = 0.01, delta: float | None = None,
                     m0: int = 2, ref=None, sigma: float = 0.05, seed: int = 0, rewards=None, gain_tol: float = 1e-6):
-    """THV-UCB for ``seeds`` seeds at once; returns slates ``(T, S, k)``.
+    """THV-UCB for ``seeds`` seeds at once.
 
-    ``rewards(arms (S, k), pulls (S, k)) -> (S, k, d)`` supplies rewards (e.g. a shared table); by
-    default ``clip(mu + N(0, sigma^2), 0, 1)``. The gain of candidate ``i`` against slate ``T`` is
-    ``sum_{A subset T} (-1)^|A| prod_d min(g_i, min_{a in A} g_a)`` with ``g = max(upper - ref, 0)``.
+    The gain of candidate ``i`` against slate ``T`` is ``sum_{A subset T} (-1)^|A| prod_d min(g_i, min_{a in A}
+    g_a)`` with ``g = max(upper - ref, 0)``.
+
+    Args:
+      means: ``(n, d)`` arm means.
+      k: the slate's size.
+      horizon: rounds ``T``.
+      seeds: seeds ``S``.
+      eta: the confidence radius' scale.
+      delta: the confidence (default ``1 / max(T, 2)``).
+      m0: pulls of every arm in the forced initialisation.
+      ref: ``(d,)`` hypervolume reference point (default the origin).
+      sigma: the Gaussian noise scale of the default rewards.
+      seed: the numpy generator's seed of the default rewards.
+      rewards: ``rewards(arms (S, k), pulls (S, k)) -> (S, k, d)`` (e.g. a shared table); by default
+        ``clip(mu + N(0, sigma^2), 0, 1)``.
+      gain_tol: gains at or below it count as zero after the first slot.
+
+    Returns:
+      ``(T, S, k)`` int64 slates.
     """
     rng = np.random.default_rng(seed)
     means = np.asarray(means, np.float64)
@@ -161,9 +199,24 @@ def thv_ucb_batched(means, k: int, horizon: int, seeds: int, *, eta: float = 0.0
 
 def cohv_ucb_batched(stream, num_arms: int, dim: int, budget: float, cost_floor: float, feas_cost, horizon: int,
                      seeds: int, alpha: float = 2.0, s_r: float = 0.01, s_c: float = 0.01, n_init: int = 1):
-    """CoHV-UCB for ``seeds`` seeds at once; returns arms ``(T, S)`` (``-1`` once a seed has stopped).
+    """CoHV-UCB for ``seeds`` seeds at once.
 
-    ``stream(arms (S,), pulls (S,)) -> (rewards (S, dim), costs (S,))`` supplies every seed's pull.
+    Args:
+      stream: ``stream(arms (S,), pulls (S,)) -> (rewards (S, dim), costs (S,))``, every seed's pull.
+      num_arms: arms ``K``.
+      dim: objectives.
+      budget: each seed's budget ``B``.
+      cost_floor: the smallest cost of a pull, ``lambda``.
+      feas_cost: ``(K,)`` the cost an arm must fit in the remaining budget to be chosen.
+      horizon: the most rounds ``T``.
+      seeds: seeds ``S``.
+      alpha: the radius' exploration constant.
+      s_r: the rewards' radius scale.
+      s_c: the costs' radius scale.
+      n_init: pulls of every arm in the initialisation.
+
+    Returns:
+      ``(T, S)`` int64 arms pulled, ``-1`` once a seed has stopped (its first pull over budget).
     """
     K = num_arms
     feas_cost = np.asarray(feas_cost, np.float64)

@@ -39,8 +39,14 @@ import numpy as np
 
 
 def theta_cone(deg: float) -> np.ndarray:
-    """``W (2, 2)`` of the 2-D cone of opening ``deg`` degrees symmetric about ``y = x``: the unit inward
-    normals of its boundary rays at ``45 -+ deg / 2`` degrees (the cone of VOPy's ``ConeTheta2D``)."""
+    """The 2-D cone of opening ``deg`` degrees symmetric about ``y = x`` (the cone of VOPy's ``ConeTheta2D``).
+
+    Args:
+      deg: the opening angle in degrees.
+
+    Returns:
+      ``W (2, 2)``: the unit inward normals of the cone's boundary rays at ``45 -+ deg / 2`` degrees.
+    """
     a = math.radians(deg)
     lo, hi = math.pi / 4 - a / 2, math.pi / 4 + a / 2
     return np.array([[math.cos(lo + math.pi / 2), math.sin(lo + math.pi / 2)],
@@ -52,7 +58,15 @@ def theta_cone(deg: float) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 def export_dataset(name: str, folder) -> Path:
-    """Write VOPy's standardized dataset ``name`` as ``folder/<name>.csv`` (columns ``design, f1 .. fd``)."""
+    """Write VOPy's standardized dataset ``name`` as ``folder/<name>.csv`` (columns ``design, f1 .. fd``).
+
+    Args:
+      name: a VOPy dataset (``"Test"``, ``"DiscBrake"``, ``"SNW"``, ...).
+      folder: the output folder (made if missing).
+
+    Returns:
+      The CSV's path.
+    """
     from vopy.datasets import get_dataset_instance
 
     out = get_dataset_instance(name).out_data
@@ -68,11 +82,27 @@ def export_dataset(name: str, folder) -> Path:
 def run_vopy(algorithm: str, dataset: str, cone: float, epsilon: float, delta: float, noise_var: float, runs: int,
              seed: int, out, L: int | None = None, conf_contraction: float = 32.0, csv=None,
              record: bool = False) -> list:
-    """Run VOPy's ``algorithm`` (``"paveba"`` or ``"naive_elimination"``) ``runs`` times; append JSON lines to ``out``.
+    """Run VOPy's ``algorithm`` ``runs`` times, one JSON line per run appended to ``out``.
 
-    ``csv``: the exported table of ``dataset`` (recorded in each line, so that :func:`summarize_vopy` can
-    rescore VOPy's returned sets with our metric). ``record``: also keep every observation VOPy drew, per arm
-    in draw order (``"draws"``), for :func:`replay_paveba`.
+    Args:
+      algorithm: ``"paveba"`` or ``"naive_elimination"``.
+      dataset: a VOPy dataset.
+      cone: the cone's opening in degrees (:func:`theta_cone`).
+      epsilon: the accuracy.
+      delta: the confidence.
+      noise_var: VOPy's noise variance per pull.
+      runs: the runs.
+      seed: VOPy's generators are seeded with ``seed + run`` before each run.
+      out: the JSON lines file.
+      L: Naive Elimination's samples per arm (default VOPy's).
+      conf_contraction: PaVeBa's radius divisor.
+      csv: the exported table of ``dataset``, recorded in each line so that :func:`summarize_vopy` can rescore
+        VOPy's returned sets with our metric.
+      record: with PaVeBa, also keep every observation VOPy drew, per arm in draw order (``"draws"``), for
+        :func:`replay_paveba`.
+
+    Returns:
+      The rows written: samples, rounds, returned set, truth, misidentification, VOPy's epsilon-F1, seconds.
     """
     import logging
 
@@ -131,7 +161,20 @@ def run_vopy(algorithm: str, dataset: str, cone: float, epsilon: float, delta: f
 # --------------------------------------------------------------------------------------------
 
 def spec_toml(csv: str, cone: float, noise_var: float, policy: dict, seeds: int, horizon: int, name: str) -> str:
-    """The spec of one setting: the exported table, Gaussian noise of variance ``noise_var``, the cone, one policy."""
+    """The spec of one setting: the exported table, Gaussian noise of variance ``noise_var``, the cone, one policy.
+
+    Args:
+      csv: the exported table's path.
+      cone: the cone's opening in degrees.
+      noise_var: the noise variance (``sigma = sqrt(noise_var)``, unclipped).
+      policy: the ``[[policies]]`` entry.
+      seeds: seeds.
+      horizon: the round cap.
+      name: the experiment's name.
+
+    Returns:
+      The TOML text.
+    """
     W = theta_cone(cone)
     opts = "\n".join(f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"' for k, v in policy.items())
     return (f'[experiment]\nname = "{name}"\nhorizon = {horizon}\nseeds = {seeds}\n\n'
@@ -141,7 +184,19 @@ def spec_toml(csv: str, cone: float, noise_var: float, policy: dict, seeds: int,
 
 
 def run_ours(spec, out, command=None) -> dict:
-    """Run ``mobandit run spec`` twice (into ``out/cold`` and ``out/warm``); the second's wall time and results."""
+    """Run ``mobandit run spec`` twice, into ``out/cold`` and ``out/warm``, and write ``out/timing.json``.
+
+    Args:
+      spec: the spec's path.
+      out: a folder without ``cold`` or ``warm`` in it.
+      command: the ``mobandit`` command as a list (default the one beside this interpreter).
+
+    Returns:
+      ``{"spec", "cold_s", "warm_s"}``: the two wall times in seconds.
+
+    Raises:
+      FileExistsError: ``out/cold`` or ``out/warm`` exists.
+    """
     command = command or [str(Path(sys.executable).with_name("mobandit"))]
     walls = []
     for leg in ("cold", "warm"):
@@ -162,7 +217,15 @@ def _mean_se(x):
 
 
 def summarize_ours(out) -> dict:
-    """Per-seed figures of a run folder written by :func:`run_ours` (its warm leg)."""
+    """Per-seed figures of a run folder written by :func:`run_ours` (its warm leg).
+
+    Args:
+      out: the folder of :func:`run_ours`.
+
+    Returns:
+      ``(mean, standard error)`` of samples, epsilon-F1, misidentification and stopped, with ``seeds``,
+      ``seconds_per_seed`` (the warm wall time over the seeds), ``warm_s`` and ``cold_s``.
+    """
     from ..analysis.results import Results
 
     res = Results.load(Path(out) / "warm")
@@ -177,7 +240,16 @@ def summarize_ours(out) -> dict:
 
 
 def summarize_vopy(rows: list) -> dict:
-    """Per-run figures of VOPy's JSON lines, plus our epsilon-F1 of VOPy's returned sets (and the largest gap)."""
+    """Per-run figures of VOPy's JSON lines, plus our epsilon-F1 of VOPy's returned sets.
+
+    Args:
+      rows: the lines of :func:`run_vopy` of one setting.
+
+    Returns:
+      ``(mean, standard error)`` of samples, epsilon-F1, misidentification and seconds per run, with ``runs``;
+      where the lines name their CSV, ``eps_f1_ours_on_vopy_sets_max_gap`` (the largest gap between our
+      epsilon-F1 and VOPy's, run by run) and ``truth_agrees`` (both sides' Pareto set).
+    """
     from ..metrics.pac import eps_f1_score, pac_truth
 
     first = rows[0]
@@ -194,12 +266,19 @@ def summarize_vopy(rows: list) -> dict:
 
 
 def replay_paveba(rows: list, radius: str = "pulls", x64: bool = True) -> dict:
-    """Our ``paveba`` on the very observations VOPy drew (rows of ``run_vopy(..., record=True)``), run by run.
+    """Our ``paveba`` on the very observations VOPy drew, run by run.
 
     A table environment serves arm ``i``'s ``j``-th pull as the ``j``-th observation VOPy drew for it, so both
-    implementations see the same numbers; returns how many runs agree on the returned set, on the samples,
-    and the runs that do not. ``radius``: our option (``"round"`` is VOPy's reading). Computed in float64
-    unless ``x64 = False``.
+    implementations see the same numbers.
+
+    Args:
+      rows: lines of ``run_vopy(..., record=True)`` (lines without ``"draws"`` are skipped).
+      radius: our option (``"round"`` is VOPy's reading).
+      x64: compute in float64.
+
+    Returns:
+      ``{"runs", "same_set", "same_samples", "differ"}``: how many runs agree on the returned set and on the
+      samples, and the runs that do not (both sides' set and samples).
     """
     import jax
     import jax.numpy as jnp
@@ -239,11 +318,11 @@ def replay_paveba(rows: list, radius: str = "pulls", x64: bool = True) -> dict:
                        for k, r in enumerate(rows) if not (same_set[k] and same_samples[k])]}
 
 
-def load_jsonl(path) -> list:
+def _load_jsonl(path) -> list:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-def two_sample_z(a, b) -> float:
+def _two_sample_z(a, b) -> float:
     """``(mean_a - mean_b) / sqrt(se_a^2 + se_b^2)`` of two ``(mean, se)`` pairs."""
     return (a[0] - b[0]) / math.sqrt(a[1] ** 2 + b[1] ** 2) if (a[1] > 0 or b[1] > 0) else 0.0
 
@@ -253,7 +332,7 @@ NAIVE_VAR, PAVEBA_VAR = 0.1, 1.0  # VOPy's noise_var of each algorithm's setting
 PAVEBA_CONES = (45, 90, 135)
 
 
-def settings(epsilon: float = 0.1, delta: float = 0.05):
+def _settings(epsilon: float = 0.1, delta: float = 0.05):
     """``(name, algorithm, cone, noise_var, VOPy options, our policy entry, horizon)`` of the compared settings."""
     for cone, L in NAIVE:
         yield (f"ne_{cone}", "naive_elimination", cone, NAIVE_VAR, {"L": L},
@@ -264,9 +343,18 @@ def settings(epsilon: float = 0.1, delta: float = 0.05):
 
 
 def compare(vopy_python: str, work, naive_runs: int = 500, paveba_runs: int = 30, seeds: int = 2000) -> list:
-    """Every setting of :func:`settings` on both sides, resuming from what ``work`` holds; prints the table.
+    """Every compared setting on both sides, resuming from what ``work`` holds; prints the table and writes
+    ``work/vopy_bench.json``.
 
-    VOPy's half runs in ``vopy_python`` (an interpreter with vopy installed), ours in this one.
+    Args:
+      vopy_python: an interpreter with vopy installed, where VOPy's half runs (ours runs in this one).
+      work: the folder of every output.
+      naive_runs: VOPy's runs of each Naive Elimination setting.
+      paveba_runs: VOPy's runs of each PaVeBa setting.
+      seeds: our seeds of each setting.
+
+    Returns:
+      ``[(setting, VOPy's figures, ours)]`` (:func:`summarize_vopy`, :func:`summarize_ours`).
     """
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
@@ -276,10 +364,10 @@ def compare(vopy_python: str, work, naive_runs: int = 500, paveba_runs: int = 30
     if not csv.exists():
         subprocess.run(peer + ["export", "--dataset", "Test", "--out", str(work)], check=True, env=env)
     rows = []
-    for name, algorithm, cone, noise_var, options, policy, horizon in settings():
+    for name, algorithm, cone, noise_var, options, policy, horizon in _settings():
         runs = naive_runs if algorithm == "naive_elimination" else paveba_runs
         jsonl = work / f"vopy_{name}.jsonl"
-        done = len(load_jsonl(jsonl)) if jsonl.exists() else 0
+        done = len(_load_jsonl(jsonl)) if jsonl.exists() else 0
         if done < runs:
             extra = ["--L", str(options["L"])] if "L" in options else ["--conf-contraction", "32"]
             subprocess.run(peer + ["vopy", "--algorithm", algorithm, "--dataset", "Test", "--csv", str(csv),
@@ -292,13 +380,13 @@ def compare(vopy_python: str, work, naive_runs: int = 500, paveba_runs: int = 30
         out = work / f"ours_{name}"
         if not (out / "timing.json").exists():
             run_ours(spec, out)
-        rows.append((name, summarize_vopy(load_jsonl(jsonl)), summarize_ours(out)))
-    print_table(rows)
-    (work / "vopy_bench.json").write_text(json.dumps(table_json(rows), indent=1))
+        rows.append((name, summarize_vopy(_load_jsonl(jsonl)), summarize_ours(out)))
+    _print_table(rows)
+    (work / "vopy_bench.json").write_text(json.dumps(_table_json(rows), indent=1))
     return rows
 
 
-def table_json(rows) -> dict:
+def _table_json(rows) -> dict:
     """The side-by-side table as data (``vopy_bench.json``, read by ``experiments/composed/report.py``)."""
     out = []
     for name, theirs, ours in rows:
@@ -316,7 +404,7 @@ def table_json(rows) -> dict:
     return {"about": about, "rows": out}
 
 
-def print_table(rows):
+def _print_table(rows):
     """Both sides of each setting: mean +- standard error of samples, epsilon-F1, misidentification; seconds."""
     metrics = ("samples", "eps_f1", "misidentification")
     print(f"{'setting':12s} {'side':5s} {'n':>5s} {'samples':>17s} {'eps-F1':>17s} {'misident.':>17s} {'s/run':>10s}")
@@ -325,7 +413,7 @@ def print_table(rows):
                                  ("ours", ours, ours["seeds"], ours["seconds_per_seed"])):
             cells = " ".join(f"{r[m][0]:10.3f}+-{r[m][1]:5.3f}" for m in metrics)
             print(f"{name:12s} {side:5s} {n:5d} {cells} {secs:10.4g}")
-        z = {m: round(two_sample_z(ours[m], theirs[m]), 2) for m in metrics}
+        z = {m: round(_two_sample_z(ours[m], theirs[m]), 2) for m in metrics}
         ratio = ours["samples"][0] / theirs["samples"][0]
         print(f"{'':12s} z(ours - VOPy) {json.dumps(z)}; samples ours / VOPy {ratio:.3f}; seconds VOPy run / our "
               f"seed {theirs['seconds_per_run'][0] / ours['seconds_per_seed']:.0f}x; our eps-F1 of VOPy's sets: "
@@ -333,7 +421,14 @@ def print_table(rows):
 
 
 def main(argv=None) -> int:
-    """``python -m mobandit_jax.bench.vopy_peer {export,vopy,spec,ours,summary,compare} ...`` (module docstring)."""
+    """``python -m mobandit_jax.bench.vopy_peer {export,vopy,spec,ours,summary,compare,replay} ...`` (module docstring).
+
+    Args:
+      argv: the subcommand and its options (default: ``sys.argv[1:]``).
+
+    Returns:
+      The exit code, 0 (argparse exits with 2 on a bad option).
+    """
     p = argparse.ArgumentParser(prog="python -m mobandit_jax.bench.vopy_peer", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("export", help="write a VOPy dataset as a per-arm CSV (needs vopy)")
@@ -378,7 +473,7 @@ def main(argv=None) -> int:
     r.add_argument("--radius", choices=("pulls", "round"), default="pulls", help="our paveba's radius option")
     args = p.parse_args(argv)
     if args.cmd == "replay":
-        print(json.dumps(replay_paveba(load_jsonl(args.vopy), args.radius), indent=1))
+        print(json.dumps(replay_paveba(_load_jsonl(args.vopy), args.radius), indent=1))
     elif args.cmd == "compare":
         compare(args.vopy_python, args.work, args.naive_runs, args.paveba_runs, args.seeds)
     elif args.cmd == "export":
@@ -396,7 +491,7 @@ def main(argv=None) -> int:
     elif args.cmd == "ours":
         print(json.dumps(run_ours(args.spec, args.out)))
     else:
-        print(json.dumps({"vopy": summarize_vopy(load_jsonl(args.vopy)), "ours": summarize_ours(args.ours)}, indent=1))
+        print(json.dumps({"vopy": summarize_vopy(_load_jsonl(args.vopy)), "ours": summarize_ours(args.ours)}, indent=1))
     return 0
 
 

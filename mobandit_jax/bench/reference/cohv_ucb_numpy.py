@@ -22,7 +22,29 @@ INDICES = ("cohv", "hv", "acc_cost", "uniform")
 
 def run_cohv_ucb(stream, num_arms: int, dim: int, budget: float, cost_floor: float, feas_cost, horizon: int,
                  alpha: float = 2.0, s_r: float = 0.01, s_c: float = 0.01, n_init: int = 1, index: str = "cohv"):
-    """Play until the budget stops the run or ``horizon`` rounds; returns a dict of per-pull arrays."""
+    """Play until the budget stops the run or ``horizon`` rounds.
+
+    Args:
+      stream: ``stream(arm, j) -> (reward (dim,), cost)``, the ``j``-th pull of ``arm``.
+      num_arms: arms ``K``.
+      dim: objectives.
+      budget: the budget ``B``.
+      cost_floor: the smallest cost of a pull, ``lambda`` in (0, 1].
+      feas_cost: ``(K,)`` the cost an arm must fit in the remaining budget to be chosen.
+      horizon: the most rounds.
+      alpha: the radius' exploration constant.
+      s_r: the rewards' radius scale.
+      s_c: the costs' radius scale.
+      n_init: round-robin pulls of every arm first.
+      index: one of :data:`INDICES`: ``"cohv"`` (Algorithm 1), ``"hv"`` (no cost), ``"acc_cost"`` (the first
+        objective over the cost) or ``"uniform"`` (round robin).
+
+    Returns:
+      ``{"actions": (n,) int64, "costs": (n,), "spent": float, "pulls": (K,) int64}`` over the ``n`` pulls made.
+
+    Raises:
+      ValueError: an unknown ``index`` or a cost floor outside (0, 1].
+    """
     if index not in INDICES:
         raise ValueError(f"index must be one of {INDICES}, got {index!r}")
     if not 0.0 < cost_floor <= 1.0:

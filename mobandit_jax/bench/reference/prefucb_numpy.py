@@ -19,7 +19,16 @@ def _kl(p, q):
 
 
 def klucb_upper_numpy(p, level, iters: int = 23):
-    """``sup{q in [p, 1] : kl(p, q) <= level}`` by bisection on [p, 1] (float64)."""
+    """``sup{q in [p, 1] : kl(p, q) <= level}`` by bisection on [p, 1] (float64).
+
+    Args:
+      p: means in [0, 1] (clipped), any shape.
+      level: exploration levels, broadcast with ``p``.
+      iters: bisection steps (23: about 1e-7).
+
+    Returns:
+      float64 upper indices, the midpoint of the last bracket (1 where ``p = 1``).
+    """
     p = np.clip(np.asarray(p, np.float64), 0.0, 1.0)
     lo, hi = p.copy(), np.ones_like(p)
     for _ in range(iters):
@@ -30,14 +39,14 @@ def klucb_upper_numpy(p, level, iters: int = 23):
     return np.where(p >= 1, 1.0, 0.5 * (lo + hi))
 
 
-def projections_numpy(r, W):
+def _projections(r, W):
     """``S_k(r)`` of Def. 3 for rows of ``r``: ``(K, d), (M, d) -> (K, M)``."""
     W = np.asarray(W, np.float64)
     L, U = np.minimum(W, 0).sum(1), np.maximum(W, 0).sum(1)
     return (r @ W.T - L) / (U - L)
 
 
-def beta_rewards(rng, r, c: float = 1.0):
+def _beta_rewards(rng, r, c: float = 1.0):
     """One Beta(c r, c (1 - r)) draw per objective; means of exactly 0 or 1 return that value."""
     a, b = np.maximum(c * r, 1e-300), np.maximum(c * (1 - r), 1e-300)
     y = rng.beta(a, b)
@@ -45,7 +54,18 @@ def beta_rewards(rng, r, c: float = 1.0):
 
 
 def run_prefucb_numpy(means, W, horizon: int, seed: int, c: float = 1.0):
-    """Run Algorithm 1 for ``horizon`` rounds; return the played arms ``(horizon,)``."""
+    """Run Algorithm 1 for ``horizon`` rounds.
+
+    Args:
+      means: ``(K, d)`` arm means in [0, 1].
+      W: ``(M, d)`` preference cone.
+      horizon: rounds.
+      seed: the numpy generator's seed (rewards and tie-breaks).
+      c: the Beta concentration.
+
+    Returns:
+      ``(horizon,)`` int64 arms played.
+    """
     rng = np.random.default_rng(seed)
     means = np.asarray(means, np.float64)
     K, _ = means.shape
@@ -56,11 +76,11 @@ def run_prefucb_numpy(means, W, horizon: int, seed: int, c: float = 1.0):
         if t <= K:
             a = t - 1
         else:
-            S = projections_numpy(sums / counts[:, None], W)
+            S = _projections(sums / counts[:, None], W)
             U = klucb_upper_numpy(S, np.log(t) / counts[:, None]).min(axis=1)
             best = np.flatnonzero(U.max() <= U)
             a = best[rng.integers(len(best))]
-        y = beta_rewards(rng, means[a], c)
+        y = _beta_rewards(rng, means[a], c)
         counts[a] += 1
         sums[a] += y
         arms[t - 1] = a

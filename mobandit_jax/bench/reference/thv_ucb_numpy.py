@@ -15,7 +15,15 @@ import numpy as np
 
 
 def hypervolume_numpy(points, ref) -> float:
-    """Exact dominated hypervolume (maximisation) of ``points (m, d)`` w.r.t. ``ref (d,)``."""
+    """Exact dominated hypervolume (maximisation) of a set of points.
+
+    Args:
+      points: ``(m, d)`` points.
+      ref: ``(d,)`` reference point.
+
+    Returns:
+      The volume dominated by the points above ``ref``, a float (0 for no points).
+    """
     pts = np.asarray(points, np.float64)
     ref = np.asarray(ref, np.float64)
     if pts.shape[0] == 0:
@@ -41,11 +49,26 @@ def hypervolume_numpy(points, ref) -> float:
 def thv_ucb_numpy(means, k: int, horizon: int, *, eta: float = 0.01, delta: float | None = None,
                   m0: int = 2, clip: bool = True, ref=None, reward_fn=None, sigma: float = 0.05,
                   seed: int = 0, dtype=np.float64, gain_tol: float = 1e-6):
-    """Run THV-UCB for ``horizon`` rounds; returns ``(actions (T, k) int, hv (T,) on true means)``.
+    """Run THV-UCB for ``horizon`` rounds.
 
-    ``reward_fn(arm, pull_index) -> (d,)`` supplies rewards (e.g. a shared table); by default
-    rewards are ``clip(mu + N(0, sigma^2), 0, 1)`` from ``numpy.random.default_rng(seed)``.
-    ``delta`` defaults to ``1 / horizon`` as in the JAX policy; gains ``<= gain_tol`` are zero-gain ties.
+    Args:
+      means: ``(n, d)`` arm means.
+      k: the slate's size.
+      horizon: rounds ``T``.
+      eta: the confidence radius' scale.
+      delta: the confidence (default ``1 / max(T, 2)``, as in the JAX policy).
+      m0: pulls of every arm in the forced initialisation.
+      clip: clip the upper bounds to [0, 1].
+      ref: ``(d,)`` hypervolume reference point (default the origin).
+      reward_fn: ``reward_fn(arm, pull_index) -> (d,)`` (e.g. a shared table); by default
+        ``clip(mu + N(0, sigma^2), 0, 1)`` from ``numpy.random.default_rng(seed)``.
+      sigma: the Gaussian noise scale of the default rewards.
+      seed: the numpy generator's seed of the default rewards.
+      dtype: the dtype of the counts and sums.
+      gain_tol: gains at or below it are zero-gain ties after the first slot.
+
+    Returns:
+      ``(actions (T, k) int64, hv (T,))``: the slates and each slate's hypervolume on the true means.
     """
     means = np.asarray(means, np.float64)
     n, d = means.shape
