@@ -23,19 +23,31 @@ PROGRAMS_MAX_BYTES = 2 ** 30  # unless PROGRAMS_MAX_BYTES_ENV says otherwise (a 
 
 
 def default_dir() -> Path:
-    """``$XDG_CACHE_HOME/mobandit_jax/jax``, or ``~/.cache/mobandit_jax/jax``."""
+    """Where JAX's compiled programs are kept unless ``JAX_COMPILATION_CACHE_DIR`` says otherwise.
+
+    Returns:
+      ``$XDG_CACHE_HOME/mobandit_jax/jax``, or ``~/.cache/mobandit_jax/jax``.
+    """
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "mobandit_jax" / "jax"
 
 
 def disabled_by_env() -> bool:
-    """``MOBANDIT_NO_CACHE`` set to anything but empty, ``0``, ``false`` or ``no``."""
+    """Whether the environment turns the caches off.
+
+    Returns:
+      ``True`` where ``MOBANDIT_NO_CACHE`` is set to anything but empty, ``0``, ``false`` or ``no``.
+    """
     return os.environ.get(DISABLE_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
 def programs_dir() -> Path:
-    """Where whole compiled programs are kept (:mod:`mobandit_jax.runner.programs`): ``programs/`` beside
-    :func:`default_dir`, or ``DIR-programs`` beside a ``JAX_COMPILATION_CACHE_DIR`` of ``DIR``."""
+    """Where whole compiled programs are kept (:mod:`mobandit_jax.runner.programs`).
+
+    Returns:
+      ``programs/`` beside :func:`default_dir`, or ``DIR-programs`` beside a ``JAX_COMPILATION_CACHE_DIR`` of
+      ``DIR``.
+    """
     given = os.environ.get("JAX_COMPILATION_CACHE_DIR")
     if given:
         return Path(given).with_name(Path(given).name + "-programs")
@@ -43,8 +55,14 @@ def programs_dir() -> Path:
 
 
 def programs_max_bytes() -> int:
-    """The bound of :func:`programs_dir` in bytes: ``MOBANDIT_PROGRAMS_MAX_BYTES`` (a whole number), else
-    :data:`PROGRAMS_MAX_BYTES`."""
+    """The bound of :func:`programs_dir` in bytes.
+
+    Returns:
+      ``MOBANDIT_PROGRAMS_MAX_BYTES`` (a whole number), else :data:`PROGRAMS_MAX_BYTES`.
+
+    Raises:
+      ValueError: ``MOBANDIT_PROGRAMS_MAX_BYTES`` is not a whole number (one line naming it).
+    """
     given = os.environ.get(PROGRAMS_MAX_BYTES_ENV, "").strip()
     if not given:
         return PROGRAMS_MAX_BYTES
@@ -56,7 +74,17 @@ def programs_max_bytes() -> int:
 
 def configure(enabled: bool = True) -> Path | None:
     """Turn the persistent cache on (every compiled program is kept), and the cache of whole programs
-    (:mod:`mobandit_jax.runner.programs`); return JAX's cache directory or ``None``."""
+    (:mod:`mobandit_jax.runner.programs`), or both off.
+
+    Args:
+      enabled: ``False`` (``--no-cache``) turns both off, as ``MOBANDIT_NO_CACHE`` does.
+
+    Returns:
+      JAX's cache directory, or ``None`` where the cache is off or its directory cannot be made.
+
+    Raises:
+      ValueError: a bad ``MOBANDIT_PROGRAMS_MAX_BYTES`` (see :func:`programs_max_bytes`).
+    """
     if not enabled or disabled_by_env():
         os.environ["JAX_ENABLE_COMPILATION_CACHE"] = "false"
         os.environ.pop(PROGRAMS_ENV, None)

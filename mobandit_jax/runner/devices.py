@@ -27,7 +27,11 @@ GPU_PLUGINS = ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin", "j
 
 
 def cpu_cores() -> int:
-    """Cores this process may run on (the affinity mask where the OS has one)."""
+    """Cores this process may run on.
+
+    Returns:
+      The size of the affinity mask where the OS has one, else the machine's core count (at least 1).
+    """
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:
@@ -35,13 +39,24 @@ def cpu_cores() -> int:
 
 
 def affinity() -> list | None:
-    """This thread's cores (its affinity mask), sorted; ``None`` where the OS has no affinity masks."""
+    """This thread's cores.
+
+    Returns:
+      Its affinity mask as a sorted list; ``None`` where the OS has no affinity masks.
+    """
     return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
 
 
 def core_slots(jobs: int) -> list:
-    """This process's cores dealt into ``jobs`` disjoint, equal, sorted lists (leftover cores unused);
-    ``[]`` off the CPU platform, where the OS has no affinity masks, or with fewer cores than jobs."""
+    """This process's cores dealt into ``jobs`` disjoint, equal, sorted lists (leftover cores unused).
+
+    Args:
+      jobs: the number of shares.
+
+    Returns:
+      ``jobs`` lists of cores; ``[]`` off the CPU platform, where the OS has no affinity masks, or with fewer
+      cores than jobs.
+    """
     cores = affinity()
     if cores is None or not _platform_is_cpu():
         return []
@@ -53,6 +68,12 @@ def pin(cores) -> None:
     """Confine this process (and the thread pool XLA's CPU backend sizes from it) to ``cores``.
 
     Call it before JAX starts its backend; a no-op where the OS has no affinity masks.
+
+    Args:
+      cores: core numbers (empty or ``None``: no change).
+
+    Returns:
+      None.
     """
     if cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, cores)
@@ -66,7 +87,7 @@ def _platform_is_cpu() -> bool:
     return not any(importlib.util.find_spec(name) for name in GPU_PLUGINS)
 
 
-def check_count(devices) -> int | None:
+def _check_count(devices) -> int | None:
     """``--devices`` as given: ``None`` (every core) or an integer >= 1."""
     if devices is None:
         return None
@@ -79,11 +100,20 @@ def configure(devices: int | None = None) -> int | None:
     """Ask XLA for ``devices`` host devices (default: one per core) before the backend starts.
 
     Only on the CPU platform and only when ``XLA_FLAGS`` does not already set the count (a user's
-    own value wins). Returns the count requested, or ``None`` when nothing was set. ``devices`` also
-    bounds the mesh of :func:`mobandit_jax.runner.sharding.local_mesh` on any platform (see :func:`limit`).
-    On CPU, ``devices`` below the core count also pins the process to its first ``devices`` cores.
+    own value wins). ``devices`` also bounds the mesh of :func:`mobandit_jax.runner.sharding.local_mesh` on
+    any platform (see :func:`limit`). On CPU, ``devices`` below the core count also pins the process to its
+    first ``devices`` cores.
+
+    Args:
+      devices: ``--devices``: ``None`` (every core) or an integer >= 1.
+
+    Returns:
+      The count requested, or ``None`` when nothing was set.
+
+    Raises:
+      ValueError: ``devices`` is not ``None`` or an integer >= 1 (one line naming ``--devices``).
     """
-    bound = check_count(devices)
+    bound = _check_count(devices)
     _set_limit(bound)
     if not _platform_is_cpu():
         return None
@@ -95,7 +125,7 @@ def configure(devices: int | None = None) -> int | None:
 
 def configure_run(devices: int | None = None, distributed: bool = False, processes: bool = True,
                   chunk: int | None = None) -> int:
-    """Lay out a ``mobandit run`` before JAX starts; returns its number of workers (1: this process alone).
+    """Lay out a ``mobandit run`` before JAX starts.
 
     - Multi-host runs, other platforms than CPU, one core, and a host device count of the user's own
       in ``XLA_FLAGS``: :func:`configure`.
@@ -106,8 +136,20 @@ def configure_run(devices: int | None = None, distributed: bool = False, process
       would give a device fewer than :data:`MIN_SEEDS_PER_DEVICE` seeds, it keeps one host device,
       unpinned: small kernels run faster there than split over devices sharing one thread pool, and
       compilation still uses every core.
+
+    Args:
+      devices: ``--devices``: ``None`` (every core) or an integer >= 1.
+      distributed: a multi-host run.
+      processes: run on CPU in single-device worker processes.
+      chunk: seeds per chunk, where known.
+
+    Returns:
+      The number of workers (1: this process alone).
+
+    Raises:
+      ValueError: a bad ``devices`` (see :func:`configure`).
     """
-    count = check_count(devices)
+    count = _check_count(devices)
     workers = count or cpu_cores()
     user_count = HOST_COUNT_FLAG in os.environ.get("XLA_FLAGS", "")
     small_chunks = count is None and chunk is not None and chunk < MIN_SEEDS_PER_DEVICE * workers
@@ -120,7 +162,11 @@ def configure_run(devices: int | None = None, distributed: bool = False, process
 
 
 def single_host_device() -> None:
-    """Set the host device count in ``XLA_FLAGS`` to one, replacing any count (a worker process)."""
+    """Set the host device count in ``XLA_FLAGS`` to one, replacing any count (a worker process).
+
+    Returns:
+      None.
+    """
     flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(HOST_COUNT_FLAG)]
     os.environ["XLA_FLAGS"] = " ".join(flags + [f"{HOST_COUNT_FLAG}=1"])
 
@@ -128,7 +174,14 @@ def single_host_device() -> None:
 def configure_workers(jobs: int) -> int | None:
     """For ``jobs`` worker processes started after this call: ``cores // jobs`` host devices each
     (inherited through ``XLA_FLAGS``; each worker pins itself to its share with :func:`pin`). Sets no
-    mesh bound, so a user's own device count in ``XLA_FLAGS`` is used as it is."""
+    mesh bound, so a user's own device count in ``XLA_FLAGS`` is used as it is.
+
+    Args:
+      jobs: the number of worker processes.
+
+    Returns:
+      The count requested, or ``None`` when nothing was set (off the CPU platform, or a user's own count).
+    """
     return _request_host_devices(max(1, cpu_cores() // max(jobs, 1))) if _platform_is_cpu() else None
 
 

@@ -28,9 +28,12 @@ class Stopped(BaseException):
 
 
 class Interrupts:
-    """SIGINT and SIGTERM raise :class:`Stopped` in this block (entered in the main thread); ``line()`` is
-    the one line an interrupt ends with (:meth:`say`; ``after_bar``: on a line of its own below a progress
-    bar)."""
+    """SIGINT and SIGTERM raise :class:`Stopped` in this block (entered in the main thread).
+
+    Args:
+      line: ``line() -> str``, the one line an interrupt ends with (:meth:`say`).
+      after_bar: print it on a line of its own, below a progress bar.
+    """
 
     def __init__(self, line, after_bar: bool = False):
         self.line, self._timer, self._said = line, None, threading.Lock()
@@ -56,7 +59,14 @@ class Interrupts:
         raise Stopped(signum)
 
     def call(self, fn):
-        """``fn()`` in this block; where a signal stops it, the line is said and ``128 + signum`` returned."""
+        """``fn()`` in this block; where a signal stops it, the line is said.
+
+        Args:
+          fn: the command's work, ``fn() -> exit code``.
+
+        Returns:
+          What ``fn`` returns, or ``128 + signum`` where a signal stopped it.
+        """
         with self:
             try:
                 return fn()
@@ -65,7 +75,11 @@ class Interrupts:
                 return 128 + stopped.signum
 
     def say(self) -> bool:
-        """Print the line on stderr, unless it has been said already; whether this call said it."""
+        """Print the line on stderr, unless it has been said already (by the main thread or the timer).
+
+        Returns:
+          Whether this call said it.
+        """
         if not self._said.acquire(blocking=False):
             return False
         print(self._prefix + self.line(), file=sys.stderr, flush=True)

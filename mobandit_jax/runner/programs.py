@@ -45,8 +45,11 @@ _UNRELATED = ("cache", "log", "traceback", "pprint", "dump", "explain", "leaked"
 
 
 def directory() -> Path | None:
-    """Where programs are kept (``$MOBANDIT_PROGRAMS_DIR``, set by :func:`mobandit_jax.runner.cache.configure`),
-    or None: the cache is off."""
+    """Where programs are kept.
+
+    Returns:
+      ``$MOBANDIT_PROGRAMS_DIR`` (set by :func:`mobandit_jax.runner.cache.configure`), or None: the cache is off.
+    """
     folder = os.environ.get(DIR_ENV)
     return Path(folder) if folder else None
 
@@ -86,7 +89,14 @@ def _environment(mesh) -> dict:
 
 
 def signature(tree) -> tuple:
-    """The structure, shapes and dtypes of a pytree of arrays (what a program's arguments look like)."""
+    """The structure, shapes and dtypes of a pytree of arrays (what a program's arguments look like).
+
+    Args:
+      tree: a pytree of arrays (or array-likes).
+
+    Returns:
+      ``(treedef as text, (shape, dtype name) per leaf...)``.
+    """
     import numpy as np
 
     leaves, treedef = jax.tree_util.tree_flatten(tree)
@@ -94,8 +104,19 @@ def signature(tree) -> tuple:
 
 
 def path(plan, index: int, params, width: int, mesh) -> Path | None:
-    """Where group ``index`` of ``plan``, compiled for ``params`` (stacked) at ``width`` seeds on ``mesh``, is
-    kept (None: the cache is off)."""
+    """Where a group's compiled program is kept.
+
+    Args:
+      plan: the run's plan.
+      index: the group's position in ``plan.groups``.
+      params: the group's stacked parameters.
+      width: seeds per call.
+      mesh: the devices it is compiled for.
+
+    Returns:
+      The entry's path under :func:`directory` (named by a hash of everything the program is made of), or None:
+      the cache is off.
+    """
     folder = directory()
     if folder is None:
         return None
@@ -106,8 +127,15 @@ def path(plan, index: int, params, width: int, mesh) -> Path | None:
 
 
 def load(path: Path | None, mesh):
-    """The compiled program kept at ``path`` for ``mesh``'s devices, or None (no entry, or one that cannot be
-    read back)."""
+    """The compiled program kept at ``path``, loaded onto ``mesh``'s devices; a load marks the entry used.
+
+    Args:
+      path: the entry (:func:`path`), or None.
+      mesh: the devices to load it on.
+
+    Returns:
+      The program, or None (no path, no entry, or one that cannot be read back).
+    """
     from jax.experimental import serialize_executable
 
     if path is None or not path.exists():
@@ -125,7 +153,11 @@ def load(path: Path | None, mesh):
 def fresh_compiles():
     """JAX's persistent cache neither read nor written in this block, for the programs compiled to be kept here:
     an executable that JAX read from its own cache cannot be serialised again (jaxlib 0.10 writes it without
-    its kernels, and loading it fails on the first call)."""
+    its kernels, and loading it fails on the first call).
+
+    Returns:
+      The context manager; JAX's setting is restored when the block ends.
+    """
     from jax.experimental.compilation_cache import compilation_cache
 
     before = jax.config.jax_enable_compilation_cache
@@ -139,8 +171,16 @@ def fresh_compiles():
 
 
 def compile_and_keep(lowered, path: Path | None):
-    """``lowered.compile()``, written to ``path`` atomically (unless None, or the program cannot be
-    serialised, e.g. one with a host callback)."""
+    """Compile a lowered program and keep it.
+
+    Args:
+      lowered: a lowered program (``jax.jit(...).lower(...)``).
+      path: its entry (:func:`path`); None: not kept.
+
+    Returns:
+      ``lowered.compile()``, written to ``path`` atomically (unless the program cannot be serialised, e.g. one
+      with a host callback, or the folder cannot be written), the folder then trimmed (:func:`trim`).
+    """
     from jax.experimental import serialize_executable
 
     program = lowered.compile()
@@ -156,9 +196,16 @@ def compile_and_keep(lowered, path: Path | None):
 
 
 def trim(folder: Path, max_bytes: int | None = None):
-    """Delete ``folder``'s entries, least recently used first, until they hold at most ``max_bytes``
-    (default: :func:`mobandit_jax.runner.cache.programs_max_bytes`). Entries another process deletes
-    meanwhile are skipped."""
+    """Delete ``folder``'s entries, least recently used first, until they hold at most ``max_bytes``. Entries
+    another process deletes meanwhile are skipped.
+
+    Args:
+      folder: the programs' folder.
+      max_bytes: the bound (default: :func:`mobandit_jax.runner.cache.programs_max_bytes`).
+
+    Returns:
+      None.
+    """
     if max_bytes is None:
         max_bytes = cache.programs_max_bytes()
     entries = []

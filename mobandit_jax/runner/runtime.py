@@ -41,7 +41,11 @@ def _jaxlib_minor() -> tuple:
 
 
 def configure():
-    """Apply the settings above unless ``MOBANDIT_XLA_DEFAULTS`` is set (calling it again is harmless)."""
+    """Apply the settings above unless ``MOBANDIT_XLA_DEFAULTS`` is set (calling it again is harmless).
+
+    Returns:
+      None.
+    """
     if os.environ.get("MOBANDIT_XLA_DEFAULTS"):
         return
     from .threefry import use_unrolled_threefry
@@ -60,7 +64,11 @@ KEEP_FREED_MEMORY = ((-8, 1), (-4, 0), (-1, 2**31 - 1))
 def keep_freed_memory() -> bool:
     """Make glibc's allocator of this process keep freed memory for reuse: one arena, no mapped chunks, no
     trimming (``mallopt``). Call it before any thread but the main one has allocated (before JAX starts its
-    backend), or the arenas already made stay. Returns whether it applied (False for another C library)."""
+    backend), or the arenas already made stay.
+
+    Returns:
+      Whether it applied (False for another C library).
+    """
     try:
         if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
             return False

@@ -21,8 +21,15 @@ from jax.sharding import PartitionSpec as P
 def local_mesh(devices: int | None = None) -> Mesh:
     """A 1-d mesh named ``"seeds"`` over this process's first ``devices`` devices.
 
-    ``devices=None`` takes the ``--devices`` bound set by :func:`mobandit_jax.runner.devices.configure`,
-    or every local device when there is none.
+    Args:
+      devices: how many devices; ``None`` takes the ``--devices`` bound set by
+        :func:`mobandit_jax.runner.devices.configure`, or every local device when there is none.
+
+    Returns:
+      The mesh.
+
+    Raises:
+      ValueError: more devices than this process has (one line naming ``--devices``).
     """
     from .devices import limit
 
@@ -34,20 +41,45 @@ def local_mesh(devices: int | None = None) -> Mesh:
 
 
 def padded_size(seeds: int, mesh: Mesh) -> int:
-    """``seeds`` rounded up to a multiple of the mesh size (extra lanes are computed and dropped)."""
+    """``seeds`` rounded up to a multiple of the mesh size (extra lanes are computed and dropped).
+
+    Args:
+      seeds: the seeds of a call.
+      mesh: the devices they are split over.
+
+    Returns:
+      The padded seed count.
+    """
     n = mesh.devices.size
     return int(math.ceil(seeds / n) * n)
 
 
 def compile_sharded(batched, mesh: Mesh):
-    """``jit`` a ``(grid params, keys) -> (G, S, ...)`` function with keys and outputs split on seeds."""
+    """``jit`` a batched run with its keys and outputs split on seeds, its grid parameters replicated.
+
+    Args:
+      batched: ``(grid params, keys) -> (G, S, ...)`` outputs.
+      mesh: a mesh with a ``"seeds"`` axis (:func:`local_mesh`).
+
+    Returns:
+      The jitted function.
+    """
     replicated = NamedSharding(mesh, P())
     return jax.jit(batched, in_shardings=(replicated, NamedSharding(mesh, P("seeds"))),
                    out_shardings=NamedSharding(mesh, P(None, "seeds")))
 
 
 def initialize(coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None):
-    """Join a multi-host run: explicit coordinator address, or auto-detection (Slurm, Open MPI)."""
+    """Join a multi-host run: explicit coordinator address, or auto-detection (Slurm, Open MPI).
+
+    Args:
+      coordinator: the coordinator's ``host:port`` (None: auto-detected).
+      num_processes: the processes of the run, with ``coordinator``.
+      process_id: this process's index, with ``coordinator``.
+
+    Returns:
+      None.
+    """
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     if coordinator is None:
         jax.distributed.initialize()
@@ -56,12 +88,26 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
 
 
 def process_share(n_chunks: int) -> list:
-    """The chunk indices this process runs: ``c % process_count == process_index``."""
+    """The chunks this process runs.
+
+    Args:
+      n_chunks: the run's chunk count.
+
+    Returns:
+      The chunk indices ``c`` with ``c % process_count == process_index``.
+    """
     return [c for c in range(n_chunks) if c % jax.process_count() == jax.process_index()]
 
 
 def barrier(name: str):
-    """Wait until every process reaches this point (no-op on a single process)."""
+    """Wait until every process reaches this point (no-op on a single process).
+
+    Args:
+      name: the barrier's name, the same in every process.
+
+    Returns:
+      None.
+    """
     if jax.process_count() > 1:
         from jax.experimental import multihost_utils
 

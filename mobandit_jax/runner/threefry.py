@@ -25,7 +25,17 @@ def _rotate_left(x, r: int):
 
 
 def threefry2x32(key1, key2, x1, x2):
-    """Threefry-2x32 with 20 rounds: ``(key1, key2)`` keys the hash of the counter pair ``(x1, x2)``."""
+    """Threefry-2x32 with 20 rounds: ``(key1, key2)`` keys the hash of the counter pair ``(x1, x2)``.
+
+    Args:
+      key1: the key's first word, uint32 (an array or a traced value).
+      key2: the key's second word.
+      x1: the counters' first words, uint32.
+      x2: the counters' second words.
+
+    Returns:
+      ``(y1, y2)``, the hashed words, uint32 (wrapping arithmetic).
+    """
     keys = (key1, key2, key1 ^ key2 ^ PARITY)
     x1, x2 = x1 + keys[0], x2 + keys[1]
     for block in range(5):
@@ -38,5 +48,9 @@ def threefry2x32(key1, key2, x1, x2):
 
 
 def use_unrolled_threefry():
-    """Lower ``threefry2x32`` on CPU with :func:`threefry2x32` (straight-line) from now on."""
+    """Lower ``threefry2x32`` on CPU with :func:`threefry2x32` (straight-line) from now on.
+
+    Returns:
+      None.
+    """
     mlir.register_lowering(threefry2x32_p, mlir.lower_fun(threefry2x32, multiple_results=True), platform="cpu")
