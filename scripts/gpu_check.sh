@@ -108,8 +108,8 @@ checks_lane() {  # the GPU tests, then the GPU runs once the PrefUCB figures are
   [ ${#GPU_ENV[@]} -gt 0 ] && export "${GPU_ENV[@]}"
   export XLA_PYTHON_CLIENT_PREALLOCATE=false
   step tests "$L_TESTS" "${ON_CHECKS_LANE[@]}" "$PYTHON" -m pytest -q -p no:cacheprovider -rs -m "not slow" \
-    tests/test_gpu.py tests/test_kernels_kl.py tests/test_kernels_hypervolume.py tests/test_engine.py \
-    tests/test_precision.py tests/test_scaling.py
+    tests/test_gpu.py tests/kernels/test_kl.py tests/kernels/test_hypervolume.py tests/test_engine.py \
+    tests/analysis/test_precision.py tests/runner/test_sharding.py
   while [ ! -e "$WORK/timed" ] && [ "$(date +%s)" -lt "$DEADLINE" ]; do sleep 1; done
   step gpu_quickstart "$L_RUN" "${ON_CHECKS_LANE[@]}" "${MB[@]}" run configs/quickstart.toml \
     --out "$WORK/gpu_quickstart" --quiet --no-cache "${QUICK_ARGS[@]}"

@@ -60,9 +60,9 @@ STYLE = {"CoHV-UCB": dict(marker="o", ls="-"), "HV-UCB": dict(marker="s", ls="--
 FONT = 10  # points; legends and ticks at least 9
 DPI = 150
 # CoHV-UCB's radii scale s_r = s_c selected in Appendix A (the policy's default, S_R = S_C in
-# mobandit_jax/policies/budgeted.py; tests/test_cost_aware_report.py checks the two agree).
+# mobandit_jax/policies/budgeted.py; tests/papers/test_cost_aware_report.py checks the two agree).
 RADII_SCALE = 0.01
-# Numbers the prose may state that are settings of the readings, not results (tests/test_report_prose.py).
+# Numbers the prose may state that are settings of the readings, not results (tests/papers/test_report_prose.py).
 PROSE_CONSTANTS = (RADII_SCALE,)
 
 # Table 1 and the values quoted in the paper's text (Section 5.2 and Appendix A).
@@ -470,7 +470,7 @@ def identification_section(run, out):
           "Each cell: misidentification probability [Wilson 95% interval] / `budget_spent`, the mean fraction "
           "of B the method spent (`IdentifyResult.spent / B`). Every method gets the same B = rho K c_bar "
           "in the same normalised cost units and is charged c_i per pull "
-          "(`tests/test_cost_aware_identification.py::test_identifiers_share_budget_and_cost_units`).", ""]
+          "(`tests/papers/test_cost_aware_identification.py::test_identifiers_share_budget_and_cost_units`).", ""]
     present = [r for r in READINGS if reading(run, r) or r == "instance"]
     for name in present:
         md += [f"### Reading `{name}`: {READING_TEXT[name]}" + (" (chosen)" if name == CHOSEN else ""), ""]

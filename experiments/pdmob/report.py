@@ -36,7 +36,7 @@ from mobandit_jax.problems import nyse
 POLICIES = ("PrefUCB", "ScalarizedUCB_r.r.", "ParetoUCB", "GT-PF")
 # Significance level of the t-tests against PrefUCB (Table 2 marks and the count in the differences).
 P_LEVEL = 0.05
-# Numbers the prose may state that are settings of the readings, not results (tests/test_report_prose.py).
+# Numbers the prose may state that are settings of the readings, not results (tests/papers/test_report_prose.py).
 PROSE_CONSTANTS = (P_LEVEL,)
 
 # The paper's numbers (Tables 1, 2, 3 and 5 as printed) live in paper_tables.json next to this file.

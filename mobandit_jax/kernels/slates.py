@@ -54,7 +54,7 @@ def descending_rank(u):
     Read from an integer sort, so no reduction reads ``u``: XLA's CPU backend fuses the producer of a random
     ``u`` (the 20 straight-line rounds of Threefry, :mod:`mobandit_jax.runner.threefry`) into each reduction
     over it, and LLVM does not finish optimising such a reduction over 8, 16, 24, 32 or 48 arms
-    (``tests/test_compile_shapes.py``); a sort's operand is written out first.
+    (``tests/bench/test_compile_shapes.py``); a sort's operand is written out first.
 
     Args:
       u: ``(n,)`` non-negative floats.

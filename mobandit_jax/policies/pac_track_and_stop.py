@@ -93,7 +93,7 @@ def track_and_stop_method(num_arms: int, dim: int) -> StepwiseMethod:
             grad = grads[1]
         reg = jnp.maximum(s.reg, jnp.max(jnp.abs(grad)))
         # sqrt(log K / (1 + t)): a quotient under one square root, never a division by a square root, which
-        # XLA rewrites to an rsqrt whose last bits differ between CPUs (tests/test_policy_conformance.py)
+        # XLA rewrites to an rsqrt whose last bits differ between CPUs (tests/policies/test_conformance.py)
         eta = jnp.sqrt(jnp.log(K) / (1.0 + t)) / jnp.maximum(reg, jnp.finfo(reg.dtype).tiny)
         w = s.w * jnp.exp(eta * grad)
         w = w / jnp.sum(w)

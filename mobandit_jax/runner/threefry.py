@@ -5,7 +5,7 @@ rolled loop of five steps of four rounds, which keeps programs small but costs a
 kernel launches per random call. Inside a ``lax.scan`` over rounds, with a few random calls per
 round, those launches dominate a bandit run at a few hundred seeds. :func:`use_unrolled_threefry`
 registers a straight-line lowering of the same hash for the CPU platform: the 20 rounds become one
-fused elementwise kernel. The bits are identical (``tests/test_runtime.py`` compares both lowerings'
+fused elementwise kernel. The bits are identical (``tests/runner/test_runtime.py`` compares both lowerings'
 draws and checks Random123's known-answer vector); only the compiled program changes.
 :func:`mobandit_jax.runner.runtime.configure` registers it (importing the package registers nothing).
 """

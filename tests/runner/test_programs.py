@@ -111,7 +111,7 @@ def test_the_folder_is_trimmed_least_recently_used_first(small_spec, kept, monke
 
 
 def test_a_bad_bound_is_one_line_and_exit_2(tmp_path):
-    spec = Path(__file__).resolve().parents[1] / "configs" / "quickstart.toml"
+    spec = Path(__file__).resolve().parents[2] / "configs" / "quickstart.toml"
     env = {**os.environ, cache.PROGRAMS_MAX_BYTES_ENV: "1G"}
     proc = subprocess.run([sys.executable, "-m", "mobandit_jax.cli", "run", str(spec), "--out",
                            str(tmp_path / "run")], env=env, capture_output=True, text=True, timeout=120)

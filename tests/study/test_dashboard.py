@@ -274,7 +274,7 @@ def test_a_bad_port_is_one_line(study, capsys):
 
 
 def test_a_postgres_study_is_served_alike(request):
-    """The same page over a study at a ``postgresql://`` address (the server of tests/test_study_postgres.py)."""
+    """The same page over a study at a ``postgresql://`` address (the server of tests/study/test_study_postgres.py)."""
     if server is None:
         pytest.skip("psycopg is not installed (pip install 'mobandit_jax[postgres]')")
     url = request.getfixturevalue("server") + "?study=dashboard"

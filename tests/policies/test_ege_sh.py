@@ -18,7 +18,7 @@ from mobandit_jax.policies import identification as I
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.types import Context, Env
 
-DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
+DATA = Path(__file__).parents[1] / "data" / "llm_configs_small.csv"
 
 # A, C Pareto; B dominated by A. Dyadic values: every gap is exactly 0.25.
 HAND = np.array([[0.5, 0.5], [0.25, 0.25], [0.75, 0.25]])

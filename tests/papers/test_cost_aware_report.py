@@ -6,7 +6,7 @@ from scipy import stats
 
 from mobandit_jax.runner.reproduce import load_report
 
-rep = load_report("cost_aware", Path(__file__).resolve().parents[1] / "experiments")
+rep = load_report("cost_aware", Path(__file__).resolve().parents[2] / "experiments")
 
 
 @pytest.mark.parametrize("k, n", [(0, 500), (2, 500), (74, 500), (250, 500), (500, 500), (7, 20)])

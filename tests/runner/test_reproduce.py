@@ -209,7 +209,7 @@ def test_only_names_specs_that_exist(tmp_path):
 def test_shipped_report_list_covers_the_paper_specs():
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     builders = reproduce.report_builders(root / "experiments")
     assert {p: b.path for p, b in builders.items()} == {
         p: root / "experiments" / p / "report.py"
@@ -384,7 +384,7 @@ def test_check_passes_on_the_committed_reference(tmp_path):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     ref = root / "tests" / "data" / "check"
     env = {**os.environ, "PYTHONPATH": str(root)}
     cmd = [sys.executable, "-m", "mobandit_jax.cli", "reproduce", "--check", "--jobs", "1", "--configs",

@@ -14,7 +14,7 @@ import mobandit_jax as mb
 from mobandit_jax.analysis import compare, plots
 from mobandit_jax.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _pngs(folder):

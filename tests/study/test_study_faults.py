@@ -14,7 +14,7 @@ import mobandit_jax as mb
 from mobandit_jax.study.storage import StorageError
 from mobandit_jax.study.storage.sqlite import SqliteStorage
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _spec(horizon=100_000, arms=6):

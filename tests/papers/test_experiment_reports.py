@@ -9,7 +9,7 @@ from _report_text import image_lines, without_images
 
 from mobandit_jax.runner.reproduce import load_report, report_builders
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 BUILDERS = report_builders(EXPERIMENTS)
 
 # Modules of the package a builder may import anywhere (and their names), besides ``import mobandit_jax as mb``.

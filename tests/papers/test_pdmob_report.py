@@ -13,7 +13,7 @@ from mobandit_jax.problems import llm_leaderboard as llm
 from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner.reproduce import load_report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 rep = load_report("pdmob", ROOT / "experiments")
 
 

@@ -18,7 +18,7 @@ from _study_replay import assert_serial_replay
 import mobandit_jax as mb
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'mobandit_jax[postgres]')")
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _binary(name):

@@ -31,8 +31,8 @@ from mobandit_jax.problems import llm_configs, replay, table
 from mobandit_jax.runner import plans
 from mobandit_jax.runner import spec as config
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "llm_models.csv"
-LOGS = Path(__file__).parent / "data" / "llm_configs_small.csv"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llm_models.csv"
+LOGS = Path(__file__).parents[1] / "data" / "llm_configs_small.csv"
 
 G = "model,acc,speed,price\na,0.8,0.3,1\nb,0.6,0.5,2\nc,0.4,0.7,3\n"
 R = "config,question,correct,lat,tokens\nx,q1,1,0.5,10\ny,q1,0,0.4,12\nx,q2,0,0.2,9\ny,q2,1,0.3,11\n"

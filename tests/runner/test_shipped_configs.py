@@ -8,7 +8,7 @@ from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner.plans import resolve_policy
 from mobandit_jax.runner.reproduce import load_report
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 CONFIGS = sorted(CONFIG_DIR.rglob("*.toml"))
 ALGOS = load_report("topk_pareto", CONFIG_DIR.parent / "experiments").ALGOS
 

@@ -12,7 +12,7 @@ from mobandit_jax.kernels.prefix import prefix_sums
 from mobandit_jax.policies.identification import psi_sr
 from mobandit_jax.types import Final, Observation
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MEANS = np.array([[0.9, 0.1], [0.1, 0.9], [0.5, 0.5], [0.4, 0.4], [0.2, 0.2], [0.6, 0.3]])
 
 

@@ -14,8 +14,8 @@ from mobandit_jax.kernels.prefix import dense
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.registry import make_env
 
-DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
-GENERATOR = Path(__file__).resolve().parents[1] / "experiments" / "cost_aware" / "simulated_logs.py"
+DATA = Path(__file__).parents[1] / "data" / "llm_configs_small.csv"
+GENERATOR = Path(__file__).resolve().parents[2] / "experiments" / "cost_aware" / "simulated_logs.py"
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from _study_replay import assert_serial_replay
 
 import mobandit_jax as mb
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _spec(arms=10):

@@ -8,7 +8,7 @@ import pytest
 from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner.reproduce import load_report
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 POLICIES = ["prefucb", "scalarized_ucb_rr", "pareto_ucb", "gt_pf"]
 rep = load_report("pdmob", ROOT / "experiments")  # Tables 3 and 5 as printed
 

@@ -11,7 +11,7 @@ from mobandit_jax.analysis import stats
 from mobandit_jax.runner import spec as cfg
 from mobandit_jax.runner.reproduce import load_report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 topk_pareto = load_report("topk_pareto", ROOT / "experiments")
 TABLE2_ETA, table2_eta = topk_pareto.TABLE2_ETA, topk_pareto.table2_eta

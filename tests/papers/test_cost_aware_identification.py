@@ -16,7 +16,7 @@ from mobandit_jax.policies import identification as I
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.types import Context, Env, IdentifyResult
 
-DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
+DATA = Path(__file__).parents[1] / "data" / "llm_configs_small.csv"
 
 # A, C Pareto; B dominated by A. Dyadic values: every gap below is exactly 0.25.
 HAND = np.array([[0.5, 0.5], [0.25, 0.25], [0.75, 0.25]])
@@ -315,7 +315,7 @@ def test_psi_sr_unit_pulls_are_rho_k_in_every_setting_of_the_identification_spec
     from mobandit_jax.runner import plans
     from mobandit_jax.runner import spec as cfg
 
-    plan = plans.build(cfg.load(Path(__file__).parents[1] / "configs" / "cost_aware" / "identification.toml"))
+    plan = plans.build(cfg.load(Path(__file__).parents[2] / "configs" / "cost_aware" / "identification.toml"))
     K, lb = 14, 0.5 + sum(1 / i for i in range(2, 15))
     seen = set()
     for g in [g for g in plan.groups if g.label == "PSI-SR"]:

@@ -158,7 +158,7 @@ def test_empirical_nadir_is_the_minimum_over_the_front():
 
 @pytest.mark.parametrize("name", KERNEL_MODULES)
 def test_slate_kernels_import_no_policy_problem_metric_or_runner(name):
-    tree = ast.parse((Path(__file__).parents[1] / "mobandit_jax" / "kernels" / f"{name}.py").read_text())
+    tree = ast.parse((Path(__file__).parents[2] / "mobandit_jax" / "kernels" / f"{name}.py").read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             mods = [a.name for a in node.names]

@@ -14,9 +14,9 @@ from mobandit_jax.problems import llm_leaderboard as llm
 from mobandit_jax.runner.reproduce import load_report
 
 # The seed paper lies in the shared/ folder beside the repository checkout.
-SEED_FILE = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_31c878f209362a70.txt"
+SEED_FILE = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "000_31c878f209362a70.txt"
 # Table 3 (W matrices, roles) and the objective groups are report data of experiments/pdmob/report.py.
-rep = load_report("pdmob", Path(__file__).resolve().parents[1] / "experiments")
+rep = load_report("pdmob", Path(__file__).resolve().parents[2] / "experiments")
 
 
 def _raw_rows():

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from mobandit_jax.runner import plans
 from mobandit_jax.runner import spec as cfg
 
-CONFIGS = sorted(Path(__file__).resolve().parents[1].glob("configs/*.toml"))
+CONFIGS = sorted(Path(__file__).resolve().parents[2].glob("configs/*.toml"))
 # Specs whose plan builds in well under a second; the others are checked up to grid expansion.
 QUICK_BUILD = {"quickstart", "pdmob/llm", "cost_aware/f1", "cost_aware/identification", "cost_aware/online",
                "cost_aware/stochastic_costs"}

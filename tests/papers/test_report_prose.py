@@ -13,7 +13,7 @@ import pytest
 
 from mobandit_jax.runner.reproduce import load_report, report_builders
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 DECIMAL = re.compile(r"(?<![\w.^/])[-+−]?\d{1,3}(?:,\d{3})*\.\d+%?|(?<![\w.^/])[-+−]?\d+\.\d+%?")
 ANY_NUMBER = re.compile(r"[-+−]?\d+(?:,\d{3})*(?:\.\d+)?%?")

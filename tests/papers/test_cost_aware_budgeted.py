@@ -15,7 +15,7 @@ from mobandit_jax.policies import budgeted as B
 from mobandit_jax.problems import llm_configs as L
 from mobandit_jax.types import Context
 
-DATA = Path(__file__).parent / "data" / "llm_configs_small.csv"
+DATA = Path(__file__).parents[1] / "data" / "llm_configs_small.csv"
 NAMES = {"cohv_ucb": "cohv", "hv_ucb": "hv", "acc_cost_ucb": "acc_cost", "budgeted/uniform": "uniform"}
 
 
@@ -151,7 +151,7 @@ def test_report_moving_average_matches_window_mean():
 
     from mobandit_jax.runner.reproduce import load_report
 
-    moving_average = load_report("cost_aware", Path(__file__).resolve().parents[1] / "experiments").moving_average
+    moving_average = load_report("cost_aware", Path(__file__).resolve().parents[2] / "experiments").moving_average
 
     rng = np.random.default_rng(0)
     gaps = rng.uniform(size=(2, 300))
