@@ -5,13 +5,13 @@ A call (``ask``, ``tell``, ``fail``) reads the new events, decides, applies its 
 appends them inside one :meth:`~.storage.base.Storage.lock` step. If the step is not kept (a full disk, a read-only
 folder, a server unreachable past its reconnect bound: :class:`~.storage.base.StorageError`; an interrupt; a user
 backend's own exception), the events it applied in memory were never acknowledged, so the study replays its storage
-again before the error reaches the caller (bad input, a plain :class:`~.errors.StudyError`, is refused before anything
-is applied); if the storage restored a lost connection after other writers appended
-(:class:`~.storage.base.RetryError`), the study replays and runs the call again, at most :data:`RETRIES` times.
+again (:meth:`~.study.Study.reload`) before the error reaches the caller (bad input, a plain
+:class:`~.errors.StudyError`, is refused before anything is applied); if the storage restored a lost connection after
+other writers appended (:class:`~.storage.base.RetryError`), the study replays and runs the call again, at most
+:data:`RETRIES` times.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 
 from .errors import StudyError
@@ -36,30 +36,16 @@ def atomic(method):
             try:
                 return method(study, *args, **kwargs)
             except RetryError:
-                rewind(study)
+                study.reload()
             except StorageError:
-                rewind(study)
+                study.reload()
                 raise
             except StudyError:
                 raise  # bad input: refused before anything was applied
             except BaseException:
-                rewind(study)  # an interrupt or a backend's own error in the middle of the step
+                study.reload()  # an interrupt or a backend's own error in the middle of the step
                 raise
         raise StorageError(f"{study.path!r}: other writers kept appending while the connection was restored "
                            f"({RETRIES} tries); nothing was written")
 
     return step
-
-
-def rewind(study):
-    """Forget what the study applied in memory and replay its storage again (keeping its thread lock).
-
-    Args:
-      study: the :class:`~.study.Study`.
-    """
-    lock = study._lock
-    with lock:
-        # the constructor resets the replay before it reads; if the read fails, the next call replays from the start
-        with contextlib.suppress(StorageError):
-            study.__init__(study._store, study.spec, study.seed)
-        study._lock = lock

@@ -10,7 +10,14 @@ from .errors import StudyError
 
 
 def add_parser(parser):
-    """The ``study`` subcommands, on the ``study`` subparser of ``mobandit``."""
+    """Add the ``study`` subcommands to the ``study`` subparser of ``mobandit``.
+
+    Args:
+      parser: the ``study`` subparser (an :class:`argparse.ArgumentParser`).
+
+    Returns:
+      None; each subcommand runs :func:`main`.
+    """
     sub = parser.add_subparsers(dest="study_cmd", required=True,
                                 metavar="{new,ask,tell,fail,add,enqueue,recommend,status,history,plot,dashboard}")
     p = sub.add_parser("new", help="create a study from a spec")
@@ -96,7 +103,14 @@ def _cost(text, study, what):
 
 
 def main(args) -> int:
-    """Run one ``mobandit study`` command; a :class:`StudyError` is one line on stderr and exit code 2."""
+    """Run one ``mobandit study`` command.
+
+    Args:
+      args: the parsed command line (``study_cmd`` and the subcommand's options).
+
+    Returns:
+      The exit code: 0, or 2 after a :class:`StudyError`, printed as one line on stderr.
+    """
     try:
         return _run(args)
     except StudyError as err:
@@ -112,11 +126,11 @@ def _run(args) -> int:
         study = Study.create(args.dir, args.spec, seed=args.seed)
         if study.existed:
             print(f"opened the existing study at {args.dir} (the same spec and seed): {study.status()['told']} told, "
-                  f"policy {study._built.name}, seed {study.seed}")
+                  f"policy {study.built.name}, seed {study.seed}")
         else:
             print(f"study at {args.dir}: {len(study.spec.arms)} arms, objectives {study.spec.objectives}, policy "
-                  f"{study._built.name}, seed {study.seed}")
-        for note in study._built.notes:
+                  f"{study.built.name}, seed {study.seed}")
+        for note in study.built.notes:
             print(f"warning: {note}", file=sys.stderr)
         return 0
     if cmd in VIEWS:
@@ -131,7 +145,7 @@ def _run(args) -> int:
                 print(f"({reason})", file=sys.stderr)
     elif cmd == "tell":
         values = _values(args.values)
-        study._record(args.ticket)  # an unknown ticket is named before a missing cost
+        study.ticket(args.ticket)  # an unknown ticket is named before a missing cost
         study.tell(args.ticket, values, _cost(args.cost, study, f"ticket {args.ticket}"), attrs=_attrs(args.attrs))
     elif cmd == "add":
         _add(study, args)
@@ -184,7 +198,14 @@ VIEWS = ("plot", "dashboard")
 
 
 def add_view_parsers(sub):
-    """``mobandit study plot DIR --out FILE`` and ``mobandit study dashboard DIR [--port N] [--host H]``."""
+    """Add ``mobandit study plot DIR --out FILE`` and ``mobandit study dashboard DIR [--port N] [--host H]``.
+
+    Args:
+      sub: the ``study`` subcommands (what ``add_subparsers`` returned).
+
+    Returns:
+      None.
+    """
     p = sub.add_parser("plot", help="write the study's figure (PNG, PDF or SVG by the file's suffix)")
     p.add_argument("dir", help="the study's folder or postgresql:// address")
     p.add_argument("--out", required=True, metavar="FILE", help="the figure's file: .png (200 dpi), .pdf or .svg")
@@ -196,7 +217,14 @@ def add_view_parsers(sub):
 
 
 def run_view(args) -> int:
-    """Write the figure, or serve the dashboard until Ctrl-C (one line on stdout: its address)."""
+    """Write the figure, or serve the dashboard until Ctrl-C (one line on stdout: its address).
+
+    Args:
+      args: the parsed ``plot`` or ``dashboard`` command line.
+
+    Returns:
+      The exit code, 0 (a bad input raises :class:`StudyError`, which :func:`main` reports).
+    """
     from . import plot
     from .study import Study
 

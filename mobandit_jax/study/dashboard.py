@@ -56,7 +56,15 @@ def _estimate(mean, low, high) -> str | None:
 
 
 def ends_when(spec, status: dict) -> str:
-    """The rule that ends the study, in words (what ``status`` says ended it, when it has ended)."""
+    """The rule that ends the study, in words.
+
+    Args:
+      spec: the study's :class:`~.spec.StudySpec`.
+      status: its ``status()``.
+
+    Returns:
+      What ``status`` says ended it, once it has ended; else the rule that will.
+    """
     if status.get("ended_by"):
         return str(status["ended_by"])
     if spec.budget is not None:
@@ -82,8 +90,12 @@ class Dashboard:
         self._svg, self._drawing = (None, b""), threading.Lock()
 
     def state(self) -> dict:
-        """The page's data: ``title``, ``status``, ``ends``, ``budget``, ``objectives``, ``arms`` (``columns``,
-        ``rows``), ``recommended``, ``latest`` (``columns``, ``rows``) and ``version`` (changes with the study)."""
+        """The page's data, read from the study at most every :data:`FRESH` seconds.
+
+        Returns:
+          A dict of JSON data: ``title``, ``status``, ``ends``, ``budget``, ``objectives``, ``arms`` (``columns``,
+          ``rows``), ``recommended``, ``latest`` (``columns``, ``rows``) and ``version`` (changes with the study).
+        """
         with self._lock:
             if time.monotonic() - self._read_at >= FRESH:
                 self._state = self._read()
@@ -115,7 +127,11 @@ class Dashboard:
         return state
 
     def figure_svg(self) -> bytes:
-        """The study's figure as SVG, drawn again only when the state changed."""
+        """The study's figure, drawn again only when the state changed.
+
+        Returns:
+          The SVG's bytes.
+        """
         self.state()
         with self._lock:
             version, arms, history = self._frames

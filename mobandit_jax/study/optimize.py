@@ -19,10 +19,8 @@ the study.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import signal
 import sys
 import threading
 import time
@@ -30,6 +28,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from ..progress import Progress
 from .errors import StudyError
+from .signals import first_ctrl_c_stops
 
 POLL_S = 0.1  # the longest the loop waits for a result before it looks at Ctrl-C and the clock again
 
@@ -64,7 +63,7 @@ def optimize(study, evaluate, *, workers: int | None = None, executor=None, time
     stop = threading.Event()
     errors, running = [], {}
     try:
-        with _first_ctrl_c_stops(stop):
+        with first_ctrl_c_stops(stop):
             _loop(study, evaluate, pool, width, deadline, max_evals, stop, running, errors, bar)
         for fut, ticket in running.items():  # outlived the timeout
             fut.cancel()
@@ -135,23 +134,3 @@ def _report(study, ticket, err, errors):
     print(f"study: ticket {ticket.id} (arm {ticket.arm}) failed: {type(err).__name__}: "
           f"{str(err).splitlines()[0] if str(err) else ''}", file=sys.stderr)
     study.fail(ticket, retry=True)
-
-
-@contextlib.contextmanager
-def _first_ctrl_c_stops(stop):
-    """In the main thread, a first Ctrl-C sets ``stop`` and restores the previous handler (a second interrupts)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def first_ctrl_c(signum, frame):
-        stop.set()
-        signal.signal(signal.SIGINT, previous)
-
-    previous = signal.signal(signal.SIGINT, first_ctrl_c)
-    previous = signal.SIG_DFL if previous is None else previous
-    try:
-        yield
-    finally:
-        if signal.getsignal(signal.SIGINT) is first_ctrl_c:
-            signal.signal(signal.SIGINT, previous)

@@ -52,8 +52,17 @@ def _evaluated(arms):
 
 
 def draw_front(ax, arms, objectives):
-    """The estimated means of the evaluated arms in objective space with their 95% intervals (two objectives: a
-    scatter; more: parallel coordinates), the never-evaluated arms named below the axes."""
+    """Draw the estimated means of the evaluated arms in objective space with their 95% intervals (two objectives: a
+    scatter; more: parallel coordinates), the never-evaluated arms named above the axes.
+
+    Args:
+      ax: the matplotlib Axes.
+      arms: the frame of :meth:`Study.arms`.
+      objectives: the objectives' names, in order.
+
+    Returns:
+      None.
+    """
     seen = _evaluated(arms)
     kinds = categories(seen)
     if len(objectives) == 2:
@@ -128,8 +137,18 @@ def _clock(seconds: np.ndarray) -> tuple:
 
 
 def draw_budget(ax, history, budget=None, horizon=None):
-    """The budget spent (told costs summed) over the time since the first ask, against ``budget``; without a
-    budget, the evaluations told against ``horizon``."""
+    """Draw the budget spent (told costs summed) over the time since the first ask, against ``budget``; without a
+    budget, the evaluations told against ``horizon``.
+
+    Args:
+      ax: the matplotlib Axes.
+      history: the frame of :meth:`Study.history`.
+      budget: ``B``, or None.
+      horizon: the evaluations planned, or None (then none is drawn).
+
+    Returns:
+      None.
+    """
     told = history[history["state"] == "told"].sort_values("told")
     start = history["asked"].min() if len(history) else None
     seconds = np.array([(t - start).total_seconds() for t in told["told"]]) if len(told) else np.zeros(0)
@@ -154,7 +173,15 @@ def draw_budget(ax, history, budget=None, horizon=None):
 
 
 def draw_pulls(ax, arms):
-    """Evaluations told per arm, one horizontal bar each, coloured by category."""
+    """Draw the evaluations told per arm, one horizontal bar each, coloured by category.
+
+    Args:
+      ax: the matplotlib Axes.
+      arms: the frame of :meth:`Study.arms`.
+
+    Returns:
+      None.
+    """
     kinds = categories(arms)
     y = np.arange(len(arms))[::-1]
     ax.barh(y, arms["pulls"].to_numpy(float), color=[CATEGORIES[k][1] for k in kinds], height=0.7)
@@ -167,7 +194,16 @@ def draw_pulls(ax, arms):
 
 
 def clipped(arms, objectives, bounds=None):
-    """``arms`` with each interval cut to the objective's ``(lower, upper)`` bounds (a mean lies within them)."""
+    """``arms`` with each interval cut to the objective's bounds (a mean lies within them).
+
+    Args:
+      arms: the frame of :meth:`Study.arms`.
+      objectives: the objectives' names, in order.
+      bounds: ``(lower, upper)``, a value per objective, or None.
+
+    Returns:
+      A copy with the ``_low`` and ``_high`` columns clipped (``arms`` itself without bounds).
+    """
     if bounds is None:
         return arms
     arms = arms.copy()
@@ -210,7 +246,15 @@ def figure(arms, history, objectives, budget=None, horizon=None, title: str = ""
 
 
 def title(study, status: dict) -> str:
-    """A one-line description of ``study``'s state: where it is, its policy, evaluations, and why it ended."""
+    """A one-line description of a study's state.
+
+    Args:
+      study: the :class:`~mobandit_jax.study.Study`.
+      status: its ``status()``.
+
+    Returns:
+      Where it is, its policy, the evaluations told and pending, and why it ended.
+    """
     ended = status.get("reason") if status.get("finished") else None
     return (f"study {study.path}: {study.spec.policy}, {status['told']} evaluations told"
             + (f", {status['pending']} pending" if status.get("pending") else "")
@@ -230,19 +274,43 @@ def plot(study) -> Figure:
 
 
 def bounds(spec):
-    """``(lower, upper)`` of a study's objectives, or None where they have none (a noise scale instead)."""
+    """The bounds of a study's objectives.
+
+    Args:
+      spec: the study's :class:`~.spec.StudySpec`.
+
+    Returns:
+      ``(lower, upper)``, or None where it has none (a noise scale instead).
+    """
     return None if spec.lower is None else (spec.lower, spec.upper)
 
 
 def spec_figure(spec, arms, history, title: str = "") -> Figure:
-    """:func:`figure` of the frames of a study of ``spec``: its objectives, budget, bounds and (without a budget) the
-    horizon its spec names."""
+    """:func:`figure` of the frames of a study of ``spec``.
+
+    Args:
+      spec: the study's :class:`~.spec.StudySpec` (its objectives, budget, bounds and, without a budget, the horizon
+        the user named).
+      arms: the frame of :meth:`Study.arms`.
+      history: the frame of :meth:`Study.history`.
+      title: the figure's title.
+
+    Returns:
+      A matplotlib Figure.
+    """
     horizon = spec.plain.get("study", {}).get("horizon") if spec.budget is None else None  # the user's, if any
     return figure(arms, history, spec.objectives, spec.budget, horizon, title, bounds(spec))
 
 
 def figure_path(path) -> Path:
-    """``path`` as a figure's file, refused (:class:`StudyError`) unless it ends in one of :data:`SUFFIXES`."""
+    """A figure's file, checked.
+
+    Args:
+      path: the file's path.
+
+    Returns:
+      It as a :class:`~pathlib.Path`; refused (:class:`StudyError`) unless it ends in one of :data:`SUFFIXES`.
+    """
     path = Path(path)
     if path.suffix.lower() not in SUFFIXES:
         raise StudyError(f"{str(path)!r}: a figure's file must end in one of {', '.join(SUFFIXES)}")

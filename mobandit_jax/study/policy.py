@@ -47,7 +47,14 @@ class Built(NamedTuple):
 
 
 def build(spec: StudySpec) -> Built:
-    """Build the spec's policy through the registry (module docstring); a refusal is one :class:`StudyError` line."""
+    """Build the spec's policy through the registry (module docstring).
+
+    Args:
+      spec: the study's :class:`~.spec.StudySpec`.
+
+    Returns:
+      The :class:`Built` policy; a refusal is one :class:`StudyError` line.
+    """
     import mobandit_jax.metrics  # noqa: F401  (fills the family registry)
     import mobandit_jax.policies  # noqa: F401
 
@@ -120,7 +127,11 @@ def build(spec: StudySpec) -> Built:
 
 def stepwise_names() -> list:
     """The registered identifiers with a step-wise form (on their family's example context); read for an error
-    message only, so each is built again on every call."""
+    message only, so each is built again on every call.
+
+    Returns:
+      Their registered names.
+    """
     names = []
     for key, entry in POLICIES.items():
         fam = family_of(entry.family)
@@ -135,7 +146,15 @@ def stepwise_names() -> list:
 
 
 def fold(key, t):
-    """``fold_in(key, t)``, jitted once."""
+    """``fold_in(key, t)``, jitted once.
+
+    Args:
+      key: a JAX key.
+      t: a whole number (a round).
+
+    Returns:
+      The folded key.
+    """
     return _fold(key, np.uint32(t))
 
 

@@ -1,14 +1,17 @@
 """``mb.Study``: a live ask/tell study whose state is the replay of its told events through the policy's pure steps.
 
 A study asks which arm (configuration, model) to evaluate next, the user evaluates it and tells the values (one per
-objective) and the cost back. Its events are rows of an append-only table (:mod:`.store`); its state is the policy's
-``init`` followed by ``update`` of every told event in the order told (:mod:`.policy` builds the policy through the
-registry), so a study is a function of its seed and its events: the same seed and the same told values make the same
-asks, whether or not the study was reloaded in between. The seed plays the part of seed index 0 of a simulated run of
-``seed``: the policy's randomness at round ``t`` is ``fold_in(fold_in(fold_in(PRNGKey(seed), 0), 1), t)``, as the
-engine's (:mod:`mobandit_jax.engine`), so a study told the rewards a simulated run draws makes that run's choices.
+objective) and the cost back. Its events are rows of an append-only table (:mod:`.storage`); its state is the
+policy's ``init`` followed by ``update`` of every told event in the order told (:mod:`.policy` builds the policy
+through the registry), so a study is a function of its seed and its events: the same seed and the same told values
+make the same asks, whether or not the study was reloaded in between. The seed plays the part of seed index 0 of a
+simulated run of ``seed``: the policy's randomness at round ``t`` is ``fold_in(fold_in(fold_in(PRNGKey(seed), 0), 1),
+t)``, as the engine's (:mod:`mobandit_jax.engine`), so a study told the rewards a simulated run draws makes that run's
+choices.
 
-Batches (``ask(n)``, or several workers):
+The study keeps the tickets (:mod:`.tickets`) and the budget's counts; its driver (:mod:`.drivers`, the protocol in
+:mod:`.drivers.base`) keeps the policy's state and decides, reading the study through a frozen
+:class:`~.view.StudyView`. Batches (``ask(n)``, or several workers):
 
 - an online policy (a :class:`~mobandit_jax.types.Policy`) chooses a batch one ticket after another, each pending
   ticket counted as a virtual pull of its arm at the arm's current estimate (the "constant liar": its told mean, or
@@ -30,50 +33,39 @@ the same transaction as the tell), so that a load replays the policy's ``update`
 """
 from __future__ import annotations
 
+import contextlib
 import json
-import math
 import os
 import threading
-import time
-from typing import NamedTuple
 
 import numpy as np
 
 from .. import errors
 from .atomic import atomic
+from .checks import check_attrs, check_cost, check_tellable, check_values
 from .errors import StudyError
-from .known import check_attrs
+from .history import arms_frame, evaluated, history_frame
+from .known import KNOWN_VERSION, check_add, check_enqueue
 from .spec import StudySpec, load_spec
-from .storage import VERSION, is_postgres, open_storage
+from .states import EndedBy, EndReason, TicketSource, TicketState
+from .storage import VERSION, StorageError, is_postgres, open_storage
+from .storage.base import raise_version
+from .tickets import Ticket, TicketRecord, ticket_of
+from .view import StudyView
 
-REASONS = ("pending", "budget", "finished")
 SNAPSHOT_EVERY = 1000  # tells between snapshots of an online policy's state (a load replays the tells after the last)
 
-
-class Ticket(NamedTuple):
-    """One evaluation to make: ``id``, the arm's name and index, its configuration (the CSV's other columns) and, for a
-    slate policy, the names of the slate's arms (``arm`` and ``index`` are then the slate's first)."""
-
-    id: str
-    arm: str
-    index: int
-    config: dict
-    slate: list | None = None
-
-
-class _Record:
-    """What the replay keeps of one ticket: ``source`` is how it came (``asked``, ``enqueued``, ``added``)."""
-
-    __slots__ = ("id", "action", "worker", "state", "values", "cost", "asked", "told", "t", "source", "attrs")
-
-    def __init__(self, id, action, worker, asked, t, source="asked", state="pending"):
-        self.id, self.action, self.worker, self.asked, self.t = id, action, worker, asked, t
-        self.state, self.values, self.cost, self.told = state, None, None, None
-        self.source, self.attrs = source, None
+__all__ = ["SNAPSHOT_EVERY", "Study", "Ticket"]
 
 
 class Study:
-    """A live ask/tell study (module docstring). Make one with :meth:`create` or open one with :meth:`load`."""
+    """A live ask/tell study (module docstring). Make one with :meth:`create` or open one with :meth:`load`.
+
+    Args:
+      store: its opened storage backend (:class:`~.storage.base.Storage`).
+      spec: its :class:`~.spec.StudySpec`.
+      seed: the seed of its policy's randomness.
+    """
 
     # ------------------------------------------------------------------ opening
 
@@ -85,19 +77,7 @@ class Study:
         self.path = store.address
         self._built = build(spec)
         self._lock = threading.RLock()
-        self._driver = _make_driver(self._built, spec, self.seed)
-        self._seen = 0
-        self._tickets: dict = {}
-        self._pending: list = []  # ticket ids in ask order
-        self._queue: list = []  # enqueued ticket ids not yet handed out, in enqueue order
-        self._spent = 0.0
-        self._cost_n = np.zeros(len(spec.arms))
-        self._cost_sum = np.zeros(len(spec.arms))
-        self._told = self._failed = 0
-        snap = store.snapshot() if hasattr(self._driver, "restore") else None
-        self._snap = snap
-        self._sync()
-        self._snap = None
+        self._replay()
 
     @classmethod
     def create(cls, path, spec, *, seed: int = 0, storage=None) -> Study:
@@ -159,80 +139,142 @@ class Study:
             raise StudyError(f"{store.address!r} holds no study")
         return cls(store, load_spec(json.loads(meta["spec"])), int(meta["seed"]))
 
-    def close(self):
-        """Close the study's database connection."""
+    def close(self) -> None:
+        """Close the study's storage (its database connection).
+
+        Returns:
+          None.
+        """
         self._store.close()
+
+    @property
+    def built(self):
+        """The policy the study drives (:class:`~.policy.Built`: its registered name, family, params, and the warnings
+        its building raised, ``notes``)."""
+        return self._built
+
+    @property
+    def storage(self):
+        """The study's storage backend (:class:`~.storage.base.Storage`)."""
+        return self._store
+
+    def reload(self) -> None:
+        """Forget what this object replayed and replay its storage from the start: what a call does by itself when
+        its storage step was not kept (:mod:`.atomic`).
+
+        Returns:
+          None. Where the storage cannot be read now, the next call goes on replaying it.
+        """
+        with self._lock, contextlib.suppress(StorageError):
+            self._replay()
 
     # ------------------------------------------------------------------ replay
 
-    def _sync(self):
-        """Apply the events written since the last sync (by this process or another)."""
+    def _replay(self):
+        """Reset the replay (a new driver) and replay every event, from the driver's latest snapshot where it keeps
+        them."""
+        from .drivers import make_driver
+
+        self._driver = make_driver(self._built, self.spec, self.seed)
+        self._seen = 0
+        self._tickets: dict = {}  # id -> TicketRecord, in the order the tickets were made
+        self._pending: list = []  # ticket ids in ask order
+        self._queue: list = []  # enqueued ticket ids not yet handed out, in enqueue order
+        self._spent = 0.0
+        self._cost_n = _read_only(np.zeros(len(self.spec.arms)))  # per arm: the told costs, replaced at each tell
+        self._cost_sum = _read_only(np.zeros(len(self.spec.arms)))
+        self._told = self._failed = 0
+        self._sync(self._store.snapshot() if self._driver.snapshots else None)
+
+    def _sync(self, snapshot=None):
+        """Apply the events written since the last sync (by this process or another); ``snapshot``, ``(seq, data)``:
+        the driver's state after event ``seq``, restored when the replay reaches it."""
         for ev in self._store.events(self._seen):
             self._apply(ev)
             self._seen = ev.seq
-            if self._snap is not None and ev.seq == self._snap[0]:
-                self._driver.restore(self._snap[1])  # the policy state after these events, kept by a tell
-        self._driver.settle(self)
+            if snapshot is not None and ev.seq == snapshot[0]:
+                self._driver.restore(snapshot[1])  # the policy state after these events, kept by a tell
+        self._driver.settle(self._view())
 
     def _apply(self, ev):
-        drv = self._driver
-        if ev.kind == "enqueue":  # a queued ticket, handed out by the next ask (its arm owed a pull: drv.on_enqueue)
-            rec = _Record(ev.ticket, ev.arm, None, ev.at, None, source="enqueued", state="queued")
-            self._tickets[ev.ticket] = rec
-            self._queue.append(ev.ticket)
-            drv.on_enqueue(self, rec)
+        """Apply one event: the ticket's record and the counts, then the driver."""
+        if ev.kind == "enqueue":  # a queued ticket, handed out by the next ask (its arm owed a pull: on_enqueue)
+            rec = TicketRecord(ev.ticket, ev.arm, None, TicketState.QUEUED, TicketSource.ENQUEUED, ev.at)
+            self._tickets[rec.id] = rec
+            self._queue.append(rec.id)
+            self._driver.on_enqueue(rec)
             return
         if ev.kind in ("ask", "add"):
-            action = json.loads(ev.slate) if ev.slate is not None else ev.arm
-            rec = self._tickets.get(ev.ticket)
-            if rec is not None:  # an enqueued ticket handed out
-                self._queue.remove(ev.ticket)
-                rec.state, rec.worker, rec.asked, rec.t = "pending", ev.worker, ev.at, drv.round_of_ask(self)
-            else:
-                rec = _Record(ev.ticket, action, ev.worker, ev.at, drv.round_of_ask(self),
-                              source="added" if ev.kind == "add" else "asked")
-                self._tickets[ev.ticket] = rec
-                drv.on_ask(self, rec)
-            self._pending.append(ev.ticket)
+            self._hand_out(ev)
             if ev.kind == "ask":
                 return
-        rec = self._tickets[ev.ticket]
         self._pending.remove(ev.ticket)
         if ev.kind in ("tell", "add"):
-            rec.state, rec.values, rec.cost, rec.told = "told", json.loads(ev.vals), ev.cost, ev.at
-            rec.attrs = None if ev.attrs is None else json.loads(ev.attrs)
-            self._told += 1
-            self._spent += ev.cost or 0.0
-            for a in np.atleast_1d(rec.action):
-                self._cost_n[a] += 1
-                self._cost_sum[a] += (ev.cost or 0.0) / np.size(rec.action)
-            drv.on_tell(self, rec)
+            self._apply_told(ev)
         else:
-            rec.state, rec.told = ("failed" if ev.kind == "fail" else "abandoned"), ev.at
+            state = TicketState.FAILED if ev.kind == "fail" else TicketState.ABANDONED
+            rec = self._tickets[ev.ticket] = self._tickets[ev.ticket]._replace(state=state, told=ev.at)
             self._failed += 1
-            drv.on_fail(self, rec)
-        drv.settle(self)
+            self._driver.on_fail(rec)
+        self._driver.settle(self._view())
 
-    # ------------------------------------------------------------------ helpers
+    def _hand_out(self, ev):
+        """An ``ask`` or ``add`` event: an enqueued ticket handed out (its pull counted when queued), or a new one."""
+        rec = self._tickets.get(ev.ticket)
+        if rec is not None:
+            self._queue.remove(ev.ticket)
+            self._tickets[ev.ticket] = rec._replace(state=TicketState.PENDING, worker=ev.worker, asked=ev.at)
+        else:
+            action = json.loads(ev.slate) if ev.slate is not None else ev.arm
+            source = TicketSource.ADDED if ev.kind == "add" else TicketSource.ASKED
+            rec = self._tickets[ev.ticket] = TicketRecord(ev.ticket, action, ev.worker, TicketState.PENDING, source,
+                                                          ev.at)
+            self._driver.on_ask(rec)
+        self._pending.append(ev.ticket)
 
-    def expected_cost(self, arm) -> float:
-        """An arm's expected cost (user units): its mean told cost, else the spec's; 0 without a budget."""
-        if self.spec.costs is None:
-            return 0.0
-        if self._cost_n[arm] > 0:
-            return float(self._cost_sum[arm] / self._cost_n[arm])
-        return float(self.spec.costs[arm])
+    def _apply_told(self, ev):
+        """A ``tell`` or ``add`` event: the ticket told, its cost spent and shared by its arms."""
+        rec = self._tickets[ev.ticket] = self._tickets[ev.ticket]._replace(
+            state=TicketState.TOLD, values=json.loads(ev.vals), cost=ev.cost, told=ev.at,
+            attrs=None if ev.attrs is None else json.loads(ev.attrs))
+        self._told += 1
+        self._spent += ev.cost or 0.0
+        counts, sums = self._cost_n.copy(), self._cost_sum.copy()  # new arrays: the views made before keep theirs
+        for a in np.atleast_1d(rec.action):
+            counts[a] += 1
+            sums[a] += (ev.cost or 0.0) / np.size(rec.action)
+        self._cost_n, self._cost_sum = _read_only(counts), _read_only(sums)
+        self._driver.on_tell(rec)
 
-    def reserved(self) -> float:
-        """The expected cost of the pending and the queued tickets."""
-        return sum(self.expected_cost(a) for t in self._pending + self._queue
-                   for a in np.atleast_1d(self._tickets[t].action))
+    def _view(self) -> StudyView:
+        """What the driver reads of the study now (:class:`~.view.StudyView`)."""
+        tickets = self._tickets
+        return StudyView(self.spec, self._built, self._told, tuple(tickets[t] for t in self._pending),
+                         tuple(tickets[t] for t in self._queue), self._spent, self._cost_n, self._cost_sum)
 
-    def affordable(self, cost: float) -> bool:
-        """Whether ``cost`` more fits in the budget, counting the pending tickets' reservations."""
-        if self.spec.budget is None:
-            return True
-        return self._spent + self.reserved() + cost <= self.spec.budget * (1 + 1e-12)
+    @contextlib.contextmanager
+    def _read(self):
+        """The thread lock, with the events written since the last sync applied."""
+        with self._lock:
+            self._sync()
+            yield
+
+    @contextlib.contextmanager
+    def _step(self):
+        """One write step: the thread lock and the storage's atomic step, with every event written before applied."""
+        with self._lock, self._store.lock():
+            self._sync()
+            yield
+
+    def _write(self, kind, tid, worker, arm, **fields):
+        """Append and apply one event (inside :meth:`_step`); every :data:`SNAPSHOT_EVERY` tells, keep the driver's
+        state beside it where it keeps snapshots."""
+        ev = self._store.append(self._seen + 1, kind, tid, worker, arm, **fields)
+        self._apply(ev)
+        self._seen = ev.seq
+        if kind in ("tell", "add") and self._told % SNAPSHOT_EVERY == 0 and self._driver.snapshots:
+            self._store.put_snapshot(ev.seq, self._driver.snapshot())
+        return ev
 
     def _new_id(self) -> str:
         """The next ticket's id: ``t1, t2, ...`` numbering the tickets (a study written when ids numbered the events
@@ -242,24 +284,18 @@ class Study:
             n += 1
         return f"t{n}"
 
-    def _ticket(self, rec) -> Ticket:
-        arms = self.spec.arms
-        if isinstance(rec.action, list):
-            first = rec.action[0]
-            return Ticket(rec.id, arms[first], first, dict(self.spec.configs[first]), [arms[a] for a in rec.action])
-        return Ticket(rec.id, arms[rec.action], int(rec.action), dict(self.spec.configs[rec.action]), None)
-
-    def _record(self, ticket_or_id):
+    def _record(self, ticket_or_id) -> TicketRecord:
         tid = ticket_or_id.id if isinstance(ticket_or_id, Ticket) else ticket_or_id
         if not isinstance(tid, str) or tid not in self._tickets:
             raise StudyError(f"unknown ticket {tid!r}: tell or fail a ticket that ask returned")
         return self._tickets[tid]
 
-    # ------------------------------------------------------------------ the public calls
+    # ------------------------------------------------------------------ asking and telling
 
     @atomic
     def ask(self, n: int = 1, worker: str | None = None) -> list:
-        """Up to ``n`` tickets to evaluate: the worker's own unanswered ones first, then new ones.
+        """Up to ``n`` tickets to evaluate: the worker's own unanswered ones first, then the enqueued ones, then new
+        ones the policy chooses.
 
         Args:
           n: how many.
@@ -272,64 +308,27 @@ class Study:
             raise StudyError(f"n = {errors.plain(n)!r} must be a whole number >= 0")
         if worker is not None and not isinstance(worker, str):
             raise StudyError(f"worker = {worker!r} must be a string")
-        with self._lock, self._store.lock():
-            self._sync()
+        with self._step():
             out = []
             if worker is not None:
-                out = [self._ticket(self._tickets[t]) for t in self._pending if self._tickets[t].worker == worker][:n]
+                out = [ticket_of(self.spec, self._tickets[t]) for t in self._pending
+                       if self._tickets[t].worker == worker][:n]
             while len(out) < n:
-                if self._queue and self._driver.queue_open(self):  # an enqueued arm goes before the policy chooses
+                view = self._view()
+                if self._queue and self._driver.queue_open(view):  # an enqueued arm goes before the policy chooses
                     tid = self._queue[0]
                     action = self._tickets[tid].action
                 else:
-                    tid, action = self._new_id(), self._driver.next_action(self)
+                    tid, action = self._new_id(), self._driver.choose(view).action
                 if action is None:
                     break
                 arm = action[0] if isinstance(action, list) else action
-                ev = self._store.append(self._seen + 1, "ask", tid, worker, arm,
-                                        slate=action if isinstance(action, list) else None)
-                self._apply(ev)
-                self._seen = ev.seq
-                out.append(self._ticket(self._tickets[ev.ticket]))
+                self._write("ask", tid, worker, arm, slate=action if isinstance(action, list) else None)
+                out.append(ticket_of(self.spec, self._tickets[tid]))
             return out
 
-    def _values(self, rec, values) -> list:
-        spec = self.spec
-        d = len(spec.objectives)
-        rows = len(rec.action) if isinstance(rec.action, list) else 0
-        try:
-            arr = np.asarray(values, float)
-        except (TypeError, ValueError):
-            raise StudyError(f"values = {errors.plain(values)!r} must be numbers, one per objective "
-                             f"{spec.objectives}") from None
-        want = (rows, d) if rows else (d,)
-        if arr.shape != want:
-            what = f"{rows} rows (one per arm of the slate) of {d}" if rows else f"{d}"
-            raise StudyError(f"ticket {rec.id}: values has shape {list(arr.shape)}; give {what} values, one per "
-                             f"objective {spec.objectives}")
-        if not np.all(np.isfinite(arr)):
-            raise StudyError(f"ticket {rec.id}: values {arr.tolist()} must be finite numbers (no NaN or infinity); "
-                             "fail the ticket if the evaluation failed")
-        if spec.lower is not None:
-            lo, up = np.asarray(spec.lower), np.asarray(spec.upper)
-            bad = np.argwhere((arr < lo) | (arr > up))
-            if len(bad):
-                j = int(bad[0][-1])
-                value = arr.reshape(-1, d)[bad[0][0] if rows else 0, j]
-                raise StudyError(f"ticket {rec.id}: {spec.objectives[j]} = {errors.plain(value)!r} "
-                                 f"lies outside its bounds [{lo[j]}, {up[j]}] (study.lower / study.upper)")
-        return arr.tolist()
-
-    @staticmethod
-    def _cost(rec, cost) -> float | None:
-        if cost is not None:
-            if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost < 0:
-                raise StudyError(f"ticket {rec.id}: cost = {errors.plain(cost)!r} must be a finite number >= 0")
-            cost = float(cost)
-        return cost
-
     @atomic
-    def tell(self, ticket_or_id, values, cost: float | None = None, attrs: dict | None = None):
+    def tell(self, ticket_or_id, values, cost: float | None = None, attrs: dict | None = None) -> None:
         """Tell a ticket's values (one per objective; a slate: one row per arm) and its cost.
 
         Args:
@@ -340,37 +339,50 @@ class Study:
             budgeted study; ``--cost expected`` charges the expected one).
           attrs: the ticket's attributes (a JSON object: the prompt set, the GPU, a run id), shown by :meth:`history`.
 
-        A bad ticket, value, cost or attrs raises :class:`StudyError` in one line and writes nothing; telling a told
-        ticket the same values again does nothing.
+        Returns:
+          None. A bad ticket, value, cost or attrs raises :class:`StudyError` in one line and writes nothing; telling
+          a told ticket the same values again does nothing.
         """
-        with self._lock, self._store.lock():
-            self._sync()
+        with self._step():
             rec = self._record(ticket_or_id)
-            vals = self._values(rec, values)
-            cost = self._cost(rec, cost)
+            vals = check_values(self.spec, f"ticket {rec.id}", rec.action, values)
+            cost = check_cost(f"ticket {rec.id}", cost)
             attrs = check_attrs(attrs, f"ticket {rec.id}")
-            if rec.state == "told":
-                if rec.values == vals and (cost is None or cost == rec.cost):
-                    return
-                raise StudyError(f"ticket {rec.id} was told already with values {rec.values}; a ticket is told once")
-            if rec.state == "queued":
-                raise StudyError(f"ticket {rec.id} is enqueued and not handed out yet; tell it once ask returned it")
-            if rec.state != "pending":
-                raise StudyError(f"ticket {rec.id} was {'abandoned' if rec.state == 'abandoned' else 'failed'}; "
-                                 "it cannot be told" + ("" if rec.state == "abandoned"
-                                                        else " (its arm is asked again under a new ticket)"))
-            if cost is None:
-                cost = sum(self.expected_cost(a) for a in np.atleast_1d(rec.action)) if self.spec.costs else None
-            self._write_told("tell", rec.id, rec.worker, np.atleast_1d(rec.action)[0], vals, cost, attrs)
+            if not check_tellable(rec, vals, cost):
+                return
+            if cost is None and self.spec.costs:
+                view = self._view()
+                cost = sum(view.expected_cost(a) for a in np.atleast_1d(rec.action))
+            self._write("tell", rec.id, rec.worker, np.atleast_1d(rec.action)[0], vals=vals, cost=cost, attrs=attrs)
 
-    def _write_told(self, kind, tid, worker, arm, vals, cost, attrs):
-        """Append and apply a ``tell`` or ``add`` event (inside the storage step), keeping a snapshot every
-        :data:`SNAPSHOT_EVERY` tells."""
-        ev = self._store.append(self._seen + 1, kind, tid, worker, arm, vals=vals, cost=cost, attrs=attrs)
-        self._apply(ev)
-        self._seen = ev.seq
-        if self._told % SNAPSHOT_EVERY == 0 and hasattr(self._driver, "snapshot"):
-            self._store.put_snapshot(ev.seq, self._driver.snapshot())
+    @atomic
+    def fail(self, ticket_or_id, retry: bool = True) -> None:
+        """Mark a pending ticket failed: its arm may be asked again (``retry``), or it is abandoned.
+
+        Args:
+          ticket_or_id: a :class:`Ticket` or its id.
+          retry: False abandons it (never counted as an observation).
+
+        Returns:
+          None. A ticket that is not pending is refused in one :class:`StudyError` line.
+        """
+        with self._step():
+            rec = self._record(ticket_or_id)
+            if rec.state != TicketState.PENDING:
+                raise StudyError(f"ticket {rec.id} is {rec.state}, not pending; only a pending ticket can fail")
+            self._write("fail" if retry else "abandon", rec.id, rec.worker, np.atleast_1d(rec.action)[0])
+
+    def ticket(self, ticket_id: str) -> Ticket:
+        """The ticket of an id.
+
+        Args:
+          ticket_id: the id (``t3``).
+
+        Returns:
+          Its :class:`Ticket`; an unknown id is one :class:`StudyError` line.
+        """
+        with self._read():
+            return ticket_of(self.spec, self._record(ticket_id))
 
     # ------------------------------------------------------------------ starting from what is known
 
@@ -388,11 +400,12 @@ class Study:
           The id of its ticket (``history()`` shows it ``queued`` until asked). A refusal is one :class:`StudyError`
           line and writes nothing.
         """
-        from .known import enqueue
-
-        with self._lock, self._store.lock():
-            self._sync()
-            return enqueue(self, arm)
+        with self._step():
+            index = check_enqueue(self._view(), self._driver, arm)
+            tid = self._new_id()
+            raise_version(self._store, KNOWN_VERSION)
+            self._write("enqueue", tid, None, index)
+            return tid
 
     def add(self, arm: str, values, cost: float | None = None, attrs: dict | None = None) -> str:
         """Add a finished evaluation made elsewhere (last week's run, a leaderboard): told as an evaluation of ``arm``.
@@ -434,178 +447,99 @@ class Study:
 
         Args:
           rows: the evaluations, in order.
-          where: the file they came from, named in messages with the row's number.
+          where: the file they came from, named in messages with the row's number (its header is row 1).
 
         Returns:
           The new tickets' ids. A refused row is one :class:`StudyError` line naming it, and nothing is written.
         """
-        from .known import add_rows
+        ids = []
+        try:
+            with self._step():
+                for i, row in enumerate(rows):
+                    tid = self._new_id()
+                    try:
+                        known = check_add(self._view(), self._driver, row, tid)
+                    except StudyError as err:
+                        raise StudyError(f"{where} row {i + 2}: {err}" if where else str(err)) from None
+                    raise_version(self._store, KNOWN_VERSION)
+                    self._write("add", tid, None, known.index, vals=known.values, cost=known.cost, attrs=known.attrs)
+                    ids.append(tid)
+            return ids
+        except StudyError as err:
+            if ids and not isinstance(err, StorageError):
+                self.reload()  # the rows before the refused one were applied in memory, never written
+            raise
 
-        return add_rows(self, rows, where)
-
-    @atomic
-    def fail(self, ticket_or_id, retry: bool = True):
-        """Mark a pending ticket failed: its arm may be asked again (``retry``), or it is abandoned.
-
-        Args:
-          ticket_or_id: a :class:`Ticket` or its id.
-          retry: False abandons it (never counted as an observation).
-        """
-        with self._lock, self._store.lock():
-            self._sync()
-            rec = self._record(ticket_or_id)
-            if rec.state != "pending":
-                raise StudyError(f"ticket {rec.id} is {rec.state}, not pending; only a pending ticket can fail")
-            ev = self._store.append(self._seen + 1, "fail" if retry else "abandon", rec.id, rec.worker,
-                                    np.atleast_1d(rec.action)[0])
-            self._apply(ev)
-            self._seen = ev.seq
+    # ------------------------------------------------------------------ reading
 
     def recommend(self) -> list:
-        """The recommended set of arms, by name (the family's reading of the current state)."""
-        with self._lock:
-            self._sync()
-            mask = np.asarray(self._driver.recommend(self))
+        """The recommended set of arms (the family's reading of the current state).
+
+        Returns:
+          The arms' names, in the spec's order.
+        """
+        with self._read():
+            mask = np.asarray(self._driver.recommend())
             return [a for a, m in zip(self.spec.arms, mask, strict=True) if m]
 
     def arms(self):
-        """One row per arm (a pandas DataFrame): what was told of it and where it stands.
-
-        Columns: ``arm``; ``pulls`` (values told); for each objective ``NAME``, ``NAME_low`` and ``NAME_high``: the
-        mean of the told values and its 95% Student t interval (``mean -/+ t_{0.975, n - 1} s / sqrt(n)``, ``s`` the
-        sample standard deviation of the ``n`` told values; NaN bounds with one value, NaN mean with none), in the
-        user's units; ``cost``: the mean told cost (a slate's cost shared equally by its arms; NaN if none was told);
-        ``recommended`` (the arms of :meth:`recommend`); ``state``: ``accepted``, ``rejected`` or ``active`` (an
-        identifier's sets; an online policy's arms are active) or ``unevaluated`` (never told a value, even where the
-        method's rule recommends it).
+        """One row per arm (a pandas DataFrame): what was told of it and where it stands
+        (:func:`.history.arms_frame`: pulls, each objective's mean and 95% interval, cost, ``recommended`` and
+        ``state``, one of ``accepted``, ``rejected``, ``active`` or ``unevaluated``).
 
         Returns:
           The DataFrame, in the spec's arm order.
         """
-        import pandas as pd
-        from scipy import stats
-
-        from .drivers import ArmState
-
-        with self._lock:
-            self._sync()
-            K, d = len(self.spec.arms), len(self.spec.objectives)
-            values, costs = [[] for _ in range(K)], [[] for _ in range(K)]
-            for rec in self._tickets.values():
-                if rec.state != "told":
-                    continue
-                arms = np.atleast_1d(rec.action)
-                rows = np.reshape(np.asarray(rec.values, float), (len(arms), d))
-                for a, row in zip(arms, rows, strict=True):
-                    values[a].append(row)
-                    if rec.cost is not None:
-                        costs[a].append(rec.cost / len(arms))
-            recommended = np.asarray(self._driver.recommend(self), bool)
+        with self._read():
+            records = list(self._tickets.values())
+            recommended = np.asarray(self._driver.recommend(), bool)
             states = self._driver.arm_states(recommended)
-        out = []
-        for i, name in enumerate(self.spec.arms):
-            v = np.reshape(np.asarray(values[i], float), (-1, d))
-            n = len(v)
-            mean = v.mean(0) if n else np.full(d, np.nan)
-            half = (stats.t.ppf(0.975, n - 1) * v.std(0, ddof=1) / np.sqrt(n)) if n > 1 else np.full(d, np.nan)
-            row = dict(arm=name, pulls=n)
-            for j, o in enumerate(self.spec.objectives):
-                row[o], row[f"{o}_low"], row[f"{o}_high"] = mean[j], mean[j] - half[j], mean[j] + half[j]
-            row["cost"] = float(np.mean(costs[i])) if costs[i] else np.nan
-            row["recommended"] = bool(recommended[i])
-            row["state"] = str(ArmState.UNEVALUATED if n == 0 else states[i])
-            out.append(row)
-        cols = ["arm", "pulls", *[c for o in self.spec.objectives for c in (o, f"{o}_low", f"{o}_high")], "cost",
-                "recommended", "state"]
-        return pd.DataFrame(out, columns=cols)
+        return arms_frame(self.spec, records, recommended, states)
+
+    def history(self):
+        """One row per ticket (a pandas DataFrame, :func:`.history.history_frame`): ``ticket``, ``state``
+        (``queued``, ``pending``, ``told``, ``failed``, ``abandoned``), ``worker``, ``arm``, one column per
+        objective, ``cost``, ``asked`` and ``told`` (UTC times), ``source`` (``asked``; ``enqueued``; ``added``: a
+        finished evaluation added), then one column ``attrs.KEY`` per attribute told with any ticket.
+
+        Returns:
+          The DataFrame, in the order the tickets were made.
+        """
+        with self._read():
+            records = list(self._tickets.values())
+        return history_frame(self.spec, records)
 
     def status(self) -> dict:
         """Where the study stands, as plain data (what ``mobandit study status`` prints as JSON).
 
         Returns:
           A dict: ``told``, ``pending``, ``queued`` (enqueued, not handed out yet), ``failed`` (failed or abandoned
-          tickets), ``spent``, ``budget``,
-          ``finished``, ``reason`` (why ``ask`` would hand out nothing now: ``"pending"``, ``"budget"``,
-          ``"finished"``, or None), ``ended_by`` (the rule that ended it: ``"phases"``, an identifier's schedule
+          tickets), ``spent``, ``budget``, ``finished``, ``reason`` (why ``ask`` would hand out nothing now, an
+          :class:`~.states.EndReason`'s value: ``"pending"``, ``"budget"``, ``"finished"``, or None), ``ended_by``
+          (the rule that ended it, an :class:`~.states.EndedBy`'s value: ``"phases"``, an identifier's schedule
           complete; ``"horizon"``; ``"stopping_rule"``; ``"budget"``; None while it runs), ``budget_note`` (with a
-          budget: what was spent of ``B`` and why the rest was not; else None), ``unevaluated`` (recommended arms never
-          told a value: the method's rule recommends them unseen) and, for a fixed-confidence method, ``stopped``
-          (its stopping rule fired).
+          budget: what was spent of ``B`` and why the rest was not; else None), ``unevaluated`` (recommended arms
+          never told a value: the method's rule recommends them unseen) and, for a fixed-confidence method,
+          ``stopped`` (its stopping rule fired).
         """
-        with self._lock:
-            self._sync()
-            reason = self._driver.reason(self)
-            ended = self._driver.ended_by(self)
-            out = dict(told=self._told, pending=len(self._pending), queued=len(self._queue), failed=self._failed,
-                       spent=self._spent,
-                       budget=self.spec.budget, finished=reason in ("budget", "finished") and not self._pending,
-                       reason=reason, ended_by=None if ended is None else str(ended),
-                       budget_note=self._budget_note(ended), unevaluated=self._unevaluated())
-            stopped = self._driver.confident(self)
+        with self._read():
+            view = self._view()
+            reason = self._driver.choose(view).reason
+            ended = None if view.pending else self._driver.ended_by(view)
+            out = dict(told=self._told, pending=len(view.pending), queued=len(view.queued), failed=self._failed,
+                       spent=self._spent, budget=self.spec.budget,
+                       finished=reason in (EndReason.BUDGET, EndReason.FINISHED) and not view.pending,
+                       reason=None if reason is None else str(reason), ended_by=None if ended is None else str(ended),
+                       budget_note=_budget_note(self.spec, self._spent, ended), unevaluated=self._unevaluated())
+            stopped = self._driver.confident()
             if stopped is not None:
                 out["stopped"] = stopped
             return out
 
     def _unevaluated(self) -> list:
         """The recommended arms never told a value."""
-        told = np.zeros(len(self.spec.arms), bool)
-        for rec in self._tickets.values():
-            if rec.state == "told":
-                told[np.atleast_1d(rec.action)] = True
-        mask = np.asarray(self._driver.recommend(self), bool) & ~told
+        mask = np.asarray(self._driver.recommend(), bool) & ~evaluated(self.spec, self._tickets.values())
         return [a for a, m in zip(self.spec.arms, mask, strict=True) if m]
-
-    def _budget_note(self, ended) -> str | None:
-        """What was spent of ``B`` and why the rest was not (None without a budget)."""
-        from .drivers import EndedBy
-
-        B = self.spec.budget
-        if B is None:
-            return None
-        left = B - self._spent
-        head = f"spent {_plain(self._spent)} of {_plain(B)} ({_plain(100 * self._spent / B, 3)}%)"
-        if left < 0:
-            head += f", {_plain(-left)} over B (told costs above the expected ones)"
-            left = 0.0
-        if ended is None:
-            return f"{head}; running"
-        if ended == EndedBy.BUDGET:
-            return f"{head}; the {_plain(left)} left does not pay for the next evaluation the method asked for"
-        if ended == EndedBy.PHASES:
-            why = ("its phases were re-planned at each barrier from the measured costs" if self.spec.replan
-                   else "its phases were planned at the expected costs ([budget] replan = false)")
-            return f"{head}; the schedule is complete with {_plain(left)} left: {why}"
-        rule = "the horizon" if ended == EndedBy.HORIZON else "the stopping rule"
-        return f"{head}; {rule} ended it with {_plain(left)} left"
-
-    def history(self):
-        """One row per ticket (a pandas DataFrame): ``ticket``, ``state`` (``queued``, ``pending``, ``told``,
-        ``failed``, ``abandoned``), ``worker``, ``arm``, one column per objective, ``cost``, ``asked`` and ``told``
-        (UTC times), ``source`` (``asked``; ``enqueued``; ``added``: a finished evaluation added), then one column
-        ``attrs.KEY`` per attribute told with any ticket (empty where a ticket has none)."""
-        import pandas as pd
-
-        with self._lock:
-            self._sync()
-            rows = []
-            for rec in self._tickets.values():
-                t = self._ticket(rec)
-                row = dict(ticket=rec.id, state=rec.state, worker=rec.worker,
-                           arm=t.arm if t.slate is None else ",".join(t.slate))
-                vals = rec.values
-                for j, o in enumerate(self.spec.objectives):
-                    row[o] = (None if vals is None else vals[j] if t.slate is None
-                              else json.dumps([r[j] for r in vals]))
-                row["cost"], row["asked"], row["told"], row["source"] = rec.cost, rec.asked, rec.told, rec.source
-                row.update({f"attrs.{k}": v for k, v in (rec.attrs or {}).items()})
-                rows.append(row)
-            keys = list(dict.fromkeys(k for rec in self._tickets.values() for k in (rec.attrs or {})))
-            cols = ["ticket", "state", "worker", "arm", *self.spec.objectives, "cost", "asked", "told", "source",
-                    *[f"attrs.{k}" for k in keys]]
-            frame = pd.DataFrame(rows, columns=cols)
-            for c in ("asked", "told"):
-                frame[c] = pd.to_datetime(frame[c], unit="s", utc=True)
-            return frame
 
     def plot(self):
         """The study's figure as it stands now (:func:`.plot.plot`): estimated means with their intervals, the arms'
@@ -620,8 +554,16 @@ class Study:
 
     def optimize(self, evaluate, *, workers: int | None = None, executor=None, timeout: float | None = None,
                  max_evals: int | None = None, progress: bool = True) -> list:
-        """Evaluate tickets with ``evaluate(ticket) -> values`` or ``-> (values, cost)`` until the study is finished,
-        ``timeout`` seconds have passed or ``max_evals`` were told: :func:`.optimize.optimize` (its arguments).
+        """Evaluate tickets until the study is finished, ``timeout`` seconds have passed or ``max_evals`` were told
+        (:func:`.optimize.optimize`).
+
+        Args:
+          evaluate: ``evaluate(ticket) -> values`` or ``-> (values, cost)``.
+          workers: evaluations in flight at once.
+          executor: a :class:`concurrent.futures.Executor` to run ``evaluate`` on (default: a thread pool).
+          timeout: seconds after which the loop returns, failing (retry) what still runs.
+          max_evals: the most evaluations to tell.
+          progress: report progress.
 
         Returns:
           The list of ``(ticket, exception)`` of the evaluations that raised or outlived ``timeout``.
@@ -632,20 +574,32 @@ class Study:
                         progress=progress)
 
 
-def _make_driver(built, spec, seed):
-    from ..registry import IDENTIFIER
+def _budget_note(spec, spent: float, ended) -> str | None:
+    """What was spent of ``B`` and why the rest was not (None without a budget)."""
+    B = spec.budget
+    if B is None:
+        return None
+    left = B - spent
+    head = f"spent {_plain(spent)} of {_plain(B)} ({_plain(100 * spent / B, 3)}%)"
+    if left < 0:
+        head += f", {_plain(-left)} over B (told costs above the expected ones)"
+        left = 0.0
+    if ended is None:
+        return f"{head}; running"
+    if ended == EndedBy.BUDGET:
+        return f"{head}; the {_plain(left)} left does not pay for the next evaluation the method asked for"
+    if ended == EndedBy.PHASES:
+        why = ("its phases were re-planned at each barrier from the measured costs" if spec.replan
+               else "its phases were planned at the expected costs ([budget] replan = false)")
+        return f"{head}; the schedule is complete with {_plain(left)} left: {why}"
+    rule = "the horizon" if ended == EndedBy.HORIZON else "the stopping rule"
+    return f"{head}; {rule} ended it with {_plain(left)} left"
 
-    if built.family.kind == IDENTIFIER:
-        from .drivers import StepwiseDriver
 
-        return StepwiseDriver(built, spec, seed)
-    from .drivers import OnlineDriver
-
-    return OnlineDriver(built, spec, seed)
-
-
-def _now() -> float:
-    return time.time()
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only (what a :class:`~.view.StudyView` is given)."""
+    array.flags.writeable = False
+    return array
 
 
 def _plain(x: float, digits: int = 6) -> str:

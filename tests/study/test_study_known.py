@@ -269,7 +269,7 @@ def test_batched_updates_compile_once_and_match_the_serial_replay(tmp_path):
     bit."""
     from _study_replay import assert_serial_replay
 
-    from mobandit_jax.study import drivers
+    from mobandit_jax.study.drivers import online
 
     spec = _spec(arms=50, horizon=10_000)
     a = mb.Study.create(tmp_path / "a", spec, seed=1)
@@ -285,7 +285,7 @@ def test_batched_updates_compile_once_and_match_the_serial_replay(tmp_path):
             b.tell(u, v)
             b.status()  # b catches up one tell at a time
     assert [t.index for t in a.ask(40)] == [t.index for t in b.ask(40)]
-    assert a._driver._advance._cache_size() == 1 and drivers.BLOCK == 32
+    assert a._driver._advance._cache_size() == 1 and online.BLOCK == 32
     assert_serial_replay(a)
 
 

@@ -14,7 +14,14 @@ __all__ = ["COLUMNS", "KINDS", "MEMBERS", "VERSION", "Event", "RetryError", "Sto
 
 
 def is_postgres(path) -> bool:
-    """Whether ``path`` names a PostgreSQL study (``postgresql://`` or ``postgres://``)."""
+    """Whether ``path`` names a PostgreSQL study.
+
+    Args:
+      path: a folder, an address or a backend instance.
+
+    Returns:
+      True for a ``postgresql://`` or ``postgres://`` address.
+    """
     return isinstance(path, str | os.PathLike) and str(path).startswith(("postgresql://", "postgres://"))
 
 

@@ -96,6 +96,9 @@ def check_version(meta: dict, where: str):
     Args:
       meta: the store's ``meta`` rows.
       where: its folder or address, for the message.
+
+    Returns:
+      None; a newer format raises :class:`StorageError`.
     """
     version = meta.get("version", "1")
     if not str(version).isdigit() or int(version) > int(VERSION):
@@ -109,6 +112,9 @@ def raise_version(store, version: str):
     Args:
       store: the :class:`Storage`.
       version: the format the step about to be written needs.
+
+    Returns:
+      None.
     """
     if int(store.meta().get("version", "1")) < int(version):
         store.set_meta({"version": version})
@@ -120,28 +126,86 @@ class Storage(Protocol):
     address: str  # its folder or address, named in messages
 
     def lock(self) -> contextlib.AbstractContextManager:
-        """A write step: reads and appends inside it are one atomic step, committed on leaving it."""
+        """A write step: reads and appends inside it are one atomic step, committed on leaving it.
+
+        Returns:
+          A context manager; leaving it normally commits the step (or raises :class:`StorageError`, keeping nothing),
+          leaving it by an exception discards the step.
+        """
 
     def meta(self) -> dict:
-        """The ``meta`` rows (``spec``, ``seed``, ``version``) as strings; empty for a new store."""
+        """The ``meta`` rows.
 
-    def set_meta(self, values: dict):
-        """Write ``meta`` rows (inside :meth:`lock`), replacing a row of the same key."""
+        Returns:
+          ``spec``, ``seed``, ``version`` (and any other key written) as strings; empty for a new store.
+        """
+
+    def set_meta(self, values: dict) -> None:
+        """Write ``meta`` rows (inside :meth:`lock`), replacing a row of the same key.
+
+        Args:
+          values: key -> value, kept as strings.
+
+        Returns:
+          None.
+        """
 
     def append(self, seq, kind, ticket, worker, arm, slate=None, vals=None, cost=None, attrs=None) -> Event:
-        """Append event ``seq`` (inside :meth:`lock`; :func:`new_event` makes the row) and return it."""
+        """Append an event (inside :meth:`lock`; :func:`new_event` makes the row).
+
+        Args:
+          seq: its sequence number, the next after the last event read.
+          kind: one of :data:`KINDS`.
+          ticket: the ticket's id.
+          worker: the worker's name, or None.
+          arm: the arm's index (a slate's first).
+          slate: a slate's arm indices, or None.
+          vals: the told values, or None.
+          cost: the told cost, or None.
+          attrs: the ticket's attributes (a dict), or None.
+
+        Returns:
+          The :class:`Event` written.
+        """
 
     def events(self, after: int = 0) -> list:
-        """The events with sequence number above ``after``, in order."""
+        """The events written after one.
 
-    def put_snapshot(self, seq: int, data: bytes):
-        """Keep a cached policy state after event ``seq`` (inside :meth:`lock`; a backend may drop it)."""
+        Args:
+          after: a sequence number (0: every event).
+
+        Returns:
+          The :class:`Event` rows with a sequence number above ``after``, in order.
+        """
+
+    def put_snapshot(self, seq: int, data: bytes) -> None:
+        """Keep a cached policy state (inside :meth:`lock`; a backend may drop it).
+
+        Args:
+          seq: the event after which it holds.
+          data: the state's bytes.
+
+        Returns:
+          None.
+        """
 
     def snapshot(self):
-        """``(seq, data)`` of the latest kept snapshot, or None."""
+        """The latest kept snapshot.
+
+        Returns:
+          ``(seq, data)``, or None where none is kept.
+        """
 
     def integrity(self) -> str:
-        """``"ok"``, or what is damaged."""
+        """Check the stored rows.
 
-    def close(self):
-        """Release connections and files."""
+        Returns:
+          ``"ok"``, or what is damaged.
+        """
+
+    def close(self) -> None:
+        """Release connections and files.
+
+        Returns:
+          None.
+        """

@@ -139,7 +139,12 @@ class PostgresStorage:
 
     @contextlib.contextmanager
     def lock(self):
-        """A write step holding the study's advisory lock; its rows are written when it ends (module docstring)."""
+        """A write step holding the study's advisory lock; its rows are written when it ends (module docstring).
+        See :class:`~.base.Storage`.
+
+        Returns:
+          A context manager: leaving it normally commits the step, leaving it by an exception discards it.
+        """
         self._step = [[], {}, {}, None]
         try:
             self._reconnecting(self._begin)
@@ -188,7 +193,11 @@ class PostgresStorage:
         return self._reconnecting(read)
 
     def meta(self) -> dict:
-        """The study's ``meta`` rows; empty for a new store."""
+        """The study's ``meta`` rows; empty for a new store. See :class:`~.base.Storage`.
+
+        Returns:
+          Key -> value, as strings; empty for a new store.
+        """
         try:
             return dict(self._read(f"SELECT key, value FROM {self.meta_t}"))
         except self._psycopg.errors.UndefinedTable:
@@ -197,35 +206,77 @@ class PostgresStorage:
             return {}
 
     def set_meta(self, values: dict):
-        """Write ``meta`` rows (inside :meth:`lock`)."""
+        """Write ``meta`` rows (inside :meth:`lock`). See :class:`~.base.Storage`.
+
+        Args:
+          values: key -> value, kept as strings.
+
+        Returns:
+          None.
+        """
         self._step[1].update({str(k): str(v) for k, v in values.items()})
 
     def append(self, seq, kind, ticket, worker, arm, slate=None, vals=None, cost=None, attrs=None) -> Event:
-        """Append event ``seq`` (inside :meth:`lock`; written when the step ends)."""
+        """Append event ``seq`` (inside :meth:`lock`; written when the step ends). See :class:`~.base.Storage`.
+
+        Args:
+          seq: its sequence number (it and the other arguments as :meth:`.base.Storage.append` says).
+
+        Returns:
+          The :class:`~.base.Event` written.
+        """
         ev = new_event(seq, kind, ticket, worker, arm, slate, vals, cost, attrs)
         self._step[0].append(ev)
         return ev
 
     def events(self, after: int = 0) -> list:
-        """The events after sequence number ``after``, in order."""
+        """The events after sequence number ``after``, in order. See :class:`~.base.Storage`.
+
+        Args:
+          after: a sequence number (0: every event).
+
+        Returns:
+          The :class:`~.base.Event` rows, in order.
+        """
         rows = self._read(f"SELECT {COLUMNS} FROM {self.events_t} WHERE seq > %s ORDER BY seq", (after,))
         return [Event(*r) for r in rows]
 
     def put_snapshot(self, seq: int, data: bytes):
-        """Keep the policy state after event ``seq`` (inside :meth:`lock`; written when the step ends)."""
+        """Keep the policy state after event ``seq`` (inside :meth:`lock`; written when the step ends).
+        See :class:`~.base.Storage`.
+
+        Args:
+          seq: the event after which it holds.
+          data: the state's bytes.
+
+        Returns:
+          None.
+        """
         self._step[2][int(seq)] = bytes(data)
 
     def snapshot(self):
-        """``(seq, data)`` of the latest snapshot, or None."""
+        """``(seq, data)`` of the latest snapshot, or None. See :class:`~.base.Storage`.
+
+        Returns:
+          ``(seq, data)``, or None where none is kept.
+        """
         rows = self._read(f"SELECT seq, data FROM {self.snap_t} ORDER BY seq DESC LIMIT 1")
         return None if not rows else (rows[0][0], bytes(rows[0][1]))
 
     def integrity(self) -> str:
-        """``"ok"`` (PostgreSQL checks its own pages)."""
+        """``"ok"`` (PostgreSQL checks its own pages). See :class:`~.base.Storage`.
+
+        Returns:
+          ``"ok"``, or what is damaged.
+        """
         return "ok"
 
     def close(self):
-        """Close the connection."""
+        """Close the connection. See :class:`~.base.Storage`.
+
+        Returns:
+          None.
+        """
         self.conn.close()
 
 

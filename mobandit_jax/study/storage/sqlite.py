@@ -110,7 +110,11 @@ class SqliteStorage:
     def lock(self):
         """A write step (``BEGIN IMMEDIATE`` ... ``COMMIT``, queued on ``study.lock``): the events read and appended
         inside it are one atomic step; a step that cannot be written raises :class:`~.base.StorageError` and is
-        rolled back."""
+        rolled back. See :class:`~.base.Storage`.
+
+        Returns:
+          A context manager: leaving it normally commits the step, leaving it by an exception discards it.
+        """
         gate = getattr(self, "_gate", None)
         if gate is not None:
             fcntl.flock(gate, fcntl.LOCK_EX)
@@ -143,47 +147,93 @@ class SqliteStorage:
             raise self._refused(err) from None
 
     def meta(self) -> dict:
-        """The study's ``meta`` rows (``spec``, ``seed``, ``version``); empty for a new store."""
+        """The study's ``meta`` rows (``spec``, ``seed``, ``version``); empty for a new store.
+        See :class:`~.base.Storage`.
+
+        Returns:
+          Key -> value, as strings; empty for a new store.
+        """
         try:
             return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.OperationalError:
             return {}
 
     def set_meta(self, values: dict):
-        """Write ``meta`` rows (inside :meth:`lock`)."""
+        """Write ``meta`` rows (inside :meth:`lock`). See :class:`~.base.Storage`.
+
+        Args:
+          values: key -> value, kept as strings.
+
+        Returns:
+          None.
+        """
         self.conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
                               "excluded.value", list(values.items()))
 
     def append(self, seq, kind, ticket, worker, arm, slate=None, vals=None, cost=None, attrs=None) -> Event:
         """Append event ``seq`` (inside :meth:`lock`, the next after the last one read: a writer that has not read
-        every event fails on the primary key instead of writing)."""
+        every event fails on the primary key instead of writing). See :class:`~.base.Storage`.
+
+        Args:
+          seq: its sequence number (it and the other arguments as :meth:`.base.Storage.append` says).
+
+        Returns:
+          The :class:`~.base.Event` written.
+        """
         ev = new_event(seq, kind, ticket, worker, arm, slate, vals, cost, attrs)
         self.conn.execute(f"INSERT INTO events ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ev)
         return ev
 
     def events(self, after: int = 0) -> list:
-        """The events after sequence number ``after``, in order."""
+        """The events after sequence number ``after``, in order. See :class:`~.base.Storage`.
+
+        Args:
+          after: a sequence number (0: every event).
+
+        Returns:
+          The :class:`~.base.Event` rows, in order.
+        """
         rows = self.conn.execute(f"SELECT {self._columns} FROM events WHERE seq > ? ORDER BY seq",
                                  (after,)).fetchall()
         return [Event(*r) for r in rows]
 
     def put_snapshot(self, seq: int, data: bytes):
-        """Keep the policy state after event ``seq`` (inside :meth:`lock`)."""
+        """Keep the policy state after event ``seq`` (inside :meth:`lock`). See :class:`~.base.Storage`.
+
+        Args:
+          seq: the event after which it holds.
+          data: the state's bytes.
+
+        Returns:
+          None.
+        """
         self.conn.execute("INSERT OR REPLACE INTO snapshots (seq, data) VALUES (?, ?)", (int(seq), data))
 
     def snapshot(self):
-        """``(seq, data)`` of the latest snapshot, or None."""
+        """``(seq, data)`` of the latest snapshot, or None. See :class:`~.base.Storage`.
+
+        Returns:
+          ``(seq, data)``, or None where none is kept.
+        """
         try:
             return self.conn.execute("SELECT seq, data FROM snapshots ORDER BY seq DESC LIMIT 1").fetchone()
         except sqlite3.OperationalError:
             return None
 
     def integrity(self) -> str:
-        """SQLite's ``PRAGMA integrity_check`` (``"ok"`` for a sound file)."""
+        """SQLite's ``PRAGMA integrity_check`` (``"ok"`` for a sound file). See :class:`~.base.Storage`.
+
+        Returns:
+          ``"ok"``, or what is damaged.
+        """
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0]
 
     def close(self):
-        """Close the connection and the lock file."""
+        """Close the connection and the lock file. See :class:`~.base.Storage`.
+
+        Returns:
+          None.
+        """
         self.conn.close()
         if getattr(self, "_gate", None) is not None:
             os.close(self._gate)
