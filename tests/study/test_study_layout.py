@@ -5,7 +5,7 @@ behaviour with ``hasattr``, every public function and method has ``Args:`` and `
 import ast
 from pathlib import Path
 
-STUDY = Path(__file__).resolve().parents[1] / "mobandit_jax" / "study"
+STUDY = Path(__file__).resolve().parents[2] / "mobandit_jax" / "study"
 OWNED_ELSEWHERE = {"spec.py"}  # the spec's module is being rewritten as the typed spec of runs and studies
 LONGEST = 80
 
