@@ -47,9 +47,9 @@ def prefill(where, events: int, chunk: int = 5000):
     for start in range(0, events, chunk):
         with store.lock():
             for seq in range(start + 1, min(start + chunk, events) + 1, 2):
-                arm = (seq // 2) % K
-                store.append(seq, "ask", f"t{seq}", "prefill", arm)
-                store.append(seq + 1, "tell", f"t{seq}", "prefill", arm, vals=rng.uniform(size=D).round(3).tolist())
+                arm, tid = (seq // 2) % K, f"t{seq // 2 + 1}"  # tickets numbered as a study numbers them
+                store.append(seq, "ask", tid, "prefill", arm)
+                store.append(seq + 1, "tell", tid, "prefill", arm, vals=rng.uniform(size=D).round(3).tolist())
     study.close()
     study = mb.Study.load(where)  # replays the history once
     with study._store.lock():

@@ -178,6 +178,7 @@ class Study:
         self._driver = make_driver(self._built, self.spec, self.seed)
         self._seen = 0
         self._tickets: dict = {}  # id -> TicketRecord, in the order the tickets were made
+        self._next_id = 1  # the least number a new ticket's id may take (_new_id)
         self._pending: list = []  # ticket ids in ask order
         self._queue: list = []  # enqueued ticket ids not yet handed out, in enqueue order
         self._spent = 0.0
@@ -279,9 +280,10 @@ class Study:
     def _new_id(self) -> str:
         """The next ticket's id: ``t1, t2, ...`` numbering the tickets (a study written when ids numbered the events
         keeps its ids; a new one skips any of them)."""
-        n = len(self._tickets) + 1
+        n = max(self._next_id, len(self._tickets) + 1)  # every number below it was taken when it was found
         while f"t{n}" in self._tickets:
             n += 1
+        self._next_id = n
         return f"t{n}"
 
     def _record(self, ticket_or_id) -> TicketRecord:

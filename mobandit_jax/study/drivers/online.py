@@ -1,13 +1,13 @@
 """The driver of an online :class:`~mobandit_jax.types.Policy` (one arm, or a slate, per ticket), with constant-liar
 batches (module docstring of :mod:`..study`; the protocol: :mod:`.base`).
 
-The driver keeps the replayed state in memory and calls the policy's functions jitted once. It applies the
-observations it has not applied yet (the tells of other processes since its last step, then the constant-liar pulls
-of the pending tickets) in blocks of :data:`BLOCK`, one jitted call a block (:func:`make_advance`: a ``lax.scan`` of
-``update`` over the block, padded, whose padding steps a ``lax.cond`` skips), so that an ask of one of up to 16
-workers costs one ``update`` call and one ``select`` call, and one shape compiles, once per process (a new shape met
-under the write lock would hold every worker for its compile); a lone observation (one worker) goes through
-``update`` itself, which a 32-step block would slow by about 0.3 ms."""
+The driver keeps the replayed state in memory. An ask costs one jitted call (:func:`make_advance`): it applies the
+observations the state has not seen (the tells of other processes since its last step, then the constant-liar pulls
+of the pending tickets), a block of :data:`BLOCK` padded, in a ``lax.fori_loop`` over the block's first ``n`` (the
+padding is never applied), and selects at the state it reaches. One shape, so one compile a process, made by the first
+ask or read of the state (a new shape met under the write lock would hold every worker for its compile; a separate
+``update`` or ``select`` compiled on first use did, for 1.5 s, at the first snapshot or the first batched ask).
+"""
 from __future__ import annotations
 
 import io
@@ -18,43 +18,34 @@ import numpy as np
 
 from ...types import Final, Observation
 from ..errors import StudyError
-from ..policy import fold
 from ..states import ArmState, EndedBy, EndReason
 from .base import Choice, Driver, policy_key
 
 BLOCK = 32  # observations one call of make_advance's function applies (fewer are padded; more go in several calls)
 
 
-def make_advance(update):
-    """The jitted batched form of an online policy's ``update`` (module docstring).
+def make_advance(update, select):
+    """The jitted step of an online study: apply a block of observations, then select (module docstring).
 
     Args:
       update: ``update(state, action, reward, cost) -> state`` for one observation.
+      select: ``select(key, state) -> action``.
 
     Returns:
-      ``advance(state, actions, rewards, costs, n_kept, n) -> (kept, final)``: the state after the first ``n`` of the
-      stacked observations (the rest are padding, skipped) and, as ``kept``, after the first ``n_kept``.
+      ``advance(state, actions, rewards, costs, n_kept, n, key, t) -> (kept, final, action)``: ``final``, the state
+      after the first ``n`` of the stacked observations (the rest are padding, never applied); ``kept``, after the
+      first ``n_kept``; ``action``, ``select(fold_in(key, t), final)``.
     """
 
-    def advance(state, actions, rewards, costs, n_kept, n):
-        def step(carry, x):
-            s, kept = carry
-            i, action, reward, cost = x
-            s = jax.lax.cond(i < n, lambda s: update(s, action, reward, cost), lambda s: s, s)
-            kept = jax.tree_util.tree_map(lambda a, b: jnp.where(i == n_kept - 1, a, b), s, kept)
-            return (s, kept), None
+    def advance(state, actions, rewards, costs, n_kept, n, key, t):
+        def body(i, s):
+            return update(s, actions[i], rewards[i], costs[i])
 
-        steps = jnp.arange(actions.shape[0])
-        (final, kept), _ = jax.lax.scan(step, (state, state), (steps, actions, rewards, costs))
-        return kept, final
+        kept = jax.lax.fori_loop(0, n_kept, body, state)
+        final = jax.lax.fori_loop(n_kept, n, body, kept)
+        return kept, final, select(jax.random.fold_in(key, t), final)
 
     return jax.jit(advance)
-
-
-def _stack(obs: list, size: int, template) -> tuple:
-    """``obs`` (``(action, reward, cost)`` triples) stacked and padded with copies of ``template`` to ``size``."""
-    rows = obs + [template] * (size - len(obs))
-    return tuple(np.stack([r[j] for r in rows]) for j in range(3))
 
 
 class OnlineDriver(Driver):
@@ -72,13 +63,14 @@ class OnlineDriver(Driver):
         self.built, self.spec = built, spec
         policy, params = built.policy, built.params
         self.key_pol = policy_key(seed)
-        self._select = jax.jit(lambda key, state: policy.select(key, state, params))
 
         def update(state, action, reward, cost):
             return policy.update(state, action, Observation(reward, cost), params)
 
-        self._update = jax.jit(update)  # one observation (a lone worker's step): no block to pad
-        self._advance = make_advance(update)
+        def select(key, state):
+            return policy.select(key, state, params)
+
+        self._advance = make_advance(update, select)
         self._state = jax.jit(policy.init)(params)
         self._told: list = []  # told observations not yet applied to the state
         K = len(spec.arms)
@@ -87,6 +79,9 @@ class OnlineDriver(Driver):
         self.last = None
         self.slate = policy.slate_size > 0 or spec.slate > 0
         self.dtype = np.dtype(jax.dtypes.canonicalize_dtype(jnp.float64))
+        action = jax.eval_shape(select, self.key_pol, self._state).shape  # () for one arm, (slate size,) for a slate
+        self._pad = (np.zeros((BLOCK, *action), np.int32), np.zeros((BLOCK, *action, built.dim), self.dtype),
+                     np.zeros((BLOCK, *(action if self.slate else ())), self.dtype))  # a block of no observation
 
     def queue_open(self, view) -> bool:
         """Whether the horizon has room for an enqueued ticket.
@@ -125,28 +120,31 @@ class OnlineDriver(Driver):
             cost = cost[0]
         return np.asarray(action, np.int32), np.asarray(reward, self.dtype), np.asarray(cost, self.dtype)
 
-    def _apply(self, virtual: list):
-        """The state after every told event (kept: the told ones are applied once) and after ``virtual`` pulls too,
-        one :func:`make_advance` call a :data:`BLOCK` of observations."""
+    def _apply(self, virtual: list, t: int = 0):
+        """Apply every told observation not yet applied (kept: the told ones are applied once) and ``virtual`` pulls
+        after them, one :func:`make_advance` call a :data:`BLOCK` of observations (one call where there are none).
+
+        Returns:
+          ``(state, action)``: the state after them all, and the policy's ``select`` there at round ``t``.
+        """
         told, self._told = self._told, []
-        obs, state = told + virtual, self._state
-        if len(obs) == 1:
-            state = self._update(state, *obs[0])
-            if told:
-                self._state = state
-            return state
-        for start in range(0, len(obs), BLOCK):
+        obs, state, action = told + virtual, self._state, None
+        for start in range(0, max(len(obs), 1), BLOCK):
             block = obs[start:start + BLOCK]
+            arrays = [pad.copy() for pad in self._pad]
+            for i, row in enumerate(block):
+                for column, value in zip(arrays, row, strict=True):
+                    column[i] = value
             n_kept = min(max(len(told) - start, 0), len(block))
-            kept, state = self._advance(state, *_stack(block, BLOCK, block[0]), n_kept, len(block))
+            kept, state, action = self._advance(state, *arrays, n_kept, len(block), self.key_pol, np.uint32(t))
             if start < len(told) <= start + BLOCK:  # the last told observation is in this block
                 self._state = kept
-        return state
+        return state, action
 
     @property
     def state(self):
         """The policy state after every told event (applying those told since the last read)."""
-        return self._apply([])
+        return self._apply([])[0] if self._told else self._state
 
     def snapshot(self) -> bytes:
         """The policy state as bytes.
@@ -201,15 +199,16 @@ class OnlineDriver(Driver):
             return self.sums.sum(0) / self.counts.sum()
         return np.full(self.built.dim, 0.5 if self.spec.noise is None else 0.0)
 
-    def _virtual(self, view):
-        """The state after the told events and a constant-liar pull of each pending ticket (one batched call)."""
+    def _virtual(self, view, t: int):
+        """The policy's ``select`` at round ``t`` after the told events and a constant-liar pull of each pending
+        ticket (one batched call)."""
         virtual = []
         for rec in view.pending:
             arms = np.atleast_1d(rec.action)
             est = np.stack([self._liar(a) for a in arms])
             cost = sum(view.expected_cost(a) for a in arms)
             virtual.append(self._obs(rec.action, est if self.slate else est[0], cost))
-        return self._apply(virtual)
+        return self._apply(virtual, t)[1]
 
     def choose(self, view) -> Choice:
         """The policy's next arm (or slate) at round ``told + pending``, the pending tickets counted as constant-liar
@@ -227,8 +226,7 @@ class OnlineDriver(Driver):
             return Choice(None, EndReason.FINISHED)
         if told + pending >= self.spec.horizon:
             return Choice(None, EndReason.PENDING)
-        state = self._virtual(view)
-        action = np.asarray(self._select(fold(self.key_pol, told + pending), state))
+        action = np.asarray(self._virtual(view, told + pending))
         action = [int(a) for a in action] if action.ndim else int(action)
         cost = sum(view.expected_cost(a) for a in np.atleast_1d(action))
         if not view.affordable(cost):
