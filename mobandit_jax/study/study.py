@@ -241,9 +241,10 @@ class Study:
         self._told += 1
         self._spent += ev.cost or 0.0
         counts, sums = self._cost_n.copy(), self._cost_sum.copy()  # new arrays: the views made before keep theirs
-        for a in np.atleast_1d(rec.action):
+        arms = rec.action if isinstance(rec.action, list) else [rec.action]
+        for a in arms:
             counts[a] += 1
-            sums[a] += (ev.cost or 0.0) / np.size(rec.action)
+            sums[a] += (ev.cost or 0.0) / len(arms)
         self._cost_n, self._cost_sum = _read_only(counts), _read_only(sums)
         self._driver.on_tell(rec)
 

@@ -113,12 +113,11 @@ class OnlineDriver(Driver):
                              f"{len(view.queued)} queued)")
 
     def _obs(self, action, values, cost_total):
-        arms = np.atleast_1d(action)
-        reward = self.built.to_policy(np.asarray(values, float))
-        cost = np.full(len(arms), (cost_total or 0.0) / len(arms) / self.built.cost_scale)
-        if not self.slate:
-            cost = cost[0]
-        return np.asarray(action, np.int32), np.asarray(reward, self.dtype), np.asarray(cost, self.dtype)
+        """One observation as the policy's ``update`` takes it: ``(action, reward, cost)`` numpy values."""
+        n = len(action) if isinstance(action, list) else 1
+        cost = (cost_total or 0.0) / n / self.built.cost_scale  # a slate's cost shared by its arms
+        cost = np.full(n, cost, self.dtype) if self.slate else self.dtype.type(cost)
+        return np.asarray(action, np.int32), np.asarray(self.built.to_policy(values), self.dtype), cost
 
     def _apply(self, virtual: list, t: int = 0):
         """Apply every told observation not yet applied (kept: the told ones are applied once) and ``virtual`` pulls
@@ -184,11 +183,11 @@ class OnlineDriver(Driver):
         Returns:
           None.
         """
-        action, reward, cost = self._obs(rec.action, rec.values, rec.cost)
-        self._told.append((action, reward, cost))
-        arms = np.atleast_1d(rec.action)
+        obs = self._obs(rec.action, rec.values, rec.cost)
+        self._told.append(obs)
+        arms = obs[0].reshape(-1)
         self.counts[arms] += 1
-        self.sums[arms] += np.reshape(np.asarray(reward), (len(arms), -1))
+        self.sums[arms] += obs[1].reshape(len(arms), -1)
         self.last = rec.action
 
     def _liar(self, arm) -> np.ndarray:
