@@ -167,7 +167,7 @@ def test_users_backend_survives_kill_9(tmp_path):
                     storage=JsonLinesStorage(folder))
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
            "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(folder), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))],
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(folder), os.path.dirname(os.path.abspath(__file__))],
                             stdout=subprocess.PIPE, text=True, env=env)
     told, start = [], time.time()
     while len(told) < 30 and time.time() - start < 120:
