@@ -30,6 +30,7 @@ from .base import COLUMNS, Event, StorageError, new_event
 
 DB_NAME = "study.db"
 LOCK_NAME = "study.lock"
+CHECKPOINT_STEPS = 100  # write steps of a connection between its passive checkpoints of the WAL (after the lock)
 TABLES = ("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
           "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, "
           "ticket TEXT NOT NULL, worker TEXT, arm INTEGER NOT NULL, slate TEXT, vals TEXT, cost REAL, "
@@ -47,6 +48,7 @@ class SqliteStorage:
 
     def __init__(self, folder, create: bool = False):
         self.address = self.folder = str(folder)
+        self._commits = 0  # write steps committed through this connection
         self.path = os.path.join(self.folder, DB_NAME)
         if not create and not os.path.exists(self.path):
             raise StudyError(f"no study at {self.folder!r} (no {DB_NAME}); create one with "
@@ -62,6 +64,8 @@ class SqliteStorage:
         except (OSError, sqlite3.Error) as err:
             raise self._refused(err) from None
         self._gate = self._open_gate()
+        if self._gate is not None:  # writers queue on the gate: checkpoints are taken after it is released
+            self.conn.execute("PRAGMA wal_autocheckpoint=0")
         self._columns = COLUMNS if self._has_attrs() else COLUMNS.replace("attrs", "NULL")
 
     def _connect(self):
@@ -124,6 +128,10 @@ class SqliteStorage:
         finally:
             if gate is not None:
                 fcntl.flock(gate, fcntl.LOCK_UN)
+        self._commits += 1
+        if gate is not None and self._commits % CHECKPOINT_STEPS == 0:
+            with contextlib.suppress(sqlite3.Error):  # the WAL copied back outside the lock; it keeps every event
+                self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     @contextlib.contextmanager
     def _step(self):
