@@ -7,7 +7,9 @@ costs several milliseconds a commit: set ``MOBANDIT_STUDY_FSYNC=1`` for it). A s
 database's write lock, so the processes of one machine share a study without handing out a ticket twice. Writers first
 queue on an exclusive ``flock`` of ``DIR/study.lock``, so that a waiting writer wakes as soon as the step before it
 ends: SQLite's own busy handler sleeps up to 100 ms between tries, which made the slowest of 8 processes' steps wait
-seconds on a busy machine.
+seconds on a busy machine. Such writers copy the WAL back into the database themselves, a passive checkpoint every
+:data:`CHECKPOINT_STEPS` of their write steps taken after releasing ``study.lock`` (SQLite's automatic checkpoint runs
+inside a commit, and its fsync held every queued writer).
 
 A study on a read-only folder opens for reading (``status``, ``recommend``, ``history``; SQLite's ``immutable`` mode
 where the WAL index cannot be made); a step that cannot be written there, or on a full disk, raises
