@@ -235,3 +235,24 @@ def test_a_backend_lacking_members_is_refused(tmp_path):
     message = str(err.value)
     assert "\n" not in message and "Partial" in message
     assert all(m in message for m in MEMBERS if m not in ("address", "events"))
+
+
+def test_sqlite_writers_copy_the_wal_back_after_their_steps(tmp_path, monkeypatch):
+    """A writer queued on study.lock checkpoints the WAL itself every CHECKPOINT_STEPS write steps (SQLite's own
+    checkpoint is off): study.db alone, read without its WAL, holds every event up to the last checkpoint, and the
+    study with its WAL holds them all."""
+    from mobandit_jax.study.storage import sqlite as sqlite_storage
+
+    monkeypatch.setattr(sqlite_storage, "CHECKPOINT_STEPS", 4)
+    study = mb.Study.create(tmp_path / "s", _spec(), seed=0)
+    assert study.storage.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    for i in range(10):
+        (t,) = study.ask()
+        study.tell(t, [0.1 * (i % 3), 0.2])
+    steps = study.storage._commits  # the tables, the meta row, then one step an event
+    assert steps == 22
+    alone = sqlite3.connect(f"file:{tmp_path / 's' / 'study.db'}?mode=ro&immutable=1", uri=True)
+    seqs = [r[0] for r in alone.execute("SELECT seq FROM events ORDER BY seq")]
+    alone.close()
+    assert seqs == list(range(1, steps // 4 * 4 - 2 + 1))  # 20 steps checkpointed: the tables, the meta, 18 events
+    assert len(study.storage.events()) == 20 and mb.Study.load(tmp_path / "s").status()["told"] == 10
