@@ -221,61 +221,15 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
     if isinstance(policy, Identifier):
         return _make_identify_run(env, policy, metrics, recommend)
     n_ckpt = num_checkpoints(horizon, record_every)
-    n_metrics = len(metrics.names)
     may_stop = budgeted or n_ckpt * record_every != horizon
 
     @full_precision_dots
     def run(params, seed_key, report=None):
         key_env, key_pol = _streams(seed_key)
         env_params, mparams = prepare(env, metrics, params, seed_key)
-        state = policy.init(params.policy)
-        dtype, exact = float_dtype(), compensated(horizon)
-        carry = (
-            state,
-            jnp.zeros((env.num_arms,), jnp.int32),  # pulls per arm (reward-stream index)
-            _zeros((), exact),  # spent
-            jnp.zeros((), bool),  # done (budget exhausted)
-            _zeros((n_metrics,), exact),  # cumulative metrics
-            jnp.zeros((), jnp.int32),  # rounds played
-        )
-        if recommend is not None:
-            played = jax.eval_shape(policy.select, key_pol, state, params.policy)
-            carry += (
-                _zeros((env.num_arms, env.dim), exact),  # reward sums per arm (Final.means)
-                jnp.zeros(played.shape, played.dtype),  # the last action played (Final.action)
-            )
-
-        def one_round(carry, t):
-            state, pulls, spent, done, cum, rounds, *seen = carry
-            action = policy.select(jax.random.fold_in(key_pol, t), state, params.policy)
-            arms = jnp.reshape(action, (-1,))
-            if jnp.ndim(action) == 0:
-                reward, cost = env.sample(key_env, action, pulls[action], t, env_params)
-            else:
-                reward, cost = jax.vmap(lambda a: env.sample(key_env, a, pulls[a], t, env_params))(arms)
-            obs = Observation(reward, cost)
-            total = jnp.sum(cost).astype(dtype)
-            active = ~done & (_value(spent) + total <= params.budget) & (t < horizon)
-            new_state = policy.update(state, action, obs, params.policy)
-            if may_stop:
-                state = jax.tree_util.tree_map(lambda n, o: jnp.where(active, n, o), new_state, state)
-            else:
-                state = new_state
-            values = jnp.stack([jnp.asarray(v, dtype) for v in metrics.values(mparams, action, obs)])
-            carry = (
-                state,
-                pulls.at[arms].add(active.astype(jnp.int32)),
-                _add(spent, jnp.where(active, total, 0.0)),
-                done | ~active,
-                _add(cum, jnp.where(active, values, 0.0)),
-                rounds + active.astype(jnp.int32),
-            )
-            if seen:
-                sums, last = seen
-                gained = jnp.reshape(jnp.asarray(reward, dtype), (-1, env.dim))
-                gained = jnp.zeros((env.num_arms, env.dim), dtype).at[arms].add(jnp.where(active, gained, 0.0))
-                carry += (_add(sums, gained), jnp.where(active, action, last))
-            return carry, None
+        carry = _initial_carry(env, policy, metrics, horizon, params, key_pol, recommend is not None)
+        one_round = _round_step(env, policy, metrics, horizon, may_stop, params, (key_env, key_pol), env_params,
+                                mparams)
 
         def one_checkpoint(carry, c):
             if report is not None:
@@ -289,12 +243,77 @@ def make_run(env, policy, metrics, horizon: int, record_every: int, budgeted: bo
         out["rounds"], out["spent"] = rounds, spent
         if recommend is not None:
             state, pulls, *_, sums, last = carry
-            means = _value(sums) / jnp.maximum(pulls, 1).astype(dtype)[:, None]
+            means = _value(sums) / jnp.maximum(pulls, 1).astype(float_dtype())[:, None]
             out["recommended"] = jnp.asarray(recommend(Final(state, last, pulls, means), params), bool)
         return out
 
     run.checkpoints = n_ckpt
     return run
+
+
+def _initial_carry(env, policy, metrics, horizon: int, params, key_pol, recommends: bool) -> tuple:
+    """The scan's carry before round 0 (module docstring): the policy's initial state, zero pulls, nothing spent,
+    not done, zero metrics and rounds; with ``recommends``, zero reward sums per arm and a last action of the shape
+    the policy plays."""
+    state = policy.init(params.policy)
+    exact = compensated(horizon)
+    carry = (
+        state,
+        jnp.zeros((env.num_arms,), jnp.int32),  # pulls per arm (reward-stream index)
+        _zeros((), exact),  # spent
+        jnp.zeros((), bool),  # done (budget exhausted)
+        _zeros((len(metrics.names),), exact),  # cumulative metrics
+        jnp.zeros((), jnp.int32),  # rounds played
+    )
+    if recommends:
+        played = jax.eval_shape(policy.select, key_pol, state, params.policy)
+        carry += (
+            _zeros((env.num_arms, env.dim), exact),  # reward sums per arm (Final.means)
+            jnp.zeros(played.shape, played.dtype),  # the last action played (Final.action)
+        )
+    return carry
+
+
+def _round_step(env, policy, metrics, horizon: int, may_stop: bool, params, keys: tuple, env_params, mparams):
+    """``one_round(carry, t) -> (carry, None)``: round ``t`` of one seed's run, its keys ``(key_env, key_pol)``
+    (:func:`_streams`); a lane that is done, over its budget or past the horizon adds nothing (its state frozen
+    where it ``may_stop``)."""
+    key_env, key_pol = keys
+    dtype = float_dtype()
+
+    def one_round(carry, t):
+        state, pulls, spent, done, cum, rounds, *seen = carry
+        action = policy.select(jax.random.fold_in(key_pol, t), state, params.policy)
+        arms = jnp.reshape(action, (-1,))
+        if jnp.ndim(action) == 0:
+            reward, cost = env.sample(key_env, action, pulls[action], t, env_params)
+        else:
+            reward, cost = jax.vmap(lambda a: env.sample(key_env, a, pulls[a], t, env_params))(arms)
+        obs = Observation(reward, cost)
+        total = jnp.sum(cost).astype(dtype)
+        active = ~done & (_value(spent) + total <= params.budget) & (t < horizon)
+        new_state = policy.update(state, action, obs, params.policy)
+        if may_stop:
+            state = jax.tree_util.tree_map(lambda n, o: jnp.where(active, n, o), new_state, state)
+        else:
+            state = new_state
+        values = jnp.stack([jnp.asarray(v, dtype) for v in metrics.values(mparams, action, obs)])
+        carry = (
+            state,
+            pulls.at[arms].add(active.astype(jnp.int32)),
+            _add(spent, jnp.where(active, total, 0.0)),
+            done | ~active,
+            _add(cum, jnp.where(active, values, 0.0)),
+            rounds + active.astype(jnp.int32),
+        )
+        if seen:
+            sums, last = seen
+            gained = jnp.reshape(jnp.asarray(reward, dtype), (-1, env.dim))
+            gained = jnp.zeros((env.num_arms, env.dim), dtype).at[arms].add(jnp.where(active, gained, 0.0))
+            carry += (_add(sums, gained), jnp.where(active, action, last))
+        return carry, None
+
+    return one_round
 
 
 def _make_identify_run(env, policy, metrics, recommend=None):
