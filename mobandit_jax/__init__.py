@@ -5,7 +5,8 @@ The layout is the architecture, in layers that import only downwards (``tests/te
 devices, workers, sharding, cache, runtime, its subcommands), ``study`` (live ask/tell studies), ``bench``
 (benchmarks and their numpy peers) and ``analysis`` (``Results``, reports, plots, statistics, compare); below them
 the core (``types``, ``engine``, ``kernels``, ``policies``, ``problems``, ``metrics``, ``registry``, the one
-registry type, ``plugins``, the loader of user modules, and ``digest``).
+registry type, ``plugins``, the loader of user modules, ``experiment_spec``, the typed experiment spec,
+``spec_tables``, the spec tables runs and studies share, and ``digest``).
 
 The names below are loaded on first use (PEP 562), so ``import mobandit_jax`` imports no JAX, and
 neither do the modules the ``mobandit`` command needs first (``cli``, ``plugins``, ``runner.commands``,
@@ -21,6 +22,7 @@ _EXPORTS = {
     "analysis.results": ("Curves", "Recommendation", "Results"),
     "engine": ("batch", "make_run", "seed_keys"),
     "errors": ("ConfigError",),
+    "experiment_spec": ("ExperimentSpec", "GridPoint"),
     "study": ("Study", "StudyError"),
     "kernels": ("cone_optimal_mask", "hv_contributions", "hypervolume", "klucb_lower", "klucb_upper",
                 "normalized_projections", "pareto_front_mask", "pareto_layers", "preference_gaps"),

@@ -8,9 +8,10 @@ group ``mobandit_jax.plugins`` (each entry point a module to import)::
 
 :func:`mobandit_jax.runner.plans.build` calls :func:`load` first, so the plugins are imported in every
 process that builds the plan: the ``mobandit`` process, each worker process and each host; a live study's
-policy (:mod:`mobandit_jax.study.policy`) calls it too. A plugin's source is part of the run's fingerprint
-(:func:`digest`): editing it never resumes chunks computed by the old code. What was imported is kept where the
-import lives: each plugin module carries the digest of the source it was imported from (:data:`SOURCE_ATTR`),
+policy (:mod:`mobandit_jax.study.policy`) calls it too. :func:`validate` checks the entries of a run's or a
+study's spec. A plugin's source, as :func:`load` imported it, is part of the run's fingerprint (its hash is what
+:func:`load` returns): editing it never resumes chunks computed by the old code. What was imported is kept where
+the import lives: each plugin module carries the digest of the source it was imported from (:data:`SOURCE_ATTR`),
 so a plugin is imported once per process and again only when its source changed, and the rows it registered
 are marked as a plugin's in the registries (:func:`mobandit_jax.registry.plugin_rows`); this module keeps no
 state of its own. A bad plugin (a missing file or module, an error while importing it, a name that clashes
@@ -27,27 +28,46 @@ import sys
 from pathlib import Path
 
 from .digest import content_digest
-from .errors import ConfigError
+from .errors import ConfigError, plain
 
 ENTRY_POINT_GROUP = "mobandit_jax.plugins"
 SOURCE_ATTR = "__mobandit_plugin_source__"  # on an imported plugin module: the sha256 of the source it ran
 
 
 def is_path(entry: str) -> bool:
-    """True if a ``plugins`` entry names a file (it ends in ``.py`` or holds a ``/``), not a module."""
+    """Whether a ``plugins`` entry names a file (it ends in ``.py`` or holds a ``/``), not a module.
+
+    Args:
+      entry: the entry.
+
+    Returns:
+      True for a file.
+    """
     return entry.endswith(".py") or "/" in entry or "\\" in entry
 
 
-def validate(entries) -> list:
-    """``experiment.plugins``: a list of non-empty strings, each file present (modules are found on import)."""
+def validate(entries, base=None, error=ConfigError) -> list:
+    """``experiment.plugins`` of a run's or a study's spec: a list of non-empty strings, each a module or a file that
+    exists (a module is found when it is imported).
+
+    Args:
+      entries: the spec's value.
+      base: the folder a relative file path is taken from (None: the paths stay as written).
+      error: the error class raised (:class:`~mobandit_jax.errors.ConfigError` or a subclass).
+
+    Returns:
+      The entries, each relative file path anchored at ``base``.
+    """
     if not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() for e in entries):
-        raise ConfigError(f"experiment.plugins = {entries!r} must be a list of file paths (my_policies.py) or "
-                          "module names (my_pkg.envs)")
-    for e in entries:
+        raise error(f"experiment.plugins = {plain(entries)!r} must be a list of file paths (my_policies.py) or "
+                    "module names (my_pkg.envs)")
+    anchored = [str(Path(base) / e) if base is not None and is_path(e) and not Path(e).is_absolute() else e
+                for e in entries]
+    for e in anchored:
         if is_path(e) and not Path(e).is_file():
-            raise ConfigError(f"experiment.plugins: plugin file {e!r} does not exist (a path is relative to the "
-                              "spec's folder)")
-    return entries
+            raise error(f"experiment.plugins: plugin file {e!r} does not exist (a path is relative to the spec's "
+                        "folder)")
+    return anchored
 
 
 def _source(entry: str) -> bytes:
@@ -65,11 +85,6 @@ def _source(entry: str) -> bytes:
         raise ConfigError(f"experiment.plugins: no module named {entry!r} (is it installed or on PYTHONPATH?)")
     origin = Path(found.origin) if found.origin and found.has_location else None
     return origin.read_bytes() if origin is not None and origin.is_file() else b""
-
-
-def digest(spec: dict) -> str | None:
-    """A hash of the source of every plugin the spec names (None if it names none)."""
-    return content_digest([(e, _source(e)) for e in spec.get("experiment", {}).get("plugins") or []])
 
 
 def _registries():
@@ -120,12 +135,14 @@ def _import_file(path: str) -> str:
     return name
 
 
-def _load_one(entry: str, label: str):
-    source = hashlib.sha256(_source(entry)).hexdigest()
+def _load_one(entry: str, label: str) -> bytes:
+    """Import one plugin (again where its source changed since it was imported); its source."""
+    text = _source(entry)
+    source = hashlib.sha256(text).hexdigest()
     name = _imported(entry)
     old = getattr(sys.modules[name], SOURCE_ATTR, None) if name else None
     if old == source:
-        return
+        return text
     if old is not None:
         _forget(name)  # edited since it was imported in this process: import the new source
         name = None
@@ -144,14 +161,21 @@ def _load_one(entry: str, label: str):
         raise ConfigError(f"{label} {entry!r}: importing it raised {type(err).__name__}: "
                           f"{' '.join(str(err).split())}") from None
     setattr(sys.modules[name], SOURCE_ATTR, source)
+    return text
 
 
-def load(entries):
-    """Import the built-ins, the installed entry points and then each plugin ``entries`` names (once each)."""
+def load(entries) -> str | None:
+    """Import the built-ins, the installed entry points and then each plugin ``entries`` names (once each).
+
+    Args:
+      entries: a spec's ``experiment.plugins`` (None: none).
+
+    Returns:
+      A hash of the plugins' source, as imported (part of a run's fingerprint); None where there are none.
+    """
     _registries()
     load_entry_points()
-    for entry in entries or []:
-        _load_one(entry, "experiment.plugins: plugin")
+    return content_digest([(entry, _load_one(entry, "experiment.plugins: plugin")) for entry in entries or []])
 
 
 def load_entry_points():

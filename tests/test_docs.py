@@ -121,7 +121,7 @@ def _own_policy(ns, folder):
     assert {r["policy"] for r in ns["coins"].records} == {"prefucb", "cone_greedy"}
     weighted = ns["weighted"]  # a whole new family from its plugin: its metrics, its sweep and its truth
     assert weighted.metrics() == ["weighted_regret", "best_played"]
-    assert [p["params"]["c"] for p in weighted.grid["weighted UCB"]] == [0.5, 2.0]
+    assert [p.params["c"] for p in weighted.grid["weighted UCB"]] == [0.5, 2.0]
     means = np.array([[0.9, 0.1], [0.4, 0.5], [0.6, 0.6], [0.2, 0.3]])
     family = weighted.truth(0)["families"]["weighted"]
     assert family["best_arms"] == (means.mean(1) == means.mean(1).max()).tolist()

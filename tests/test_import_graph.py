@@ -23,6 +23,8 @@ CORE_ORDER = {  # within the core: a module family -> the families it must not i
     "types": ("kernels", "policies", "problems", "metrics", "registry", "plugins"),
     "registry": ("policies", "problems", "metrics", "plugins"),
     "errors": ("kernels", "policies", "problems", "metrics", "registry", "plugins", "types", "engine"),
+    "spec_tables": ("kernels", "policies", "problems", "metrics", "registry", "plugins", "types", "engine"),
+    "experiment_spec": ("kernels", "policies", "problems", "metrics", "registry", "plugins", "types", "engine"),
 }
 
 
@@ -117,7 +119,7 @@ GRAPH = import_graph(PKG)
 
 def test_import_reader_sees_function_level_imports():
     assert "mobandit_jax.runner.threefry" in GRAPH["mobandit_jax.runner.runtime"]
-    assert GRAPH["mobandit_jax.runner.plans"] >= {"mobandit_jax.runner.spec", "mobandit_jax.engine",
+    assert GRAPH["mobandit_jax.runner.plans"] >= {"mobandit_jax.experiment_spec", "mobandit_jax.engine",
                                                   "mobandit_jax.registry", "mobandit_jax.plugins"}
     assert "mobandit_jax" not in GRAPH["mobandit_jax.runner.plans"]
     assert GRAPH["mobandit_jax.cli"] >= {"mobandit_jax.runner.commands", "mobandit_jax.study.cli",

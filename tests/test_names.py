@@ -12,6 +12,7 @@ from mobandit_jax.errors import ConfigError, plain
 from mobandit_jax.registry import POLICIES, RegistryError
 from mobandit_jax.runner import plans
 from mobandit_jax.runner import spec as cfg
+from mobandit_jax.spec_tables import check_policy
 
 MEANS = [[0.2, 0.7], [0.6, 0.4], [0.5, 0.5], [0.1, 0.1]]
 
@@ -50,15 +51,15 @@ def test_the_shared_bare_name_is_refused_with_both_choices():
     ({"name": "prefucb"}, [{"name": "thv_ucb"}], "preference/prefucb"),
 ])
 def test_the_entry_or_the_other_policies_decide_the_family(entry, others, expected):
-    spec = {"policies": [entry, *others]}
-    assert plans.resolve_policy(entry, spec) == expected
+    entries = [check_policy(i, e) for i, e in enumerate([entry, *others])]
+    assert plans.resolve_policy(entries[0], entries) == expected
 
 
 @pytest.mark.parametrize("others", [[], [{"name": "prefucb"}, {"name": "thv_ucb"}], [{"name": "cohv_ucb"}]])
 def test_nothing_deciding_the_family_is_refused(others):
-    entry = {"name": "pareto_ucb"}
+    entries = [check_policy(i, e) for i, e in enumerate([{"name": "pareto_ucb"}, *others])]
     with pytest.raises(ConfigError, match="write 'preference/pareto_ucb' or 'slate/pareto_ucb'"):
-        plans.resolve_policy(entry, {"policies": [entry, *others]})
+        plans.resolve_policy(entries[0], entries)
 
 
 def test_every_shipped_spec_names_the_policies_it_named_before():
@@ -70,9 +71,9 @@ def test_every_shipped_spec_names_the_policies_it_named_before():
     found = {}
     for path in paths:
         spec = cfg.load(path)
-        for entry in spec["policies"]:
-            if entry["name"] == "pareto_ucb":
-                found[path.relative_to(root).as_posix()] = plans.resolve_policy(entry, spec)
+        for entry in spec.policies:
+            if entry.name == "pareto_ucb":
+                found[path.relative_to(root).as_posix()] = plans.resolve_policy(entry, spec.policies)
     assert found["configs/quickstart.toml"] == "preference/pareto_ucb"
     assert found["examples/llm_models.toml"] == "preference/pareto_ucb"
     assert found["configs/topk_pareto/d2.toml"] == "slate/pareto_ucb"

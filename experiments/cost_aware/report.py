@@ -130,8 +130,8 @@ def _value(run, policy, metric, **setting):
 
 def _rhos(run, **setting):
     """Sorted budgets present in the run."""
-    vals = {float(p["setting"]["rho"]) for pts in run.grid.values() for p in pts
-            if all(str(p["setting"].get(k)) == str(v) for k, v in setting.items())}
+    vals = {float(p.setting["rho"]) for pts in run.grid.values() for p in pts
+            if all(str(p.setting.get(k)) == str(v) for k, v in setting.items())}
     return sorted(vals)
 
 
@@ -145,7 +145,7 @@ def wilson(p, n, z=1.96):
 
 def reading(run, name=CHOSEN):
     """The setting filter of reading ``name`` of ``c_max`` (empty for a run that does not sweep it)."""
-    swept = any("c_max" in p["setting"] for pts in run.grid.values() for p in pts)
+    swept = any("c_max" in p.setting for pts in run.grid.values() for p in pts)
     return {"c_max": name} if swept else {}
 
 

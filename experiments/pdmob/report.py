@@ -151,7 +151,7 @@ def curve(run, label: str, scenario: str, metric: str) -> np.ndarray:
 
 def scenario_names(run) -> list:
     """Scenario names in config order."""
-    return [s["name"] for s in run.spec.get("scenarios", [])]
+    return [s.name for s in run.spec.scenarios] if run.spec is not None else []
 
 
 def load_run(run_dir) -> mb.Results:
@@ -375,9 +375,9 @@ def derived_records(run: mb.Results, experiment: str) -> list:
     out = []
     for lab in POLICIES:
         for _i, g in enumerate(run.grid[lab]):
-            sc = g["setting"].get("scenario")
+            sc = g.setting.get("scenario")
             v = per_seed_final(run, lab, sc, "regret_gap", True)
-            out.append({"policy": lab, "params": g["params"], "setting": {**g["setting"], "experiment": experiment},
+            out.append({"policy": lab, "params": g.params, "setting": {**g.setting, "experiment": experiment},
                         "metric": "regret_gap_per_round", "mean": float(v.mean()),
                         "std": float(v.std(ddof=1)) if v.size > 1 else 0.0, "n": int(v.size)})
     return out

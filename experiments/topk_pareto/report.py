@@ -96,11 +96,11 @@ def _select(runs, kind):
 
 
 class _Points:
-    """Look-ups in ``self.grid`` (label -> list of ``{"setting", "params"}``)."""
+    """Look-ups in ``self.grid`` (label -> list of :class:`mobandit_jax.GridPoint`)."""
 
     def points(self, label):
         """``[(grid index, setting, params), ...]`` of a policy label."""
-        return [(g, p["setting"], p["params"]) for g, p in enumerate(self.grid.get(label, []))]
+        return [(g, p.setting, p.params) for g, p in enumerate(self.grid.get(label, []))]
 
     def index(self, label, front, **params):
         """Grid index of ``label`` at ``front`` (and matching params), or None."""
@@ -123,7 +123,7 @@ class Run(_Points):
     def _point(self, label, g) -> dict:
         """The setting items and options that name grid point ``g`` of ``label``."""
         point = self.grid[label][g]
-        return {**point["params"], **point["setting"]}
+        return {**point.params, **point.setting}
 
     def final(self, label, g, metric):
         """Per-seed final values ``(seeds,)``."""
@@ -141,8 +141,10 @@ class Run(_Points):
 
 def _experiment(run):
     """What must agree between runs whose rows share a table: environment, horizon, seeds, recording."""
-    exp = run.spec.get("experiment", {})
-    return run.spec.get("env"), [exp.get(k) for k in ("horizon", "seeds", "seed", "record_every")]
+    if run.spec is None:  # a run folder whose run.json holds no spec
+        return None
+    exp = run.spec.experiment
+    return run.spec.env, [exp.horizon, exp.seeds, exp.seed, exp.record_every]
 
 
 class TableRun(_Points):
@@ -162,13 +164,13 @@ class TableRun(_Points):
         if eta is not None:
             for label, points in eta.grid.items():
                 for g, p in enumerate(points):
-                    front = p["setting"].get("front")
-                    if p["params"].get("eta") == table2_eta(p["params"].get("name"), d, front):
+                    front = p.setting.get("front")
+                    if p.params.get("eta") == table2_eta(p.params.get("name"), d, front):
                         picked[label, front] = (eta, g)
         if main is not None:
             for label, points in main.grid.items():
                 for g, p in enumerate(points):
-                    picked.setdefault((label, p["setting"].get("front")), (main, g))
+                    picked.setdefault((label, p.setting.get("front")), (main, g))
         self.grid, self._source = {}, {}
         for (label, _), (run, g) in picked.items():
             self.grid.setdefault(label, []).append(run.grid[label][g])
@@ -334,7 +336,7 @@ def _eta_tables(runs):
                 if best is None:
                     cells.append("—")
                     continue
-                paper_eta = table2_eta(run.grid[a][0]["params"].get("name"), d, f)
+                paper_eta = table2_eta(run.grid[a][0].params.get("name"), d, f)
                 gp = run.index(a, f, eta=paper_eta)
                 at_paper = run.final(a, gp, "hv_last100").mean() if gp is not None else float("nan")
                 cells.append(f"{best[0]} ({paper_eta}); {best[1]:.4f} / {at_paper:.4f}")
@@ -569,18 +571,18 @@ def _alt_readings(runs, tables):
                 for f in FRONTS:
                     points = [(p.get("eta"), run.final(label, g, "hv_last100").mean())
                               for g, s_, p in run.points(label) if s_.get("front") == f]
-                    name = run.grid[label][0]["params"]["name"]
+                    name = run.grid[label][0].params["name"]
                     at_paper = dict(points).get(table2_eta(name, d, f), float("nan"))
                     best_eta, best = max(points, key=lambda x: x[1])
                     others = {a: v for a, v in _hv_means(main[d], f).items() if a != base}
                     rank = _ranks({**others, base: at_paper})[base]
                     diffs.append(abs(at_paper - _paper_means(d, f)[base]))
                     cells.append(f"{at_paper:.4f} ({rank}) / {best:.4f} (eta {best_eta})")
-                    rows.append({"policy": base, "reading": _reading(label, run.grid[label][0]["params"]), "d": d,
+                    rows.append({"policy": base, "reading": _reading(label, run.grid[label][0].params), "d": d,
                                  "front": f, "hv_at_paper_eta": at_paper, "rank": rank, "best_eta": best_eta,
                                  "hv_at_best_eta": best, "chosen": run is eta[d]})
                 tag = " (chosen)" if run is eta[d] else ""
-                lines.append(f"| {base} | {_reading(label, run.grid[label][0]['params'])}{tag} | " + " | ".join(cells)
+                lines.append(f"| {base} | {_reading(label, run.grid[label][0].params)}{tag} | " + " | ".join(cells)
                              + f" | {np.mean(diffs):.4f} |")
         lines.append("")
     return lines, rows
@@ -596,10 +598,11 @@ def _runs_section(run_dirs, runs):
              "|---|---|---|---|---|---|"]
     for key in sorted(run_dirs):
         run = runs[key]
-        exp = run.spec.get("experiment", {})
+        exp = run.spec.experiment if run.spec is not None else None
+        name, seeds, horizon = (exp.name or "—", exp.seeds, exp.horizon) if exp is not None else ("—",) * 3
         wall = run.wall
-        lines.append(f"| {key} | {exp.get('name', '—')} | `{Path(run_dirs[key])}` | {exp.get('seeds', '—')} | "
-                     f"{exp.get('horizon', '—')} | {'—' if wall is None else f'{wall:.0f}'} |")
+        lines.append(f"| {key} | {name} | `{Path(run_dirs[key])}` | {seeds} | {horizon} | "
+                     f"{'—' if wall is None else f'{wall:.0f}'} |")
     return lines + [""]
 
 

@@ -95,7 +95,7 @@ def wrap_title(lines, width_inches: float) -> str:
 
 def figure_title(plan) -> str:
     """The experiment's name, for figure titles."""
-    return str(plan.spec.get("experiment", {}).get("name", "experiment")) if plan.spec else "experiment"
+    return str(plan.spec.experiment.name or "experiment") if plan.spec is not None else "experiment"
 
 
 def last_round(curves: dict, keys) -> float | None:
@@ -132,12 +132,12 @@ def chosen(results, policies=None, settings=None):
     """``keep(label, point)``: whether a grid point is among ``policies`` (labels or columns) and ``settings``
     (dicts whose items the point's setting has, compared as text); a name or setting the run lacks raises one
     ``ValueError`` naming it and what the run has."""
-    names = {c for label, ps in results.grid.items() for c in [label] + [column(label, p["params"]) for p in ps]}
+    names = {c for label, ps in results.grid.items() for c in [label] + [column(label, p.params) for p in ps]}
     for name in policies or ():
         if name not in names:
             raise ValueError(f"policies: {name!r} is no policy of this run{did_you_mean(name, names)}; "
                              f"its policies: {list(results.grid)}")
-    every = [p["setting"] for ps in results.grid.values() for p in ps]
+    every = [p.setting for ps in results.grid.values() for p in ps]
 
     def has(setting, want) -> bool:
         return all(k in setting and plain(setting[k]) == plain(v) for k, v in want.items())
@@ -148,8 +148,8 @@ def chosen(results, policies=None, settings=None):
                              f"{list(dict.fromkeys(setting_title(s) for s in every))}")
 
     def keep(label, point) -> bool:
-        ok = not policies or label in policies or column(label, point["params"]) in policies
-        return ok and (not settings or any(has(point["setting"], w) for w in settings))
+        ok = not policies or label in policies or column(label, point.params) in policies
+        return ok and (not settings or any(has(point.setting, w) for w in settings))
 
     return keep
 
@@ -159,8 +159,8 @@ def _panels(results, keep) -> list:
     out: list = []
     for label, points in results.grid.items():
         for p in points:
-            if keep(label, p) and p["setting"] not in out:
-                out.append(p["setting"])
+            if keep(label, p) and p.setting not in out:
+                out.append(p.setting)
     return out[:MAX_PANELS]
 
 
@@ -230,14 +230,14 @@ def metric_figure(plan, curves: dict, m: str, against: str = "round", band: str 
                 continue
             low = (bounds.get(label, {}).get(m) or (None, None))[0] if window is None else None
             for g, point in enumerate(points):
-                if point["setting"] != s or not keep(label, point):
+                if point.setting != s or not keep(label, point):
                     continue
                 x = curves["checkpoints"] if against == "round" else curves[f"{label}|{g}|spent"].mean(axis=0)
                 runs = curves[f"{label}|{g}|{m}"]
                 if window is not None:
                     runs = trailing_mean(runs, curves[f"{label}|{g}|rounds"], window)
                 seeds = max(seeds, runs.shape[0])
-                name = column(label, point["params"])
+                name = column(label, point.params)
                 clipped |= draw_band(ax, x, runs, name, band, low, getattr(plan, "base_seed", 0), looks[name])
                 if against == "round" and paid(curves, label, g):
                     ends.append(f"{label}|{g}")
@@ -280,7 +280,7 @@ def finals_figure(results, m: str, band: str = "ci", policies=None, settings=Non
     keep = chosen(results, policies, settings)
     panels = _panels(results, keep)
     looks = policy_styles(results.grid, column)
-    rows = [(label, g, column(label, p["params"])) for label, ps in results.grid.items() if m in results.names[label]
+    rows = [(label, g, column(label, p.params)) for label, ps in results.grid.items() if m in results.names[label]
             for g, p in enumerate(ps) if keep(label, p)]
     longest = max((len(name) for *_, name in rows), default=0)
     per_panel = max(len({n for *_, n in rows}), 1)
@@ -288,7 +288,7 @@ def finals_figure(results, m: str, band: str = "ci", policies=None, settings=Non
                            most=2)
     seeds = 0
     for ax, s in zip(axes.flat, panels, strict=False):
-        mine = [(label, g, name) for label, g, name in rows if results.grid[label][g]["setting"] == s]
+        mine = [(label, g, name) for label, g, name in rows if results.grid[label][g].setting == s]
         for y, (label, g, name) in enumerate(mine):
             values = results.finals[f"{label}|{g}|{m}"]
             seeds = max(seeds, len(values))
@@ -342,8 +342,8 @@ def _grid_lines(results, metric: str, option: str, keys: dict, keep) -> dict:
             continue
         for g, point in enumerate(results.grid[label]):
             if keep(label, point):
-                rest = {k: point["params"][k] for k in swept if k != option}
-                lines.setdefault((label, column(label, rest), setting_title(point["setting"])), []).append(g)
+                rest = {k: point.params[k] for k in swept if k != option}
+                lines.setdefault((label, column(label, rest), setting_title(point.setting)), []).append(g)
     return lines
 
 
@@ -364,8 +364,8 @@ def grid_figure(results, metric: str, policies=None, settings=None):
       A matplotlib Figure, or None.
     """
     keep = chosen(results, policies, settings)
-    swept = {label: [k for k in varying(p["params"] for p in points)
-                     if all(isinstance(p["params"].get(k), (int, float)) and not isinstance(p["params"].get(k), bool)
+    swept = {label: [k for k in varying(p.params for p in points)
+                     if all(isinstance(p.params.get(k), (int, float)) and not isinstance(p.params.get(k), bool)
                             for p in points)]
              for label, points in results.grid.items() if metric in results.names.get(label, ())}
     options = list(dict.fromkeys(k for ks in swept.values() for k in ks))
@@ -376,15 +376,15 @@ def grid_figure(results, metric: str, policies=None, settings=None):
     seeds = 0
     for ax, option in zip(axes.flat, options, strict=False):
         lines = _grid_lines(results, metric, option, swept, keep)
-        values = [results.grid[label][g]["params"][option] for (label, *_), gs in lines.items() for g in gs]
+        values = [results.grid[label][g].params[option] for (label, *_), gs in lines.items() for g in gs]
         to_x, xlabel, log = _axis(results, option, metric, values)
         span = float(np.ptp([to_x(v) for v in values])) if values else 0.0
         rests: dict = {}
         for j, ((label, rest, where), members) in enumerate(lines.items()):
-            members.sort(key=lambda g, label=label: results.grid[label][g]["params"][option])
-            x = dodge([to_x(results.grid[label][g]["params"][option]) for g in members], j, len(lines), log, span)
-            ci = [results.interval(label, metric, **results.grid[label][g]["params"],
-                                   **results.grid[label][g]["setting"]) for g in members]
+            members.sort(key=lambda g, label=label: results.grid[label][g].params[option])
+            x = dodge([to_x(results.grid[label][g].params[option]) for g in members], j, len(lines), log, span)
+            ci = [results.interval(label, metric, **results.grid[label][g].params,
+                                   **results.grid[label][g].setting) for g in members]
             mid, lo, hi = (np.array(c, float) for c in zip(*ci, strict=True))
             seeds = max(seeds, len(results.finals[f"{label}|{members[0]}|{metric}"]))
             name = " ".join(t for t in (rest, "" if where == "default" else f"[{where}]") if t)

@@ -92,7 +92,7 @@ def budget_tables(plan, band: str = "ci") -> str:
             spent = final("spent")
             values = [("rounds played", final("rounds")), ("budget spent", spent)]
             values += [(f"{m} per unit of budget", final(m) / np.maximum(spent, 1e-300)) for m in sums]
-            records += [record(label, point["params"], point["setting"], name, v) for name, v in values]
+            records += [record(label, point.params, point.setting, name, v) for name, v in values]
     return tables(records, "std" if band == "std" else "ci") if records else ""
 
 
@@ -103,12 +103,12 @@ def _column(r) -> str:
 def text(plan, summary: dict, figures: list, band: str = "ci", baseline: str | None = None) -> str:
     """The text of ``report.md``: the tables of ``summary``'s records, cells as ``band`` says, the paired
     differences to the best policy (or to ``baseline``), the grid winners, and ``figures``."""
-    exp = plan.spec["experiment"]
+    exp = plan.spec.experiment
     n = summary["records"][0]["n"] if summary["records"] else 0
     head = [
-        f"# {exp.get('name', 'experiment')}",
+        f"# {exp.name or 'experiment'}",
         "",
-        f"Environment `{plan.spec['env']['kind']}`, horizon {plan.horizon}, {n} seeds (base seed {plan.base_seed}), "
+        f"Environment `{plan.spec.env['kind']}`, horizon {plan.horizon}, {n} seeds (base seed {plan.base_seed}), "
         f"curves recorded every {plan.record_every} rounds. {band_words(band, n)}",
         "",
     ]
@@ -266,8 +266,8 @@ def recommended_sections(results) -> str:
     for label, points in results.grid.items():
         for g, point in enumerate(points):
             if f"{label}|{g}" in results.recommendations:
-                by_setting.setdefault(setting_title(point["setting"]), []).append(
-                    (column(label, point["params"]), results.recommendation_at(label, g), f"{label}|{g}"))
+                by_setting.setdefault(setting_title(point.setting), []).append(
+                    (column(label, point.params), results.recommendation_at(label, g), f"{label}|{g}"))
     if not by_setting:
         return ""
     lines = ["## Recommended sets", "", "The set each run recommends at its end (its family's `recommended`).", ""]

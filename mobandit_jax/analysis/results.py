@@ -35,6 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..engine import checkpoint_rounds
+from ..experiment_spec import ExperimentSpec, GridPoint
 from . import files, stats
 from .files import column
 from .truth import TRUTH_FILE
@@ -76,6 +77,25 @@ class _Folder:
             keys = ", ".join(f"{k!r} ({t.__name__})" for k, t in want.items())
             raise self.error(name, "not a JSON object" + (f" with {keys}" if keys else ""))
         return obj
+
+    def spec(self, marker: dict) -> ExperimentSpec | None:
+        """The typed spec of ``run.json`` (``marker``), or None where it holds none."""
+        tables = marker.get("spec")
+        if not isinstance(tables, dict) or not tables:
+            return None
+        try:
+            return ExperimentSpec.from_dict(tables)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise self.error(files.MARKER, f"its spec is not a spec's tables ({type(err).__name__}: {err})") from None
+
+    def grid(self) -> dict:
+        """``grid.json``: ``{label: [GridPoint, ...]}``."""
+        grid = self.json("grid.json", {})
+        try:
+            return {label: [GridPoint.from_dict(p) for p in points] for label, points in grid.items()}
+        except (KeyError, TypeError, AttributeError) as err:
+            raise self.error("grid.json", "not a JSON object of labels, each a list of grid points with a setting "
+                                          f"and params ({type(err).__name__}: {err})") from None
 
     def npz(self, name: str) -> dict:
         """The arrays of file ``name`` (empty where the folder has none)."""
@@ -153,13 +173,15 @@ PLAY_CURVES = ("rounds", "spent")  # the engine's per-checkpoint rounds played a
 class Results:
     """The merged results of one experiment: records, curves and final values per seed.
 
-    ``grid[label]`` lists each grid point's ``setting`` and ``params``; ``names[label]`` the
+    ``spec`` is the run's :class:`~mobandit_jax.experiment_spec.ExperimentSpec` (None for a run folder whose
+    ``run.json`` has none); ``grid[label]`` lists each grid point's
+    :class:`~mobandit_jax.experiment_spec.GridPoint` ``(setting, params)``; ``names[label]`` the
     metrics and ``reduce[label][metric]`` their reducers (``metrics.json``; for a folder of an earlier
     version, ``"sum"`` where the folder has the metric's figure, else None); ``arrays`` the contents of
     ``curves.npz``, ``finals`` of ``finals.npz`` and ``truths`` of ``truth.json`` (see :meth:`truth`).
     """
 
-    spec: dict
+    spec: ExperimentSpec | None
     grid: dict
     names: dict
     reduce: dict
@@ -180,7 +202,7 @@ class Results:
 
     def __repr__(self) -> str:
         """One short paragraph: policies, settings, seeds and metrics (not the arrays)."""
-        settings = {json.dumps(p["setting"], sort_keys=True, default=str) for ps in self.grid.values() for p in ps}
+        settings = {json.dumps(p.setting, sort_keys=True, default=str) for ps in self.grid.values() for p in ps}
         seeds = len(self.arrays.get("seed_index", ())) or max((r.get("n", 0) for r in self.records), default=0)
         metrics = list(dict.fromkeys(m for names in self.names.values() for m in names))
         where = f", from {self.folder}" if self.folder is not None else ""
@@ -217,7 +239,7 @@ class Results:
                     curves[key] = cum
                     vals = files.final_values(cum, rounds, plan.reduce[label][m])
                     finals[key] = vals
-                    records.append(files.record(label, point["params"], point["setting"], m, vals,
+                    records.append(files.record(label, point.params, point.setting, m, vals,
                                                 plan.bounds.get(label, {}).get(m)))
                 for extra in ("rounds", "spent"):
                     curves[f"{label}|{g}|{extra}"] = merged[f"{label}|{g}|{extra}"]
@@ -258,16 +280,15 @@ class Results:
                      and set(ms) <= set(meta["reduce"][label]) for label, ms in meta["names"].items()):
             raise run.error(METRICS_FILE, "a metric of 'names' has no entry in 'reduce'")
         marker = run.json(files.MARKER, {})
-        spec = marker.get("spec", {})
-        exp = spec.get("experiment", {})
+        spec = run.spec(marker)
         arrays, finals = run.npz("curves.npz"), run.npz("finals.npz")
         ckpts = arrays.get("checkpoints")
         horizon = int(ckpts[-1]) if ckpts is not None and len(ckpts) else marker.get("horizon", 0)
         every = marker.get("record_every", int(ckpts[0]) if ckpts is not None and len(ckpts) else 0)
         truths = run.json(TRUTH_FILE, {"settings": []})["settings"]
         timing = run.json("timing.json", {})
-        return cls(spec, run.json("grid.json", {}), {k: tuple(v) for k, v in meta["names"].items()}, meta["reduce"],
-                   horizon, every, exp.get("seed", 0), arrays, finals, records,
+        return cls(spec, run.grid(), {k: tuple(v) for k, v in meta["names"].items()}, meta["reduce"],
+                   horizon, every, 0 if spec is None else spec.experiment.seed, arrays, finals, records,
                    timing.get("wall_seconds_this_invocation", 0.0), marker, truths, run.path,
                    bounds=meta.get("bounds", {}), goal=meta.get("goal", {}),
                    recommendations=run.npz(RECOMMENDED_FILE), families=dict(meta.get("families") or {}))
@@ -308,7 +329,7 @@ class Results:
 
     def setting_keys(self) -> list:
         """The keys of the grid settings, merged over every policy and setting, in order of first appearance."""
-        return list(dict.fromkeys(k for points in self.grid.values() for p in points for k in p["setting"]))
+        return list(dict.fromkeys(k for points in self.grid.values() for p in points for k in p.setting))
 
     def index(self, label: str, **setting):
         """The grid index of policy ``label`` whose setting and options match ``setting``.
@@ -322,7 +343,7 @@ class Results:
           The first matching grid index of ``label``, or None.
         """
         for g, point in enumerate(self.grid.get(label, [])):
-            both = {**point["params"], **point["setting"]}
+            both = {**point.params, **point.setting}
             if all(k in both and str(both[k]) == str(v) for k, v in setting.items()):
                 return g
         return None
@@ -419,8 +440,8 @@ class Results:
             if metric not in self.names.get(label, ()):
                 continue
             for g, point in enumerate(points):
-                where = json.dumps(point["setting"], sort_keys=True, default=str)
-                out.setdefault(where, {})[column(label, point["params"])] = (label, g)
+                where = json.dumps(point.setting, sort_keys=True, default=str)
+                out.setdefault(where, {})[column(label, point.params)] = (label, g)
         return out
 
     def compare(self, metric: str, baseline: str | None = None) -> list:
@@ -490,12 +511,12 @@ class Results:
             raise ValueError(f"metric {metric!r} has no goal (neither lower nor higher is better): no grid winner")
         rows = []
         for label, points in self.grid.items():
-            swept = varying(p["params"] for p in points)
+            swept = varying(p.params for p in points)
             if metric not in self.names.get(label, ()) or not swept:
                 continue
             groups: dict = {}
             for g, point in enumerate(points):
-                groups.setdefault(json.dumps(point["setting"], sort_keys=True, default=str), []).append(g)
+                groups.setdefault(json.dumps(point.setting, sort_keys=True, default=str), []).append(g)
             for where, members in groups.items():
                 if len(members) < 2:
                     continue
@@ -505,15 +526,15 @@ class Results:
                 ci = stats.interval_fields(values[best], self.bounds.get(label, {}).get(metric))
                 diff = stats.paired_differences(values[runner], values[best], goal=goal)
                 for option in swept:
-                    grid = [points[g]["params"].get(option) for g in members]
+                    grid = [points[g].params.get(option) for g in members]
                     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in grid)
                     shown = sorted(set(grid)) if numeric else list(dict.fromkeys(map(str, grid)))
-                    value = points[best]["params"].get(option)
+                    value = points[best].params.get(option)
                     rows.append({"policy": label, "setting": json.loads(where), "metric": metric, "option": option,
-                                 "grid": shown, "best": value, "best_params": points[best]["params"],
+                                 "grid": shown, "best": value, "best_params": points[best].params,
                                  "mean": float(np.mean(values[best])), "ci_low": ci["ci_low"],
                                  "ci_high": ci["ci_high"], "n": int(values[best].shape[0]),
-                                 "runner_up": points[runner]["params"], "runner_up_diff": diff["diff"],
+                                 "runner_up": points[runner].params, "runner_up_diff": diff["diff"],
                                  "runner_up_ci_low": diff["ci_low"], "runner_up_ci_high": diff["ci_high"],
                                  "edge": (value in (shown[0], shown[-1])) if numeric else None})
         return rows
@@ -543,7 +564,7 @@ class Results:
                            "record each seed's recommended set)")
         masks = np.asarray(self.recommendations[key], bool)
         point = self.grid[policy][g]
-        entry = self.truth(point["setting"]) if self.truths else {}
+        entry = self.truth(point.setting) if self.truths else {}
         arms = tuple(entry.get("arms") or (f"arm {i}" for i in range(masks.shape[1])))
         truths = entry.get("families", {})
         family = self.families.get(policy) or (next(iter(truths)) if len(truths) == 1 else None)
@@ -551,7 +572,7 @@ class Results:
         found = None if redrawn else truths.get(family, {}).get("true_set")
         row, count = most_frequent(masks)
         seeds = np.asarray(self.arrays.get("seed_index", np.arange(len(masks))))
-        return Recommendation(policy, dict(point["setting"]), arms, masks, seeds,
+        return Recommendation(policy, dict(point.setting), arms, masks, seeds,
                               tuple(a for a, r in zip(arms, row, strict=True) if r), count, count / len(masks),
                               masks.mean(axis=0), None if found is None else np.asarray(found, bool), redrawn)
 
@@ -606,12 +627,12 @@ class Results:
         cols, settings, cells = [], [], {}
         for label, points in self.grid.items():
             for g, point in enumerate(points):
-                col = column(label, point["params"])
+                col = column(label, point.params)
                 cols += [col] if col not in cols else []
-                settings += [point["setting"]] if point["setting"] not in settings else []
+                settings += [point.setting] if point.setting not in settings else []
                 key = f"{label}|{g}|{metric}"
                 if key in self.arrays:
-                    cells[(cols.index(col), settings.index(point["setting"]))] = self.arrays[key]
+                    cells[(cols.index(col), settings.index(point.setting))] = self.arrays[key]
         self._need_arrays()
         shape = next(iter(cells.values())).shape
         values = np.full((len(cols), len(settings)) + shape, np.nan)
@@ -715,7 +736,7 @@ class Results:
         files.write_npz(out / "finals.npz", self.finals)
         if self.recommendations:
             files.write_npz(out / RECOMMENDED_FILE, self.recommendations)
-        files.write_json(out / "grid.json", self.grid)
+        files.write_json(out / "grid.json", {label: [p.to_dict() for p in ps] for label, ps in self.grid.items()})
         summary = {"records": self.records}
         files.write_json(out / "summary.json", summary)
         files.write_json(out / "timing.json", {"wall_seconds_this_invocation": round(self.wall, 3),

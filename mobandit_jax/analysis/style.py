@@ -43,7 +43,7 @@ def policy_styles(grid: dict, name) -> dict:
     """The style of every policy column of a run: a colour per label, a line and marker per grid point.
 
     Args:
-      grid: ``{label: [{"setting", "params"}, ...]}`` (``grid.json``).
+      grid: ``{label: [GridPoint, ...]}`` (:attr:`~mobandit_jax.analysis.results.Results.grid`).
       name: ``name(label, params)``, the column's name (:func:`~mobandit_jax.analysis.files.column`).
 
     Returns:
@@ -51,7 +51,7 @@ def policy_styles(grid: dict, name) -> dict:
     """
     out: dict = {}
     for i, (label, points) in enumerate(grid.items()):
-        columns = list(dict.fromkeys(name(label, p["params"]) for p in points))
+        columns = list(dict.fromkeys(name(label, p.params) for p in points))
         out.update({c: style(i, j) for j, c in enumerate(columns)})
     return out
 

@@ -325,7 +325,7 @@ def _registry_run(env_section: dict, policy_key: str):
 
     inst = make_env(env_section, {})
     family = POLICIES[POLICIES.resolve(policy_key)].family
-    ctx = make_context({"env": env_section}, inst, inst.horizon or 1000, family)
+    ctx = make_context(None, inst, inst.horizon or 1000, family)
     policy, pparams, _ = make_policy(policy_key, ctx)
     mset, mparams = make_metrics(family, ctx)
     return inst, ctx, policy, mset, RunParams(inst.params, pparams, mparams, jnp.inf)

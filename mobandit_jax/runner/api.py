@@ -1,6 +1,7 @@
 """The Python API: ``mb.run(spec) -> Results``, an experiment run from Python with its results in memory.
 
-``run`` takes a TOML spec path or a dict with the same tables, builds and executes it as
+``run`` takes a TOML spec path, a dict with the same tables or a validated
+:class:`~mobandit_jax.experiment_spec.ExperimentSpec`, builds and executes it as
 ``mobandit run`` does (:mod:`mobandit_jax.runner.plans`, :mod:`mobandit_jax.runner.execution`), and returns a
 :class:`mobandit_jax.analysis.results.Results`; with ``out=None`` nothing is written to disk (the seed
 chunks are kept in memory). Every bad argument raises :class:`mobandit_jax.errors.ConfigError` (a
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, plain
+from ..experiment_spec import ExperimentSpec
 from . import spec as cfg
 from .run_folder import RunFolderError, chunks_kept, run_marker
 
@@ -75,15 +77,18 @@ def _check_toml(value, where: str):
             _check_toml(item, f"{where}.{key}")
 
 
-def _load(spec) -> dict:
-    """A TOML spec path or a dict of tables, validated (the dict is copied)."""
+def _load(spec) -> ExperimentSpec:
+    """A TOML spec path or a dict of tables, validated (the dict is copied), or a validated spec."""
+    if isinstance(spec, ExperimentSpec):
+        return spec
     if isinstance(spec, (str, os.PathLike)):
         return cfg.load(spec)
     if not isinstance(spec, dict):
-        raise ConfigError(f"spec must be a TOML path (a str or a Path) or a dict of tables; got {type(spec).__name__}")
-    spec = plain(spec)  # numpy numbers and arrays as the Python numbers and lists TOML would give
-    _check_toml(spec, "spec")
-    return cfg.validate(copy.deepcopy(spec))
+        raise ConfigError(f"spec must be a TOML path (a str or a Path), a dict of tables or an ExperimentSpec; got "
+                          f"{type(spec).__name__}")
+    tables = plain(spec)  # numpy numbers and arrays as the Python numbers and lists TOML would give
+    _check_toml(tables, "spec")
+    return cfg.validate(copy.deepcopy(tables))
 
 
 def _overrides(overrides, seeds):
@@ -110,7 +115,8 @@ def _overrides(overrides, seeds):
 
 
 def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: bool = False) -> Results:
-    """Run an experiment spec (a TOML path, or a dict with the same tables) and return its :class:`Results`.
+    """Run an experiment spec (a TOML path, a dict with the same tables, or a validated
+    :class:`~mobandit_jax.experiment_spec.ExperimentSpec`) and return its :class:`Results`.
 
     ``seeds`` (1 to :data:`MAX_SEEDS`) overrides ``experiment.seeds``; ``overrides`` is a list of
     ``key=value`` strings (as ``--set``) or a dict of dotted keys to values. With ``out=None`` nothing is
@@ -118,7 +124,7 @@ def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: b
     from and writes to it exactly as ``mobandit run --out``.
 
     Args:
-      spec: a TOML path, or a dict with the same tables.
+      spec: a TOML path, a dict with the same tables, or an :class:`~mobandit_jax.experiment_spec.ExperimentSpec`.
       out: ``None`` (nothing written) or a run folder.
       seeds: overrides ``experiment.seeds``.
       overrides: ``["key=value", ...]`` or ``{"dotted.key": value}``.
@@ -129,7 +135,7 @@ def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: b
 
     Raises:
       ConfigError: a ``ValueError`` with a one-line message naming the argument, key or value and what is
-        allowed, for every bad argument: a spec that is not a path or a dict, a missing file, a folder, bad
+        allowed, for every bad argument: a spec that is not a path, a dict or a spec, a missing file, a folder, bad
         tables or values, a bad seed count, overrides or out folder.
       KeyboardInterrupt: on Ctrl-C, with one line saying what was kept.
     """

@@ -124,7 +124,7 @@ def _cmd_run(args):
         with contextlib.ExitStack() as stack:
             if workers > 1 and not max_bytes:  # started first: they start JAX and compile while the plan is built
                 workers = stack.enter_context(local_workers.start_run_workers(
-                    spec, args.x64, workers, cfg.chunk_size(spec), not args.quiet and sys.stderr.isatty()))
+                    spec, args.x64, workers, spec.experiment.chunk_size, not args.quiet and sys.stderr.isatty()))
             start_jax(args)  # this process imports JAX from here on, beside its workers
 
             from . import execution, plans
@@ -220,7 +220,7 @@ def _cmd_report(args):
         from ..analysis.results import Results
 
         res = Results.load(out)
-        if args.baseline is not None and not any(args.baseline == label or args.baseline == column(label, p["params"])
+        if args.baseline is not None and not any(args.baseline == label or args.baseline == column(label, p.params)
                                                  for label, ps in res.grid.items() for p in ps):
             raise ValueError(f"--baseline {args.baseline!r} is no policy of this run; its policies: {list(res.grid)}")
         print(text.text(res, {"records": res.records}, [], args.band or "ci", args.baseline))
@@ -275,7 +275,7 @@ def _setup_run(args):
     auto = args.workers == "auto"
     processes = local_workers.worth_it(args.spec) if auto else args.workers == "on"
     args.workers = devices.configure_run(args.devices, bool(args.distributed or args.coordinator), processes,
-                                         cfg.chunk_size(args.spec) if auto else None)
+                                         args.spec.experiment.chunk_size if auto else None)
     cache.configure(not args.no_cache)
 
 

@@ -15,20 +15,22 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
 from .. import engine, metrics, plugins, policies, problems  # noqa: F401  (importing fills the registries)
 from ..analysis.truth import TruthTable
+from ..errors import ConfigError
+from ..experiment_spec import ExperimentSpec, GridPoint, GridSetting
 from ..kernels import validate_cone
 from ..problems.budget import with_budget
 from ..problems.cone import apply_cone
 from ..registry import POLICIES, RegistryError, family_of, make_env, make_metrics, make_policy
+from ..spec_tables import PolicyEntry
 from ..types import Context
-from . import run_folder as files
 from . import runtime
-from . import spec as cfg
 from .programs import signature
 
 DEFAULT_CHECKPOINTS = 100
@@ -50,7 +52,7 @@ class Group:
 class Plan:
     """A built experiment: groups, shared sizes and the metadata written next to the results."""
 
-    spec: dict
+    spec: ExperimentSpec
     groups: list
     horizon: int
     record_every: int
@@ -59,7 +61,7 @@ class Plan:
     chunk: int
     names: dict  # label -> metric names
     reduce: dict  # label -> {metric: reducer}
-    grid: dict  # label -> [{"setting", "params"}]
+    grid: dict  # label -> [GridPoint]
     plugins: str | None = None  # hash of the plugins' source (None: the spec names none)
     data: str | None = None  # hash of the data files the spec names (None: it names none)
     truth: Sequence = field(default_factory=list)  # truth.json's entry per grid setting, in grid order
@@ -67,14 +69,14 @@ class Plan:
     goal: dict = field(default_factory=dict)  # label -> {metric: "min" | "max" | ""} (Metric.goal)
 
 
-def resolve_policy(entry: dict, spec: dict | None = None) -> str:
+def resolve_policy(entry: PolicyEntry, entries: Sequence = ()) -> str:
     """The registry name of a ``[[policies]]`` entry: its ``name``, and its ``family`` if given; a bare name that
-    several families share (``pareto_ucb``) is decided by the families of ``spec``'s other entries, where exactly
+    several families share (``pareto_ucb``) is decided by the families of the spec's other entries, where exactly
     one of the name's families is among them (:meth:`~mobandit_jax.registry.Registry.resolve`).
 
     Args:
       entry: a ``[[policies]]`` entry.
-      spec: the spec holding it (None: the entry alone decides).
+      entries: the spec's ``[[policies]]`` entries, ``entry`` among them (none: the entry alone decides).
 
     Returns:
       The registered name.
@@ -83,40 +85,56 @@ def resolve_policy(entry: dict, spec: dict | None = None) -> str:
       ConfigError: one line, for an unknown or undecided name.
     """
     among = set()
-    for other in (spec or {}).get("policies", ()):
+    for other in entries:
         try:
             if other is not entry:
-                among.add(POLICIES[POLICIES.resolve(other["name"], other.get("family"))].family)
+                among.add(POLICIES[POLICIES.resolve(other.name, other.family)].family)
         except RegistryError:  # an undecided or unknown name is reported at its own entry
             pass
     try:
-        return POLICIES.resolve(entry["name"], entry.get("family"), among)
+        return POLICIES.resolve(entry.name, entry.family, among)
     except RegistryError as err:
-        raise cfg.ConfigError(str(err)) from None
+        raise ConfigError(str(err)) from None
 
 
-def cone_of(resolved: dict, inst):
-    """The ``[preference] W`` of a resolved grid point, validated against the arms of ``inst`` (None: no cone)."""
-    W = resolved.get("preference", {}).get("W")
-    if W is None:
+def cone_of(cone, inst):
+    """The cone ``W`` of a grid setting (``[preference] W``), validated against the arms of ``inst``.
+
+    Args:
+      cone: the setting's ``W`` (None: the spec gives no cone).
+      inst: its :class:`~mobandit_jax.types.EnvInstance`.
+
+    Returns:
+      ``W`` as an ``(M, d)`` float array, or None.
+    """
+    if cone is None:
         return None
-    W = validate_cone(W)
+    W = validate_cone(cone)
     if W.shape[1] != inst.env.dim:
-        raise cfg.ConfigError(f"preference matrix W has {W.shape[1]} columns but the arms have "
-                              f"d = {inst.env.dim} objectives")
+        raise ConfigError(f"preference matrix W has {W.shape[1]} columns but the arms have "
+                          f"d = {inst.env.dim} objectives")
     return W
 
 
-def family_view(resolved: dict, inst, horizon: int, family: str) -> tuple:
+def family_view(cone, inst, horizon: int, family: str) -> tuple:
     """``(instance, Context)`` that ``family``'s policies and metrics see: ``inst`` and the cone for a family that
     reads it (its registered ``reads_cone``; the Pareto order ``W = I`` where the spec has no ``[preference]``,
     :meth:`~mobandit_jax.registry.FamilyEntry.cone`), else the projection of ``inst`` under the cone
-    (:func:`mobandit_jax.problems.cone.apply_cone`) and no cone."""
-    W = cone_of(resolved, inst)
+    (:func:`mobandit_jax.problems.cone.apply_cone`) and no cone.
+
+    Args:
+      cone: the grid setting's cone ``W`` (:func:`cone_of`; None: none).
+      inst: its :class:`~mobandit_jax.types.EnvInstance`.
+      horizon: the run's rounds.
+      family: the family's name.
+
+    Returns:
+      ``(instance, Context)``.
+    """
     entry = family_of(family)
     if entry.reads_cone:
-        return inst, Context.of(inst, horizon, entry.cone(W, inst.env.dim))
-    seen = inst if W is None else apply_cone(inst, W)
+        return inst, Context.of(inst, horizon, entry.cone(cone, inst.env.dim))
+    seen = inst if cone is None else apply_cone(inst, cone)
     return seen, Context.of(seen, horizon)
 
 
@@ -124,7 +142,15 @@ def recommend_of(family: str, ctx: Context):
     """``recommend(final, params) -> (K,) bool`` of the engine (:func:`mobandit_jax.engine.make_run`): ``family``'s
     registered ``recommended`` under the context ``ctx`` of a group's first grid point, with each point's own cone
     (``RunParams.cone``, :func:`padded_cone`: traced, so that points that differ only in ``W`` share one compiled
-    run)."""
+    run).
+
+    Args:
+      family: the family's name.
+      ctx: the :class:`Context` of the group's first grid point.
+
+    Returns:
+      ``recommend``.
+    """
     entry = family_of(family)
 
     def recommend(final, params):
@@ -135,84 +161,147 @@ def recommend_of(family: str, ctx: Context):
 
 def padded_cone(cone, rows: int):
     """``RunParams.cone``: the cone ``W`` as an array of ``rows`` rows, its last row repeated (the same cone), so that
-    grid points whose cones differ in their number of rows share one compiled run (None: no cone)."""
+    grid points whose cones differ in their number of rows share one compiled run.
+
+    Args:
+      cone: ``(M, d)`` with ``M <= rows`` (None: no cone).
+      rows: the rows of every cone of the plan.
+
+    Returns:
+      ``(rows, d)`` in the engine's float dtype, or None.
+    """
     if cone is None:
         return None
     cone = np.asarray(cone)
     return jnp.asarray(np.concatenate([cone, np.repeat(cone[-1:], rows - len(cone), axis=0)]), engine.float_dtype())
 
 
-def make_context(resolved: dict, inst, horizon: int, family: str = "preference") -> Context:
-    """The :class:`Context` of ``family``'s builders, from a resolved spec and its environment."""
-    return family_view(resolved, inst, horizon, family)[1]
+def make_context(cone, inst, horizon: int, family: str = "preference") -> Context:
+    """The :class:`Context` of ``family``'s builders (:func:`family_view`).
+
+    Args:
+      cone: the cone ``W`` (None: none).
+      inst: the :class:`~mobandit_jax.types.EnvInstance`.
+      horizon: the run's rounds.
+      family: the family's name.
+
+    Returns:
+      The :class:`Context`.
+    """
+    return family_view(cone_of(cone, inst), inst, horizon, family)[1]
 
 
-def build(spec: dict) -> Plan:
-    """Expand and build every run of a validated spec (after :func:`mobandit_jax.runner.runtime.configure`)."""
+class Built(NamedTuple):
+    """One grid setting built: the setting, its environment instance and the rounds it runs."""
+
+    point: GridSetting
+    inst: object
+    horizon: int
+
+
+def build_setting(point: GridSetting, experiment) -> Built:
+    """A grid setting's environment through the registry (:func:`~mobandit_jax.registry.make_env`), with its budget.
+
+    Args:
+      point: the :class:`~mobandit_jax.experiment_spec.GridSetting`.
+      experiment: the spec's :class:`~mobandit_jax.experiment_spec.Experiment`.
+
+    Returns:
+      The :class:`Built` setting: its instance and its rounds (the experiment's horizon, or the budget's ``T_B``
+      where that is longer).
+    """
+    inst = with_budget(make_env(point.env, point.tables), point.budget)
+    if experiment.paper_schedule:  # fixed-budget methods keep their papers' schedules below their first phase
+        inst = inst._replace(info={**inst.info, "paper_schedule": True})
+    return Built(point, inst, max(experiment.horizon, int(inst.horizon)))
+
+
+def build(spec: ExperimentSpec) -> Plan:
+    """Expand and build every run of a validated spec (after :func:`mobandit_jax.runner.runtime.configure`).
+
+    Args:
+      spec: the :class:`~mobandit_jax.experiment_spec.ExperimentSpec`.
+
+    Returns:
+      The :class:`Plan`.
+    """
     runtime.configure()
-    plugins.load(spec["experiment"].get("plugins"))
-    exp = spec["experiment"]
-    points = cfg.grid_points(spec)
-    built = []
-    for setting, resolved in points:
-        inst = with_budget(make_env(resolved["env"], resolved), resolved.get("budget"))
-        if exp.get("paper_schedule"):  # fixed-budget methods keep their papers' schedules below their first phase
-            inst = inst._replace(info={**inst.info, "paper_schedule": True})
-        horizon = max(exp["horizon"], int(inst.horizon))
-        built.append((setting, resolved, inst, horizon))
-    print_notes(inst for _, _, inst, _ in built)
-    horizon = max(h for *_, h in built)
-    record_every = exp["record_every"] or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))
+    exp = spec.experiment
+    plugin_digest = plugins.load(exp.plugins)
+    built = [build_setting(point, exp) for point in spec.settings()]
+    print_notes(b.inst for b in built)
+    horizon = max(b.horizon for b in built)
+    record_every = exp.record_every or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))
+    grid = _Grid(built, horizon, record_every)
+    for entry in spec.policies:
+        grid.add(entry, spec.policies)
+    truth = TruthTable([(b.point.setting, b.inst, grid.truth_parts(i)) for i, b in enumerate(built)],
+                       exp.seeds, exp.seed)
+    return Plan(spec, list(grid.groups.values()), horizon, record_every, exp.seeds, exp.seed, exp.chunk_size,
+                grid.names, grid.reduce, grid.points, plugin_digest, spec.data_digest(), truth, bounds=grid.bounds,
+                goal=grid.goal)
 
-    # (grid point, reads the cone) -> (instance, Context): the families that do not read the cone share its projection
-    seen: dict = {}
-    family_metrics: dict = {}  # (grid point, family) -> (MetricSet, mparams), built once for all its policies
 
-    def view(i: int, family: str):
+class _Grid:
+    """The plan's groups and per-label tables, filled one ``[[policies]]`` entry at a time (:meth:`add`)."""
+
+    def __init__(self, built: list, horizon: int, record_every: int):
+        self.built, self.horizon, self.record_every = built, horizon, record_every
+        self.cones = [cone_of(b.point.cone, b.inst) for b in built]
+        self.rows = max(b.inst.env.dim if W is None else W.shape[0] for b, W in zip(built, self.cones, strict=True))
+        self.seen: dict = {}  # (setting, reads the cone) -> (instance, Context): shared by the families that do not
+        self.metrics: dict = {}  # (setting, family) -> (MetricSet, mparams), built once for all its policies
+        self.groups: dict = {}
+        self.names, self.reduce, self.points, self.bounds, self.goal = {}, {}, {}, {}, {}
+
+    def view(self, i: int, family: str) -> tuple:
+        """``(instance, Context)`` of setting ``i`` as ``family`` sees it (:func:`family_view`)."""
         reads = family_of(family).reads_cone
-        if (i, reads) not in seen:
-            seen[i, reads] = family_view(built[i][1], built[i][2], horizon, family)
-        return seen[i, reads]
+        if (i, reads) not in self.seen:
+            self.seen[i, reads] = family_view(self.cones[i], self.built[i].inst, self.horizon, family)
+        return self.seen[i, reads]
 
-    groups: dict = {}
-    names, reduce, grid, bounds, goal = {}, {}, {}, {}, {}
-    rows = max(inst.env.dim if (W := cone_of(resolved, inst)) is None else W.shape[0] for _, resolved, inst, _ in built)
-    for entry in spec["policies"]:
-        label = entry.get("label", entry["name"])
-        if label in grid:
-            raise cfg.ConfigError(f"two [[policies]] entries share the label {label!r}; give each a distinct 'label'")
-        key = resolve_policy(entry, spec)
-        family = POLICIES[key].family
-        grid[label] = []
-        for i, (setting, _, _, _) in enumerate(built):
-            inst, ctx = view(i, family)
+    def add(self, entry: PolicyEntry, entries: tuple):
+        """Every run of ``entry`` (one of the spec's ``entries``) at every setting, in the group of its compiled
+        program."""
+        key = resolve_policy(entry, entries)
+        label, family = entry.label, POLICIES[key].family
+        if label in self.points:
+            raise ConfigError(f"two [[policies]] entries share the label {label!r}; give each a distinct 'label'")
+        self.points[label] = []
+        for i, b in enumerate(self.built):
+            inst, ctx = self.view(i, family)
             # the policies first: one that cannot run here says why before its family's metrics are built
-            made = [(options, make_policy(key, ctx, **options)) for options in cfg.policy_points(entry, setting)]
-            if (i, family) not in family_metrics:
-                family_metrics[i, family] = make_metrics(family, ctx)
-            mset, mparams = family_metrics[i, family]
-            names.setdefault(label, tuple(mset.names))
-            reduce.setdefault(label, dict(zip(mset.names, mset.reduce, strict=False)))
-            bounds.setdefault(label, {m.name: list(m.bounds) for m in mset.metrics})
-            goal.setdefault(label, {m.name: m.goal for m in mset.metrics})
+            made = [(options, make_policy(key, ctx, **options)) for options in entry.points(b.point.setting)]
+            if (i, family) not in self.metrics:
+                self.metrics[i, family] = make_metrics(family, ctx)
+            mset, mparams = self.metrics[i, family]
+            self.names.setdefault(label, tuple(mset.names))
+            self.reduce.setdefault(label, dict(zip(mset.names, mset.reduce, strict=False)))
+            self.bounds.setdefault(label, {m.name: list(m.bounds) for m in mset.metrics})
+            self.goal.setdefault(label, {m.name: m.goal for m in mset.metrics})
             for options, (policy, pparams, static_key) in made:
                 budget = ctx.budget if ctx.budget is not None else np.inf
                 budgeted = bool(np.isfinite(budget))
                 params = engine.RunParams(inst.params, pparams, mparams, jnp.asarray(budget, engine.float_dtype()),
-                                          padded_cone(ctx.W, rows))
+                                          padded_cone(ctx.W, self.rows))
                 gkey = (label, static_key, inst.static_key, signature(params), budgeted)
-                if gkey not in groups:
-                    run = engine.make_run(inst.env, policy, mset, horizon, record_every, budgeted,
+                if gkey not in self.groups:
+                    run = engine.make_run(inst.env, policy, mset, self.horizon, self.record_every, budgeted,
                                           recommend_of(family, ctx))
-                    groups[gkey] = Group(label, entry["name"], family, run)
-                g = len(grid[label])
-                grid[label].append({"setting": setting, "params": {"name": entry["name"], **options}})
-                groups[gkey].params.append(params)
-                groups[gkey].members.append(g)
-    truth = TruthTable([(setting, inst, _truth_parts(i, family_metrics, seen))
-                        for i, (setting, _, inst, _) in enumerate(built)], exp["seeds"], exp["seed"])
-    return Plan(spec, list(groups.values()), horizon, record_every, exp["seeds"], exp["seed"], cfg.chunk_size(spec),
-                names, reduce, grid, plugins.digest(spec), files.data_digest(spec), truth, bounds=bounds, goal=goal)
+                    self.groups[gkey] = Group(label, entry.name, family, run)
+                self.groups[gkey].params.append(params)
+                self.groups[gkey].members.append(len(self.points[label]))
+                self.points[label].append(GridPoint(b.point.setting, {"name": entry.name, **options}))
+
+    def truth_parts(self, i: int) -> list:
+        """``[(instance, {family: (MetricSet, mparams)})]`` of setting ``i``: its families by the instance they see."""
+        parts: dict = {}
+        for (j, family), built in self.metrics.items():
+            if j == i:
+                reads = family_of(family).reads_cone
+                parts.setdefault(reads, (self.seen[i, reads][0], {}))[1][family] = built
+        return list(parts.values())
 
 
 def print_notes(instances):
@@ -226,44 +315,40 @@ def print_notes(instances):
         print(note, file=sys.stderr)
 
 
-def _truth_parts(i: int, family_metrics: dict, seen: dict) -> list:
-    """``[(instance, {family: (MetricSet, mparams)})]`` of grid point ``i``: its families by the instance they see."""
-    parts: dict = {}
-    for (j, family), built in family_metrics.items():
-        if j == i:
-            reads = family_of(family).reads_cone
-            parts.setdefault(reads, (seen[i, reads][0], {}))[1][family] = built
-    return list(parts.values())
-
-
-def checked_build(spec: dict) -> Plan:
+def checked_build(spec: ExperimentSpec) -> Plan:
     """:func:`build`, with a bad value met while building reported as a one-line :class:`ConfigError`.
 
     Environment, policy and metric builders raise ``ValueError`` / ``KeyError`` / ``TypeError`` on
     values the spec parser cannot check by itself; the message gains the spec key holding the value.
+
+    Args:
+      spec: the :class:`~mobandit_jax.experiment_spec.ExperimentSpec`.
+
+    Returns:
+      The :class:`Plan`.
     """
-    plugins.load(spec["experiment"].get("plugins"))
-    for entry in spec["policies"]:
-        _check_option_types(entry, spec)
+    plugins.load(spec.experiment.plugins)
+    for entry in spec.policies:
+        _check_option_types(entry, resolve_policy(entry, spec.policies))
     try:
         return build(spec)
-    except (cfg.ConfigError, RegistryError) as err:
-        raise cfg.ConfigError(str(err)) from None
+    except (ConfigError, RegistryError) as err:
+        raise ConfigError(str(err)) from None
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as err:
         msg = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
-        keys = [k for k, v in _spec_values(spec)
+        values = list(_spec_values(spec.to_dict()))
+        keys = [k for k, v in values
                 if isinstance(v, str) and repr(v) in msg and k.split(".")[-1].split()[-1] not in msg]
         named = (isinstance(err, KeyError) and " " in msg  # the registries' own messages name the key
-                 or any(re.search(rf"(?<![\w.]){re.escape(k)}(?![\w.])", msg) for k, _ in _spec_values(spec)))
-        where = "" if named else f"{keys[0]}: " if keys else f"building env kind {spec['env']['kind']!r}: "
-        raise cfg.ConfigError(where + " ".join(msg.split())) from err
+                 or any(re.search(rf"(?<![\w.]){re.escape(k)}(?![\w.])", msg) for k, _ in values))
+        where = "" if named else f"{keys[0]}: " if keys else f"building env kind {spec.env['kind']!r}: "
+        raise ConfigError(where + " ".join(msg.split())) from err
 
 
-def _check_option_types(entry: dict, spec: dict):
-    """Each option (and swept value) of a [[policies]] entry has the type of the registry default."""
-    default = POLICIES[resolve_policy(entry, spec)].defaults
-    values = [(k, v) for k, v in entry.items() if k not in cfg.POLICY_META_KEYS]
-    values += [(k, v) for k, vs in entry.get("sweep", {}).items() for v in vs]
+def _check_option_types(entry: PolicyEntry, key: str):
+    """Each option (and swept value) of a [[policies]] entry has the type of the registry default of ``key``."""
+    default = POLICIES[key].defaults
+    values = list(entry.options.items()) + [(k, v) for k, vs in entry.sweep.items() for v in vs]
     for k, v in values:
         want = default.get(k)
         if isinstance(v, dict):  # a table of per-setting values, resolved by the policy's builder
@@ -272,19 +357,20 @@ def _check_option_types(entry: dict, spec: dict):
         if (isinstance(want, bool) and not isinstance(v, bool)) or (
                 isinstance(want, (int, float)) and not isinstance(want, bool) and not number) or (
                 isinstance(want, str) and not isinstance(v, str)):
-            raise cfg.ConfigError(f"policy {entry.get('label', entry['name'])!r}: option {k} = {v!r} must be "
-                                  f"{type(want).__name__} like its default {want!r}")
+            raise ConfigError(f"policy {entry.label!r}: option {k} = {v!r} must be "
+                              f"{type(want).__name__} like its default {want!r}")
 
 
-def _spec_values(spec: dict):
-    """``(dotted key, value)`` of every env and preference value, sweep value and scenario override."""
+def _spec_values(tables: dict):
+    """``(dotted key, value)`` of every env and preference value, sweep value and scenario override of a spec's
+    tables."""
     for table in ("env", "preference", "experiment"):
-        for k, v in spec.get(table, {}).items():
+        for k, v in tables.get(table, {}).items():
             if k != "kind":  # a kind is named by the registry's own message
                 yield f"{table}.{k}", v
-    for k, values in spec.get("sweep", {}).items():
+    for k, values in tables.get("sweep", {}).items():
         for v in values:
             yield f"sweep.{k}", v
-    for sc in spec.get("scenarios", []):
+    for sc in tables.get("scenarios", []):
         for k, v in sc.items():
             yield f"[[scenarios]] {sc['name']!r} {k}", v

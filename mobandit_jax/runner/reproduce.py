@@ -53,6 +53,7 @@ from typing import NamedTuple
 
 from ..analysis.stats import DERIVED
 from ..errors import one_line_warning
+from ..experiment_spec import ExperimentSpec
 from . import api, devices, run_folder, runtime, workers
 from . import spec as cfg
 
@@ -177,9 +178,9 @@ def _selected(specs: dict, only, config_dir) -> dict:
     return {s: p for s, p in specs.items() if any(_matches(s, n) for n in only)}
 
 
-def _quick_spec(spec: dict) -> dict:
-    overrides = [f"experiment.seeds={min(QUICK_SEEDS, spec['experiment']['seeds'])}",
-                 f"experiment.horizon={min(QUICK_HORIZON, spec['experiment']['horizon'])}"]
+def _quick_spec(spec: ExperimentSpec) -> ExperimentSpec:
+    overrides = [f"experiment.seeds={min(QUICK_SEEDS, spec.experiment.seeds)}",
+                 f"experiment.horizon={min(QUICK_HORIZON, spec.experiment.horizon)}"]
     return cfg.apply_overrides(spec, overrides)
 
 
@@ -192,8 +193,16 @@ def _named(path: Path):
         raise cfg.ConfigError(err if str(path) in str(err) else f"{path}: {err}") from None
 
 
-def load_spec(path: Path, quick: bool) -> dict:
-    """The spec at ``path`` (its ``--quick`` version with ``quick``); a bad spec's one-line error names the file."""
+def load_spec(path: Path, quick: bool) -> ExperimentSpec:
+    """The spec at ``path``; a bad spec's one-line error names the file.
+
+    Args:
+      path: the spec file.
+      quick: its ``--quick`` version (:data:`QUICK_SEEDS` seeds, at most :data:`QUICK_HORIZON` rounds).
+
+    Returns:
+      The :class:`~mobandit_jax.experiment_spec.ExperimentSpec`.
+    """
     with _named(path):
         spec = cfg.load(path)
         spec = _quick_spec(spec) if quick else spec
@@ -232,7 +241,7 @@ def cost(path: Path, quick: bool) -> int:
     """A size estimate of a spec: rounds x seeds x runs."""
     spec = load_spec(path, quick)
     with _named(path):
-        return cfg.seed_rounds(spec)
+        return spec.seed_rounds()
 
 
 def _seconds_file() -> Path | None:

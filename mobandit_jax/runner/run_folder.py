@@ -30,7 +30,6 @@ from ..analysis.files import (  # noqa: F401  (the file format, re-exported for 
     write_json,
     write_npz,
 )
-from ..digest import content_digest
 
 _LOCKS: dict = {}  # run folder -> file descriptor of the lock this process holds
 
@@ -138,8 +137,9 @@ def fingerprint(plan) -> str:
 
     float32 runs hash as before precision was recorded, so their earlier run folders still resume.
     """
-    spec = {k: v for k, v in plan.spec.items() if k != "experiment"}
-    exp = {k: v for k, v in plan.spec["experiment"].items() if k not in ("seeds", "chunk")}
+    tables = plan.spec.to_dict()
+    spec = {k: v for k, v in tables.items() if k != "experiment"}
+    exp = {k: v for k, v in tables["experiment"].items() if k not in ("seeds", "chunk")}
     ident = {"spec": spec, "exp": exp, "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
     if precision() != "float32":
         ident["precision"] = precision()
@@ -153,20 +153,6 @@ def fingerprint(plan) -> str:
         ident["data"] = plan.data  # the data files' content: an edited data file is another experiment
     text = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def data_files(spec: dict) -> list:
-    """The files the spec's environment tables name: each string value of ``[env]``, of a
-    ``[[scenarios]]`` ``env.*`` key or of a ``[sweep]`` ``env.*`` list that is a path to a file."""
-    values = list(spec.get("env", {}).values())
-    values += [v for sc in spec.get("scenarios", []) for k, v in sc.items() if k.startswith("env.")]
-    values += [v for k, vs in spec.get("sweep", {}).items() if k.startswith("env.") for v in vs]
-    return sorted({v for v in values if isinstance(v, str) and v and Path(v).is_file()})
-
-
-def data_digest(spec: dict) -> str | None:
-    """A hash of the content of every data file of :func:`data_files` (None if the spec names none)."""
-    return content_digest([(f, Path(f).read_bytes()) for f in data_files(spec)])
 
 
 def chunk_identity(plan, c: int) -> dict:
@@ -184,7 +170,7 @@ def chunks_kept(plan, out) -> tuple:
 
 def marker(plan) -> dict:
     """The ``run.json`` of the plan's run folder: tool, fingerprint, precision, spec, sizes."""
-    return {"tool": TOOL, "fingerprint": fingerprint(plan), "precision": precision(), "spec": plan.spec,
+    return {"tool": TOOL, "fingerprint": fingerprint(plan), "precision": precision(), "spec": plan.spec.to_dict(),
             "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
 
 
@@ -235,7 +221,7 @@ def changes(old: dict, plan) -> str:
     aside), else its plugins or data files, in words."""
     if not isinstance(old.get("spec"), dict):
         return f"fingerprint {old.get('fingerprint')} != {fingerprint(plan)}"
-    there, here = _flat(old["spec"]), _flat(json.loads(json.dumps(plan.spec, default=str)))
+    there, here = _flat(old["spec"]), _flat(json.loads(json.dumps(plan.spec.to_dict(), default=str)))
     keys = [k for k in sorted(set(there) | set(here)) if k != "experiment.seeds" and there.get(k) != here.get(k)]
     if not keys:
         return "the same spec; its plugins' source or its data files changed"

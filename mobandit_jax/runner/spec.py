@@ -1,4 +1,5 @@
-"""TOML experiment specs: parsing, validation with named errors, ``--set`` overrides, grid expansion.
+"""TOML experiment specs: reading, validation with named errors into an
+:class:`~mobandit_jax.experiment_spec.ExperimentSpec`, and ``--set`` overrides.
 
 A spec has these tables (unknown keys fail with the key's name and the allowed keys)::
 
@@ -15,33 +16,35 @@ else ``family`` or the full name must say it (:func:`mobandit_jax.runner.plans.r
 
 A policy option may depend on a grid setting: ``eta = {front = {linear = 0.3, convex = 1.0}}`` takes,
 at each grid point, the value listed under that point's ``setting["front"]`` (a table with one key, a
-setting name, mapping that setting's values to the option's value).
+setting name, mapping that setting's values to the option's value;
+:meth:`~mobandit_jax.spec_tables.PolicyEntry.points`).
 
-Every grid point (scenario x sweep values) is a full resolved spec; its ``setting`` names the
-scenario (``scenario``, plus the scenario's own ``setting`` labels) and the last component of each
-swept key (``env.front`` -> ``front``), plus the constant labels of ``experiment.setting``.
-``--set sweep.env.rho=[2, 4]`` replaces a sweep axis.
+Every grid setting (scenario x sweep values) is the spec resolved there
+(:meth:`~mobandit_jax.experiment_spec.ExperimentSpec.settings`); its ``setting`` names the scenario (``scenario``,
+plus the scenario's own ``setting`` labels) and the last component of each swept key (``env.front`` -> ``front``),
+plus the constant labels of ``experiment.setting``. ``--set sweep.env.rho=[2, 4]`` replaces a sweep axis.
+
+The checks that a study's spec shares are :mod:`mobandit_jax.spec_tables`' (the cone ``W``, ``[[policies]]``
+entries) and :func:`mobandit_jax.plugins.validate` (``experiment.plugins``).
 """
 from __future__ import annotations
 
 import copy
-import itertools
 import tomllib
 from pathlib import Path
-from typing import Any
 
-from .. import plugins
 from ..errors import ConfigError, did_you_mean
+from ..experiment_spec import DOTTED_TABLES, EXPERIMENT_DEFAULTS, ExperimentSpec, set_dotted
+from ..plugins import is_path
+from ..plugins import validate as check_plugins
+from ..spec_tables import check_policy
 
 TOP_KEYS = ("experiment", "env", "preference", "budget", "scenarios", "sweep", "policies")
 EXPERIMENT_KEYS = ("name", "horizon", "seeds", "seed", "record_every", "chunk", "setting", "plugins", "paper_schedule")
 PREFERENCE_KEYS = ("W",)
 BUDGET_KEYS = ("rho", "B")
-DOTTED_TABLES = ("experiment", "env", "preference", "budget")
-POLICY_META_KEYS = ("name", "label", "family", "sweep")
 MAX_COUNT = 2 ** 31 - 1  # the most rounds or seeds of a run (int32 counters, uint32 seed indices)
 MAX_SEED = 2 ** 63 - 1  # the largest base seed of jax.random.PRNGKey
-EXPERIMENT_DEFAULTS = {"horizon": 1000, "seeds": 10, "seed": 0, "record_every": 0, "chunk": 0, "setting": {}}
 
 
 def _check_keys(table: dict, allowed, where: str):
@@ -53,8 +56,15 @@ def _check_keys(table: dict, allowed, where: str):
                           f"allowed keys: {sorted(allowed)}")
 
 
-def load(path) -> dict:
-    """Read and validate a TOML spec file."""
+def load(path) -> ExperimentSpec:
+    """Read and validate a TOML spec file.
+
+    Args:
+      path: the file.
+
+    Returns:
+      Its :class:`~mobandit_jax.experiment_spec.ExperimentSpec` (relative paths in it taken from the file's folder).
+    """
     path = Path(path)
     if path.is_dir():
         raise ConfigError(f"config {str(path)!r} is a folder; give a TOML spec file, e.g. configs/quickstart.toml")
@@ -62,110 +72,88 @@ def load(path) -> dict:
         raise ConfigError(f"config file {str(path)!r} does not exist")
     try:
         with open(path, "rb") as f:
-            spec = tomllib.load(f)
+            tables = tomllib.load(f)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML: {err}") from None
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: not a UTF-8 text file (byte {err.start}); a spec must be TOML text") from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot be read: {err.strerror}") from None
-    return validate(anchor_paths(spec, path.parent))
+    return validate(anchor_paths(tables, path.parent))
 
 
-def anchor_paths(spec: dict, base: Path) -> dict:
-    """Make each relative ``env.path`` (in [env], [[scenarios]] and [sweep]) and plugin file relative to ``base``,
-    the spec's folder."""
+def anchor_paths(tables: dict, base: Path) -> dict:
+    """Make each relative ``env.path`` (in [env], [[scenarios]] and [sweep]) and plugin file relative to ``base``.
+
+    Args:
+      tables: a spec file's tables, changed in place.
+      base: the spec file's folder.
+
+    Returns:
+      ``tables``.
+    """
     def anchored(p):
         return str(base / p) if isinstance(p, str) and p and not Path(p).is_absolute() else p
 
-    if isinstance(spec.get("env"), dict) and "path" in spec["env"]:
-        spec["env"]["path"] = anchored(spec["env"]["path"])
-    for sc in spec.get("scenarios", []) if isinstance(spec.get("scenarios"), list) else []:
+    if isinstance(tables.get("env"), dict) and "path" in tables["env"]:
+        tables["env"]["path"] = anchored(tables["env"]["path"])
+    for sc in tables.get("scenarios", []) if isinstance(tables.get("scenarios"), list) else []:
         if isinstance(sc, dict) and "env.path" in sc:
             sc["env.path"] = anchored(sc["env.path"])
-    sweep = spec.get("sweep")
+    sweep = tables.get("sweep")
     if isinstance(sweep, dict) and isinstance(sweep.get("env.path"), list):
         sweep["env.path"] = [anchored(p) for p in sweep["env.path"]]
-    exp = spec.get("experiment")
+    exp = tables.get("experiment")
     if isinstance(exp, dict) and isinstance(exp.get("plugins"), list):
-        exp["plugins"] = [anchored(e) if isinstance(e, str) and plugins.is_path(e) else e for e in exp["plugins"]]
-    return spec
+        exp["plugins"] = [anchored(e) if isinstance(e, str) and is_path(e) else e for e in exp["plugins"]]
+    return tables
 
 
-def _check_entries(spec: dict, table: str):
+def _check_entries(tables: dict, table: str):
     """``[[table]]`` must be a list of tables; ``[table]`` (single brackets) is named as the mistake."""
-    entries = spec.get(table, [])
+    entries = tables.get(table, [])
     if isinstance(entries, dict):
         raise ConfigError(f"[{table}] is a single table; write [[{table}]] (double brackets) before each entry")
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise ConfigError(f"'{table}' must be a list of [[{table}]] tables; got {entries!r}")
 
 
-def _check_matrix(value, key: str):
-    """A non-empty rectangular list of lists of numbers (``env.means``, ``preference.W``)."""
-    if not isinstance(value, list) or not value or not all(isinstance(row, list) and row for row in value):
-        raise ConfigError(f"{key} must be a non-empty list of non-empty rows of numbers; got {value!r}")
-    for i, row in enumerate(value):
-        if len(row) != len(value[0]):
-            raise ConfigError(f"{key} is ragged: row {i} has {len(row)} values, row 0 has {len(value[0])}")
-        for j, x in enumerate(row):
-            if not isinstance(x, (int, float)) or isinstance(x, bool):
-                raise ConfigError(f"{key}[{i}][{j}] = {x!r} is not a number")
-
-
-def check_point(resolved: dict):
-    """Check the matrix values of one resolved grid point (after scenario and sweep values are set)."""
-    if "means" in resolved.get("env", {}):
-        _check_matrix(resolved["env"]["means"], "env.means")
-    if "W" in resolved.get("preference", {}):
-        _check_matrix(resolved["preference"]["W"], "preference.W")
-
-
-def _check_policy(i: int, pol: dict):
-    """The meta keys of a [[policies]] entry: name, label, family strings; sweep a table of non-empty lists."""
-    if "name" not in pol:
-        raise ConfigError(f"[[policies]] entry {i} needs a 'name' (see `mobandit list`)")
-    for key in ("name", "label", "family"):
-        if key in pol and (not isinstance(pol[key], str) or not pol[key]):
-            raise ConfigError(f"[[policies]] entry {i}: {key} = {pol[key]!r} must be a non-empty string")
-    sweep = pol.get("sweep", {})
-    if not isinstance(sweep, dict):
-        raise ConfigError(f"[[policies]] entry {i} ({pol['name']}): 'sweep' must be a table of lists")
-    for k, values in sweep.items():
-        if not isinstance(values, list) or not values:
-            raise ConfigError(f"[[policies]] entry {i} ({pol['name']}): sweep.{k} must be a non-empty list; "
-                              f"got {values!r}")
-
-
-def validate(spec: dict) -> dict:
-    """Check the table and key names and the experiment values; fill experiment defaults."""
-    _check_keys(spec, TOP_KEYS, "top level")
+def _check_tables(tables: dict):
+    """The top-level tables: known names and kinds, an ``[env]`` with a kind, at least one policy."""
+    _check_keys(tables, TOP_KEYS, "top level")
     for table in ("experiment", "env", "preference", "budget", "sweep"):
-        if table in spec and not isinstance(spec[table], dict):
-            raise ConfigError(f"[{table}] must be a table; got {spec[table]!r}")
-    _check_entries(spec, "policies")
-    _check_entries(spec, "scenarios")
-    if "env" not in spec:
+        if table in tables and not isinstance(tables[table], dict):
+            raise ConfigError(f"[{table}] must be a table; got {tables[table]!r}")
+    _check_entries(tables, "policies")
+    _check_entries(tables, "scenarios")
+    if "env" not in tables:
         raise ConfigError("the spec needs an [env] table with a 'kind' key")
-    if "kind" not in spec["env"]:
+    if "kind" not in tables["env"]:
         raise ConfigError("[env] needs a 'kind' key naming the environment (see `mobandit list`)")
-    if not isinstance(spec["env"]["kind"], str):
-        raise ConfigError(f"env.kind = {spec['env']['kind']!r} must be a string (see `mobandit list`)")
-    if not spec.get("policies"):
+    if not isinstance(tables["env"]["kind"], str):
+        raise ConfigError(f"env.kind = {tables['env']['kind']!r} must be a string (see `mobandit list`)")
+    if not tables.get("policies"):
         raise ConfigError("the spec needs at least one [[policies]] entry with a 'name'")
-    exp = dict(spec.get("experiment", {}))
-    _check_keys(exp, EXPERIMENT_KEYS, "experiment")
-    exp = {**EXPERIMENT_DEFAULTS, **exp}
+
+
+def _is_count(value, low: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def _check_experiment(table: dict) -> dict:
+    """The ``[experiment]`` table's keys and values, with :data:`EXPERIMENT_DEFAULTS` filled in."""
+    _check_keys(table, EXPERIMENT_KEYS, "experiment")
+    exp = {**EXPERIMENT_DEFAULTS, **table}
     for key in ("horizon", "seeds"):
-        if not isinstance(exp[key], int) or isinstance(exp[key], bool) or exp[key] < 1:
+        if not _is_count(exp[key], 1):
             raise ConfigError(f"experiment.{key} = {exp[key]!r}: it must be an integer >= 1")
         if exp[key] > MAX_COUNT:
             raise ConfigError(f"experiment.{key} = {exp[key]!r}: it must be at most {MAX_COUNT} (rounds, pulls and "
                               "seed indices are counted in 32-bit integers)")
-    if not isinstance(exp["seed"], int) or isinstance(exp["seed"], bool) or not 0 <= exp["seed"] <= MAX_SEED:
+    if not _is_count(exp["seed"], 0) or exp["seed"] > MAX_SEED:
         raise ConfigError(f"experiment.seed = {exp['seed']!r}: it must be an integer from 0 to {MAX_SEED}")
     for key in ("record_every", "chunk"):
-        if not isinstance(exp[key], int) or isinstance(exp[key], bool) or exp[key] < 0:
+        if not _is_count(exp[key], 0):
             raise ConfigError(f"experiment.{key} = {exp[key]!r}: it must be an integer >= 0")
     if not isinstance(exp["setting"], dict):
         raise ConfigError("experiment.setting must be a table of constant labels, e.g. {d = 2}")
@@ -174,15 +162,13 @@ def validate(spec: dict) -> dict:
     if "name" in exp and not isinstance(exp["name"], str):
         raise ConfigError(f"experiment.name = {exp['name']!r} must be a string")
     if "plugins" in exp:
-        plugins.validate(exp["plugins"])
-    spec = {**spec, "experiment": exp}
-    if "preference" in spec:
-        _check_keys(spec["preference"], PREFERENCE_KEYS, "preference")
-    if "budget" in spec:
-        _check_keys(spec["budget"], BUDGET_KEYS, "budget")
-    for i, pol in enumerate(spec["policies"]):
-        _check_policy(i, pol)
-    for i, sc in enumerate(spec.get("scenarios", [])):
+        check_plugins(exp["plugins"])
+    return exp
+
+
+def _check_grid(tables: dict):
+    """The ``[[scenarios]]`` entries (a name, labels, dotted keys) and the ``[sweep]`` axes (non-empty lists)."""
+    for i, sc in enumerate(tables.get("scenarios", [])):
         if not isinstance(sc.get("name"), str):
             raise ConfigError(f"[[scenarios]] entry {i} needs a 'name' string")
         if not isinstance(sc.get("setting", {}), dict):
@@ -190,11 +176,32 @@ def validate(spec: dict) -> dict:
         for key in sc:
             if key not in ("name", "setting"):
                 _split_dotted(key, f"[[scenarios]] {sc['name']!r}")
-    for key, values in spec.get("sweep", {}).items():
+    for key, values in tables.get("sweep", {}).items():
         _split_dotted(key, "[sweep]")
         if not isinstance(values, list) or not values:
             raise ConfigError(f"[sweep] {key!r} must be a non-empty list of values; got {values!r}")
-    return spec
+
+
+def validate(tables: dict) -> ExperimentSpec:
+    """Check the table and key names and the experiment values; fill experiment defaults.
+
+    Args:
+      tables: the spec's tables (a TOML file's, or the dict ``mb.run`` takes); not changed.
+
+    Returns:
+      The :class:`~mobandit_jax.experiment_spec.ExperimentSpec`; a bad key or value raises one
+      :class:`~mobandit_jax.errors.ConfigError` line naming it.
+    """
+    _check_tables(tables)
+    tables = {**tables, "experiment": _check_experiment(dict(tables.get("experiment", {})))}
+    if "preference" in tables:
+        _check_keys(tables["preference"], PREFERENCE_KEYS, "preference")
+    if "budget" in tables:
+        _check_keys(tables["budget"], BUDGET_KEYS, "budget")
+    for i, entry in enumerate(tables["policies"]):
+        check_policy(i, entry)
+    _check_grid(tables)
+    return ExperimentSpec.from_dict(tables)
 
 
 def _split_dotted(key: str, where: str):
@@ -205,25 +212,16 @@ def _split_dotted(key: str, where: str):
     return parts
 
 
-def set_dotted(spec: dict, key: str, value: Any, option: str = "--set"):
-    """Set ``table.key`` (or ``table.key.subkey``) in a spec, creating tables as needed.
-
-    ``sweep.<table>.<key>`` addresses the sweep axis ``"<table>.<key>"`` (whose name holds a dot).
-    """
-    if key.startswith("sweep.") and key.count(".") == 2:
-        spec.setdefault("sweep", {})[key[len("sweep."):]] = value
-        return
-    parts = key.split(".")
-    node = spec
-    for p in parts[:-1]:
-        node = node.setdefault(p, {})
-        if not isinstance(node, dict):
-            raise ConfigError(f"{option} {key!r}: {p!r} is not a table")
-    node[parts[-1]] = value
-
-
 def parse_override(text: str, option: str = "--set"):
-    """Parse ``key=value`` with a TOML value (bare words are strings); ``option`` names it in errors."""
+    """Parse ``key=value`` with a TOML value (bare words are strings).
+
+    Args:
+      text: the override.
+      option: what gave it, named in errors.
+
+    Returns:
+      ``(key, value)``.
+    """
     if "=" not in text:
         raise ConfigError(f"{option} {text!r}: expected key=value, e.g. experiment.horizon=500")
     key, raw = text.split("=", 1)
@@ -234,11 +232,11 @@ def parse_override(text: str, option: str = "--set"):
     return key.strip(), value
 
 
-def _get_dotted(spec: dict, key: str):
+def _get_dotted(tables: dict, key: str):
     """The value a ``--set`` key addresses now, or None."""
     if key.startswith("sweep.") and key.count(".") == 2:
-        return spec.get("sweep", {}).get(key[len("sweep."):]) if isinstance(spec.get("sweep"), dict) else None
-    node = spec
+        return tables.get("sweep", {}).get(key[len("sweep."):]) if isinstance(tables.get("sweep"), dict) else None
+    node = tables
     for p in key.split("."):
         if not isinstance(node, dict):
             return None
@@ -246,12 +244,12 @@ def _get_dotted(spec: dict, key: str):
     return node
 
 
-def _check_override(spec: dict, key: str, raw: str, value, option: str = "--set"):
+def _check_override(tables: dict, key: str, raw: str, value, option: str = "--set"):
     """A ``--set`` value must not replace a table, and text must not replace a number or a list."""
     shown = f"{key}={raw}" if f"{key}={raw}".isprintable() else repr(f"{key}={raw}")
     if not key or any(not p for p in key.split(".")):
         raise ConfigError(f"{option} {shown}: expected key=value with a dotted key, e.g. experiment.horizon=500")
-    old = _get_dotted(spec, key)
+    old = _get_dotted(tables, key)
     if key in ("policies", "scenarios") or key.startswith(("policies.", "scenarios.")):
         raise ConfigError(f"{option} {shown}: [[{key.split('.')[0]}]] entries cannot be set with {option}; "
                           "edit the spec")
@@ -262,85 +260,37 @@ def _check_override(spec: dict, key: str, raw: str, value, option: str = "--set"
         raise ConfigError(f"{option} {shown}: expected {kind} (the spec has {old!r}); got the text {value!r}")
 
 
-def apply_overrides(spec: dict, overrides, option: str = "--set") -> dict:
-    """Apply ``--set`` overrides (``key=value`` strings, or a dict of dotted keys to values) and re-validate;
-    ``option`` names them in errors (``overrides`` for ``mb.run``)."""
-    spec = copy.deepcopy(spec)
+def apply_overrides(spec, overrides, option: str = "--set") -> ExperimentSpec:
+    """Apply ``--set`` overrides and validate the result.
+
+    Args:
+      spec: an :class:`~mobandit_jax.experiment_spec.ExperimentSpec`, or a dict of tables (not changed).
+      overrides: ``key=value`` strings, or a dict of dotted keys to values.
+      option: what gave them, named in errors (``overrides`` for ``mb.run``).
+
+    Returns:
+      The :class:`~mobandit_jax.experiment_spec.ExperimentSpec` with the overrides.
+    """
+    tables = spec.to_dict() if isinstance(spec, ExperimentSpec) else copy.deepcopy(spec)
     if isinstance(overrides, dict):
         items = [(key, value, repr(value)) for key, value in overrides.items()]
     else:
         items = [(*parse_override(text, option), text.split("=", 1)[1]) for text in overrides or ()]
     for key, value, raw in items:
-        _check_override(spec, key, raw, value, option)
-        set_dotted(spec, key, value, option)
-    return validate(spec)
-
-
-def _label(value):
-    return value if isinstance(value, (int, float, str, bool)) else str(value)
-
-
-def grid_points(spec: dict):
-    """Expand scenarios x sweep axes into ``[(setting, resolved_spec), ...]``."""
-    scenarios = spec.get("scenarios") or [None]
-    axes = list(spec.get("sweep", {}).items())
-    points = []
-    for sc in scenarios:
-        for combo in itertools.product(*[values for _, values in axes]):
-            resolved = copy.deepcopy({k: v for k, v in spec.items() if k not in ("scenarios", "sweep")})
-            setting = dict(spec["experiment"].get("setting", {}))
-            if sc is not None:
-                setting["scenario"] = sc["name"]
-                setting.update(sc.get("setting", {}))
-                for key, value in sc.items():
-                    if key not in ("name", "setting"):
-                        set_dotted(resolved, key, copy.deepcopy(value))
-            for (key, _), value in zip(axes, combo, strict=False):
-                set_dotted(resolved, key, copy.deepcopy(value))
-                setting[key.split(".")[-1]] = _label(value)
-            check_point(resolved)
-            points.append((setting, resolved))
-    return points
-
-
-def _by_setting(name: str, key: str, value, setting: dict | None):
-    """Resolve ``{setting_name = {setting_value = v, ...}}`` at ``setting`` (other values unchanged)."""
-    if not (isinstance(value, dict) and setting is not None):
-        return value
-    if len(value) != 1 or not isinstance(next(iter(value.values())), dict):
-        raise ConfigError(f"policy {name!r}: option {key} = {value!r} must be a value or "
-                          "{<setting> = {<setting value> = value, ...}}")
-    (axis, table), = value.items()
-    if axis not in setting:
-        raise ConfigError(f"policy {name!r}: option {key} depends on setting {axis!r}, which this grid point "
-                          f"does not have; settings: {sorted(setting)}")
-    label = str(setting[axis])
-    if label not in table:
-        raise ConfigError(f"policy {name!r}: option {key} has no value for {axis} = {label!r}; "
-                          f"listed: {sorted(table)}")
-    return table[label]
-
-
-def policy_points(entry: dict, setting: dict | None = None):
-    """Expand one [[policies]] entry's ``sweep`` into a list of option dicts.
-
-    With ``setting`` (a grid point's labels), options given per setting value are resolved there.
-    """
-    options = {k: v for k, v in entry.items() if k not in POLICY_META_KEYS}
-    sweep = entry.get("sweep", {})
-    keys = list(sweep)
-    for k in keys:
-        if not isinstance(sweep[k], list) or not sweep[k]:
-            raise ConfigError(f"policy {entry['name']!r}: sweep.{k} must be a non-empty list")
-    out = []
-    for combo in itertools.product(*[sweep[k] for k in keys]):
-        point = {**options, **dict(zip(keys, combo, strict=False))}
-        out.append({k: _by_setting(entry["name"], k, v, setting) for k, v in point.items()})
-    return out
+        _check_override(tables, key, raw, value, option)
+        set_dotted(tables, key, value, option)
+    return validate(tables)
 
 
 def parse_bytes(text: str) -> int:
-    """``"512MB"``, ``"2GiB"``, ``"1e9"`` -> bytes."""
+    """A size in bytes.
+
+    Args:
+      text: ``"512MB"``, ``"2GiB"``, ``"1e9"``.
+
+    Returns:
+      The bytes (``--max-memory``'s error where the text is no size).
+    """
     units = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
     t = text.strip().upper()
     num = t.rstrip("KMGIB")
@@ -352,18 +302,3 @@ def parse_bytes(text: str) -> int:
     if not 1 <= size < float("inf"):
         raise ConfigError(f"--max-memory {text!r}: expected a size such as 512MB or 2GiB")
     return int(size)
-
-
-DEFAULT_CHUNK = 256  # seeds per chunk unless experiment.chunk says otherwise
-
-
-def chunk_size(spec: dict) -> int:
-    """Seeds per chunk of a validated spec: ``experiment.chunk``, or up to :data:`DEFAULT_CHUNK`."""
-    exp = spec["experiment"]
-    return min(exp["chunk"] or DEFAULT_CHUNK, exp["seeds"])
-
-
-def seed_rounds(spec: dict) -> int:
-    """The size of a spec's work: rounds x seeds x runs (grid points x policy points)."""
-    runs = sum(len(policy_points(entry)) for entry in spec["policies"]) * len(grid_points(spec))
-    return spec["experiment"]["horizon"] * spec["experiment"]["seeds"] * runs

@@ -66,20 +66,36 @@ class NamedTask(NamedTuple):
         return getattr(importlib.import_module(self.module), self.function)(*self.args, *more)
 
 
-def start_run_workers(spec: dict, x64: bool, workers: int, chunk: int, live: bool = False) -> Workers:
+def start_run_workers(spec, x64: bool, workers: int, chunk: int, live: bool = False) -> Workers:
     """The ``workers - 1`` worker processes of a run of ``spec`` in chunks of ``chunk`` seeds, started now
     (they build and compile while this process, worker 0, builds its plan; their task is
     :func:`mobandit_jax.runner.execution.work_on_parts`); pass them to ``execution.execute``, then close them.
-    ``live``: they report each checkpoint of their program calls (:func:`tell`), for a progress bar."""
+
+    Args:
+      spec: the run's :class:`~mobandit_jax.experiment_spec.ExperimentSpec` (each worker process builds its plan).
+      x64: compute in float64.
+      workers: the run's workers, this process among them.
+      chunk: seeds per chunk.
+      live: they report each checkpoint of their program calls (:func:`tell`), for a progress bar.
+
+    Returns:
+      The :class:`Workers`.
+    """
     return Workers(NamedTask("mobandit_jax.runner.execution", "work_on_parts", (spec, x64, workers, live)), workers,
-                   part_width(chunk, workers, spec["experiment"]["seeds"]))
+                   part_width(chunk, workers, spec.experiment.seeds))
 
 
-def worth_it(spec: dict) -> bool:
-    """Whether a spec is big enough to run in worker processes (:data:`MIN_SEED_ROUNDS`)."""
-    from .spec import seed_rounds
+def worth_it(spec) -> bool:
+    """Whether a spec is big enough to run in worker processes.
 
-    return seed_rounds(spec) >= MIN_SEED_ROUNDS
+    Args:
+      spec: the :class:`~mobandit_jax.experiment_spec.ExperimentSpec`.
+
+    Returns:
+      True where its size (:meth:`~mobandit_jax.experiment_spec.ExperimentSpec.seed_rounds`) is at least
+      :data:`MIN_SEED_ROUNDS`.
+    """
+    return spec.seed_rounds() >= MIN_SEED_ROUNDS
 
 
 def split(chunk: int, seeds: int, chunks, workers: int) -> tuple:

@@ -35,6 +35,8 @@ from typing import NamedTuple
 
 from .. import errors
 from ..errors import did_you_mean
+from ..plugins import validate as check_plugins
+from ..spec_tables import PolicyEntry, check_matrix, check_policy
 from .errors import StudyError
 
 TOP = ("study", "preference", "budget", "policies", "experiment")
@@ -163,6 +165,30 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     Returns:
       The :class:`StudySpec`; a bad key or value raises :class:`StudyError` in one line.
     """
+    data, base = _read(spec, base)
+    study = _study_table(data)
+    names, configs, plain = _arms(data, study, base)
+    objectives = _objectives(study)
+    noise, lower, upper = _bounds(study, len(objectives))
+    slate = study.get("slate", 0)
+    if isinstance(slate, bool) or not isinstance(slate, int) or not 0 <= slate < len(names):
+        raise StudyError(f"study.slate = {errors.plain(slate)!r} must be a whole number from 1 to K - 1 = "
+                         f"{len(names) - 1} (the slate size k of a slate policy; 0: none)")
+    horizon = study.get("horizon", DEFAULT_HORIZON if "budget" not in data else BUDGET_HORIZON)
+    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+        raise StudyError(f"study.horizon = {errors.plain(horizon)!r} must be a whole number >= 1")
+    W = _cone(data, len(objectives))
+    budget, costs, replan, cost_name = _budget(data, names, configs)
+    plugins = _plugins(data, base)
+    if "experiment" in data:
+        plain = {**plain, "experiment": {"plugins": plugins}}
+    policy = _policy(data)
+    return StudySpec(names, configs, list(objectives), lower, upper, noise, W, budget, costs, policy.name,
+                     policy.family, dict(policy.options), int(horizon), plain, slate, plugins, replan, cost_name)
+
+
+def _read(spec, base: str | None) -> tuple:
+    """``(tables, base folder)`` of a TOML path or a dict of tables."""
     if isinstance(spec, str | os.PathLike):
         try:
             with open(spec, "rb") as f:
@@ -176,7 +202,11 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
         data = spec
     else:
         raise StudyError(f"a spec is a TOML path or a dict, not {type(spec).__name__}")
-    base = base or os.getcwd()
+    return data, base or os.getcwd()
+
+
+def _study_table(data: dict) -> dict:
+    """The ``[study]`` table, after the tables' and its keys' names are checked."""
     unknown = sorted(set(data) - set(TOP) - {"_configs"})  # _configs: a stored spec's CSV rows
     if unknown:
         raise StudyError(f"unknown table(s) {unknown} in a study spec{did_you_mean(unknown[0], TOP)}; allowed: "
@@ -188,6 +218,11 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     if bad:
         raise StudyError(f"unknown key(s) {bad} in [study]{did_you_mean(bad[0], STUDY_KEYS)}; allowed: "
                          f"{list(STUDY_KEYS)}")
+    return study
+
+
+def _arms(data: dict, study: dict, base: str) -> tuple:
+    """``(arm names, their configs, the spec as plain data)``: names listed, or read from a CSV file's column."""
     arms = study.get("arms")
     column = study.get("arm_column", "arm")
     plain = {k: v for k, v in data.items()}
@@ -205,6 +240,11 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
         raise StudyError(f"study.arms names {dup} more than once; each arm needs its own name")
     if len(names) < 2:
         raise StudyError(f"study.arms has {len(names)} arm; a study needs at least 2")
+    return names, configs, plain
+
+
+def _objectives(study: dict) -> list:
+    """``study.objectives``: distinct names, none a column name of ``history()`` or ``arms()``."""
     objectives = study.get("objectives")
     if not (isinstance(objectives, list) and objectives and all(isinstance(o, str) and o for o in objectives)):
         raise StudyError(f"study.objectives = {errors.plain(objectives)!r} must be a non-empty list of names")
@@ -212,89 +252,90 @@ def load_spec(spec, base: str | None = None) -> StudySpec:
     if reserved or len(set(objectives)) != len(objectives):
         raise StudyError(f"study.objectives = {errors.plain(objectives)!r}: names must be distinct and not one of "
                          f"{', '.join(RESERVED)} (column names of history() and arms())")
-    d = len(objectives)
+    return objectives
+
+
+def _bounds(study: dict, d: int) -> tuple:
+    """``(noise, lower, upper)``: a noise scale and no bounds, or bounds (default ``[0, 1]``) and no noise."""
     noise = study.get("noise")
     if noise is not None:
         if "lower" in study or "upper" in study:
             raise StudyError("[study] gives noise and lower/upper: give bounds (values in [lower, upper]) or a noise "
                              "scale (unbounded values), not both")
-        noise, lower, upper = _num(noise, "study.noise", positive=True), None, None
+        return _num(noise, "study.noise", positive=True), None, None
+    lower = _numbers(study.get("lower", [0.0] * d), "study.lower", d)
+    upper = _numbers(study.get("upper", [1.0] * d), "study.upper", d)
+    for i, (lo, up) in enumerate(zip(lower, upper, strict=True)):
+        if not lo < up:
+            raise StudyError(f"study.lower[{i}] = {lo} must be below study.upper[{i}] = {up}")
+    return None, lower, upper
+
+
+def _cone(data: dict, d: int) -> list | None:
+    """``[preference] W`` as rows of ``d`` floats (:func:`~mobandit_jax.spec_tables.check_matrix`), or None."""
+    if "preference" not in data:
+        return None
+    pref = data["preference"]
+    if not isinstance(pref, dict) or set(pref) != {"W"}:
+        other = sorted(set(pref) - {"W"}) if isinstance(pref, dict) else []
+        hint = f": unknown key(s) {other}{did_you_mean(other[0], ['W'])}" if other else ""
+        raise StudyError(f"[preference] takes one key, W: a list of rows of d numbers{hint}")
+    return [[float(x) for x in row] for row in check_matrix(pref["W"], "preference.W", d, StudyError)]
+
+
+def _budget(data: dict, names: list, configs: list) -> tuple:
+    """``(B, expected cost per arm, replan, cost name)`` of ``[budget]`` (``(None, None, True, "cost units")``
+    without one)."""
+    if "budget" not in data:
+        return None, None, True, "cost units"
+    b = data["budget"]
+    bad = sorted(set(b) - set(BUDGET_KEYS)) if isinstance(b, dict) else ["?"]
+    if bad or "B" not in b:
+        hint = (f"got {errors.plain(b)!r}" if not isinstance(b, dict) else
+                f"unknown key(s) {bad}{did_you_mean(bad[0], BUDGET_KEYS)}" if bad else "no B")
+        raise StudyError(f"[budget] takes B (the budget, in your cost units), cost (each evaluation's expected "
+                         f"cost: a number, a list, or a CSV column) and replan (true or false): {hint}")
+    budget = _num(b["B"], "budget.B", positive=True)
+    replan = b.get("replan", True)
+    if not isinstance(replan, bool):
+        raise StudyError(f"budget.replan = {errors.plain(replan)!r} must be true or false")
+    cost = b.get("cost", 1.0)
+    if isinstance(cost, str):
+        if any(cost not in c for c in configs):
+            raise StudyError(f"budget.cost = {errors.plain(cost)!r} names no column of study.arms; columns: "
+                             f"{sorted(configs[0])}")
+        costs = [_num(c[cost], f"budget.cost ({cost} of arm {a!r})", positive=True)
+                 for a, c in zip(names, configs, strict=True)]
+    elif isinstance(cost, list):
+        if len(cost) != len(names):
+            raise StudyError(f"budget.cost has {len(cost)} entries; give one per arm ({len(names)})")
+        costs = [_num(c, f"budget.cost[{i}]", positive=True) for i, c in enumerate(cost)]
     else:
-        lower = _numbers(study.get("lower", [0.0] * d), "study.lower", d)
-        upper = _numbers(study.get("upper", [1.0] * d), "study.upper", d)
-        for i, (lo, up) in enumerate(zip(lower, upper, strict=True)):
-            if not lo < up:
-                raise StudyError(f"study.lower[{i}] = {lo} must be below study.upper[{i}] = {up}")
-    slate = study.get("slate", 0)
-    if isinstance(slate, bool) or not isinstance(slate, int) or not 0 <= slate < len(names):
-        raise StudyError(f"study.slate = {errors.plain(slate)!r} must be a whole number from 1 to K - 1 = "
-                         f"{len(names) - 1} (the slate size k of a slate policy; 0: none)")
-    horizon = study.get("horizon", DEFAULT_HORIZON if "budget" not in data else BUDGET_HORIZON)
-    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-        raise StudyError(f"study.horizon = {errors.plain(horizon)!r} must be a whole number >= 1")
-    W = None
-    if "preference" in data:
-        pref = data["preference"]
-        if not isinstance(pref, dict) or set(pref) != {"W"}:
-            other = sorted(set(pref) - {"W"}) if isinstance(pref, dict) else []
-            hint = f": unknown key(s) {other}{did_you_mean(other[0], ['W'])}" if other else ""
-            raise StudyError(f"[preference] takes one key, W: a list of rows of d numbers{hint}")
-        W = pref["W"]
-        if not (isinstance(W, list) and W and all(isinstance(r, list) for r in W)):
-            raise StudyError(f"preference.W = {errors.plain(W)!r} must be a list of rows")
-        W = [_numbers(r, f"preference.W[{i}]", d) for i, r in enumerate(W)]
-    budget, costs, replan, cost_name = None, None, True, "cost units"
-    if "budget" in data:
-        b = data["budget"]
-        bad = sorted(set(b) - set(BUDGET_KEYS)) if isinstance(b, dict) else ["?"]
-        if bad or "B" not in b:
-            hint = (f"got {errors.plain(b)!r}" if not isinstance(b, dict) else
-                    f"unknown key(s) {bad}{did_you_mean(bad[0], BUDGET_KEYS)}" if bad else "no B")
-            raise StudyError(f"[budget] takes B (the budget, in your cost units), cost (each evaluation's expected "
-                             f"cost: a number, a list, or a CSV column) and replan (true or false): {hint}")
-        budget = _num(b["B"], "budget.B", positive=True)
-        replan = b.get("replan", True)
-        if not isinstance(replan, bool):
-            raise StudyError(f"budget.replan = {errors.plain(replan)!r} must be true or false")
-        cost = b.get("cost", 1.0)
-        cost_name = cost if isinstance(cost, str) else "cost units"
-        if isinstance(cost, str):
-            if any(cost not in c for c in configs):
-                raise StudyError(f"budget.cost = {errors.plain(cost)!r} names no column of study.arms; columns: "
-                                 f"{sorted(configs[0])}")
-            costs = [_num(c[cost], f"budget.cost ({cost} of arm {a!r})", positive=True)
-                     for a, c in zip(names, configs, strict=True)]
-        elif isinstance(cost, list):
-            if len(cost) != len(names):
-                raise StudyError(f"budget.cost has {len(cost)} entries; give one per arm ({len(names)})")
-            costs = [_num(c, f"budget.cost[{i}]", positive=True) for i, c in enumerate(cost)]
-        else:
-            costs = [_num(cost, "budget.cost", positive=True)] * len(names)
-    plugins = []
-    if "experiment" in data:
-        exp = data["experiment"]
-        if not isinstance(exp, dict) or set(exp) - {"plugins"}:
-            other = sorted(set(exp) - {"plugins"}) if isinstance(exp, dict) else []
-            hint = f" (unknown key(s) {other}{did_you_mean(other[0], ['plugins'])})" if other else ""
-            raise StudyError("[experiment] in a study spec takes one key, plugins: the files or modules that "
-                             f"register your policies or families{hint}")
-        plugins = [p if not p.endswith(".py") or os.path.isabs(p) else os.path.join(base, p)
-                   for p in (exp.get("plugins") or []) if isinstance(p, str)]
-        if len(plugins) != len(exp.get("plugins") or []):
-            raise StudyError(f"experiment.plugins = {errors.plain(exp.get('plugins'))!r} must be a list of file "
-                             "paths or modules")
-        plain = {**plain, "experiment": {"plugins": plugins}}
+        costs = [_num(cost, "budget.cost", positive=True)] * len(names)
+    return budget, costs, replan, cost if isinstance(cost, str) else "cost units"
+
+
+def _plugins(data: dict, base: str) -> list:
+    """``[experiment] plugins`` (its only key in a study spec), each file anchored at ``base``
+    (:func:`mobandit_jax.plugins.validate`)."""
+    if "experiment" not in data:
+        return []
+    exp = data["experiment"]
+    if not isinstance(exp, dict) or set(exp) - {"plugins"}:
+        other = sorted(set(exp) - {"plugins"}) if isinstance(exp, dict) else []
+        hint = f" (unknown key(s) {other}{did_you_mean(other[0], ['plugins'])})" if other else ""
+        raise StudyError("[experiment] in a study spec takes one key, plugins: the files or modules that "
+                         f"register your policies or families{hint}")
+    return check_plugins(exp.get("plugins") or [], base, StudyError)
+
+
+def _policy(data: dict) -> PolicyEntry:
+    """The one ``[[policies]]`` entry (:func:`~mobandit_jax.spec_tables.check_policy`), which sweeps nothing."""
     policies = data.get("policies")
     if not isinstance(policies, list) or len(policies) != 1 or not isinstance(policies[0], dict):
         n = len(policies) if isinstance(policies, list) else 0
         raise StudyError(f"a study takes exactly one [[policies]] entry (a registered name and its options); got {n}")
-    entry = dict(policies[0])
-    name = entry.pop("name", None)
-    if not isinstance(name, str) or not name:
-        raise StudyError("[[policies]] needs a 'name' (see `mobandit list`)")
-    family = entry.pop("family", None)
-    entry.pop("label", None)
-    if "sweep" in entry:
-        raise StudyError(f"[[policies]] {name}: a study runs one configuration; give options, not a sweep")
-    return StudySpec(names, configs, list(objectives), lower, upper, noise, W, budget, costs, name, family, entry,
-                     int(horizon), plain, slate, plugins, replan, cost_name)
+    entry = check_policy(0, {k: v for k, v in policies[0].items() if k != "sweep"}, StudyError)
+    if "sweep" in policies[0]:
+        raise StudyError(f"[[policies]] {entry.name}: a study runs one configuration; give options, not a sweep")
+    return entry

@@ -161,7 +161,7 @@ def test_a_fixed_confidence_run_draws_samples_against_log_1_over_delta_and_its_e
     assert {"final_samples.png", "grid_samples.png", "grid_misidentification.png", "grid_tau_over_lower_bound.png",
             "grid_samples.svg"} <= names
     res = mb.Results.load(pac)
-    deltas = [p["params"]["delta"] for p in res.grid["APE"]]
+    deltas = [p.params["delta"] for p in res.grid["APE"]]
     fig = plots.grid_figure(res, "samples")
     ax = fig.axes[0]
     assert ax.get_xlabel() == "log(1/δ)" and ax.get_xscale() == "linear"

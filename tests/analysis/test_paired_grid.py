@@ -90,10 +90,11 @@ def _grid_results(means, goal="min"):
     alphas = [0.5, 1.0, 2.0, 4.0]
     noise = np.array([-0.2, -0.1, 0.0, 0.1, 0.2])
     finals = {f"P|{g}|regret": m + noise * (1 + g) for g, m in enumerate(means)}
-    grid = {"P": [{"setting": {}, "params": {"name": "p", "alpha": a}} for a in alphas]}
-    records = [mb.analysis.files.record("P", grid["P"][g]["params"], {}, "regret", finals[f"P|{g}|regret"])
+    grid = {"P": [mb.GridPoint({}, {"name": "p", "alpha": a}) for a in alphas]}
+    records = [mb.analysis.files.record("P", grid["P"][g].params, {}, "regret", finals[f"P|{g}|regret"])
                for g in range(4)]
-    return Results({"experiment": {"name": "grid"}}, grid, {"P": ("regret",)}, {"P": {"regret": "mean"}}, 1, 1, 0,
+    spec = mb.ExperimentSpec.from_dict({"experiment": {"name": "grid"}})
+    return Results(spec, grid, {"P": ("regret",)}, {"P": {"regret": "mean"}}, 1, 1, 0,
                    {}, finals, records, bounds={"P": {"regret": [0, None]}}, goal={"P": {"regret": goal}})
 
 

@@ -18,6 +18,7 @@ from PIL import Image
 
 from mobandit_jax.analysis import files, plots, style
 from mobandit_jax.analysis.results import Results
+from mobandit_jax.experiment_spec import ExperimentSpec, GridPoint
 
 ETA = [0.003, 0.01, 0.03, 0.1, 0.3]
 LONG = [f"Policy {i} with a rather long descriptive name for a paper" for i in range(11)]
@@ -28,8 +29,8 @@ METRICS = {"alpha_regret_pos": ("sum", (0, None), "min"), "hv_last100": ("last10
 
 
 def _grid() -> dict:
-    grid = {"THV-UCB": [{"setting": s, "params": {"name": "thv_ucb", "eta": e}} for s in SETTINGS for e in ETA]}
-    grid.update({name: [{"setting": s, "params": {"name": "thv_ucb"}} for s in SETTINGS] for name in LONG})
+    grid = {"THV-UCB": [GridPoint(s, {"name": "thv_ucb", "eta": e}) for s in SETTINGS for e in ETA]}
+    grid.update({name: [GridPoint(s, {"name": "thv_ucb"}) for s in SETTINGS] for name in LONG})
     return grid
 
 
@@ -50,10 +51,12 @@ def run() -> Results:
                 cum = np.cumsum(per_round, axis=1)[:, ckpts - 1]
                 arrays[f"{label}|{g}|{m}"] = cum
                 finals[f"{label}|{g}|{m}"] = files.final_values(cum, rounds, reduce)
-                records.append(files.record(label, point["params"], point["setting"], m,
+                records.append(files.record(label, point.params, point.setting, m,
                                             finals[f"{label}|{g}|{m}"], bounds))
     names = {label: tuple(METRICS) for label in grid}
-    return Results({"experiment": {"name": "twelve policies with long names"}, "env": {"kind": "dtlz"}}, grid, names,
+    spec = ExperimentSpec.from_dict({"experiment": {"name": "twelve policies with long names"},
+                                     "env": {"kind": "dtlz"}})
+    return Results(spec, grid, names,
                    {label: {m: v[0] for m, v in METRICS.items()} for label in grid}, HORIZON, EVERY, 0, arrays,
                    finals, records, bounds={label: {m: list(v[1]) for m, v in METRICS.items()} for label in grid},
                    goal={label: {m: v[2] for m, v in METRICS.items()} for label in grid})

@@ -25,6 +25,7 @@ from _user_data import write_csv
 
 from mobandit_jax.analysis.results import Results
 from mobandit_jax.engine import RunParams, batch, make_run, seed_keys, stack_grid
+from mobandit_jax.experiment_spec import ExperimentSpec, GridPoint
 from mobandit_jax.metrics.preference import preference_metrics, preference_truth
 from mobandit_jax.problems.stochastic import make_stochastic
 from mobandit_jax.registry import make_env
@@ -39,7 +40,7 @@ RHO = 5.5
 SEEDS, CHUNK = 4, 2
 
 
-def _spec(path, policies: list) -> dict:
+def _spec(path, policies: list) -> ExperimentSpec:
     return config.validate({
         "experiment": {"name": "models", "horizon": 1, "seeds": SEEDS, "chunk": CHUNK, "record_every": 1000},
         "env": {"kind": "table", "path": str(path), "arm": "model", "objectives": ["acc", "speed"], "cost": "price"},
@@ -122,8 +123,8 @@ def _round_robin_means(data, seed: int):
 
 def test_an_online_familys_set_is_the_empirical_pareto_set_of_its_means(data):
     out = data.parent / "online"
-    spec = _spec(data, [{"name": "uniform", "family": "budgeted", "label": "RR"}])
-    spec["experiment"]["horizon"] = 60
+    spec = config.apply_overrides(_spec(data, [{"name": "uniform", "family": "budgeted", "label": "RR"}]),
+                                  ["experiment.horizon=60"])
     execution.execute(plans.build(spec), out, progress=False)
     rec = Results.load(out).recommended("RR")
     for seed in range(SEEDS):
@@ -221,14 +222,14 @@ def test_a_redrawn_instance_reports_accuracy_and_f1_per_seed_not_a_table_of_sets
 
     mis = {"A": np.array([0.0, 1.0, 0.0, 0.0, 1.0, 0.0]), "B": np.array([1.0, 1.0, 0.0, 1.0, 1.0, 1.0])}
     f1 = {"A": np.array([1.0, 0.5, 1.0, 1.0, 0.8, 1.0]), "B": np.array([0.4, 0.5, 1.0, 0.6, 0.7, 0.2])}
-    grid = {p: [{"setting": {}, "params": {"name": p.lower(), "delta": 0.1}}] for p in mis}
+    grid = {p: [GridPoint({}, {"name": p.lower(), "delta": 0.1})] for p in mis}
     finals = {f"{p}|0|{m}": v for p in mis for m, v in (("misidentification", mis[p]), ("f1", f1[p]))}
-    records = [record(p, grid[p][0]["params"], {}, m, finals[f"{p}|0|{m}"], (0, 1)) for p in mis
+    records = [record(p, grid[p][0].params, {}, m, finals[f"{p}|0|{m}"], (0, 1)) for p in mis
                for m in ("misidentification", "f1")]
     masks = np.random.default_rng(1).integers(0, 2, (6, 30)).astype(bool)
     truth = {"setting": {}, "arms": [f"arm {i}" for i in range(30)], "families": {"identification": {
         "true_set": [True] * 30}}, "per_seed": [{"seed": s, "means": None, "families": {}} for s in range(6)]}
-    res = Results({"experiment": {"name": "redrawn"}, "env": {"kind": "dtlz"}}, grid,
+    res = Results(ExperimentSpec.from_dict({"experiment": {"name": "redrawn"}, "env": {"kind": "dtlz"}}), grid,
                   {p: ("misidentification", "f1") for p in mis}, {p: {"misidentification": "mean", "f1": "mean"}
                                                                     for p in mis}, 1, 1, 0, {}, finals, records,
                   truths=[truth], recommendations={f"{p}|0": masks for p in mis},

@@ -154,7 +154,7 @@ def test_truth_of_every_family_is_what_its_metrics_use(all_families):
     assert sorted(t["families"]) == ["budgeted", "identification", "preference", "slate"]
     np.testing.assert_array_equal(t["means"], inst.means)
     np.testing.assert_array_equal(t["mean_costs"], inst.mean_costs)
-    W = np.asarray(spec["preference"]["W"])
+    W = np.asarray(spec.cone)
     pref = t["families"]["preference"]
     assert pref["cone_optimal"] == np.asarray(cone_optimal_mask(jnp.asarray(inst.means, jnp.float32), W)).tolist()
     assert all(isinstance(v, bool) for v in pref["cone_optimal"]) and any(pref["cone_optimal"])

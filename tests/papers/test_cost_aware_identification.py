@@ -320,7 +320,7 @@ def test_psi_sr_unit_pulls_are_rho_k_in_every_setting_of_the_identification_spec
     seen = set()
     for g in [g for g in plan.groups if g.label == "PSI-SR"]:
         for gi, params in zip(g.members, g.params, strict=False):
-            rho = plan.grid["PSI-SR"][gi]["setting"]["rho"]
+            rho = plan.grid["PSI-SR"][gi].setting["rho"]
             p = params.policy
             assert isinstance(rho, int) and int(p.unit_pulls) == rho * K, (gi, rho)
             targets = [math.ceil((rho * K - K) / (lb * (K + 1 - r))) for r in range(1, K)]  # Kone et al., EGE-SR

@@ -19,14 +19,14 @@ rep = load_report("pdmob", ROOT / "experiments")  # Tables 3 and 5 as printed
 ])
 def test_config_matches_the_paper_setup(name, horizon, seeds, env, matrices):
     spec = cfg.load(ROOT / "configs" / name)
-    assert spec["experiment"]["horizon"] == horizon and spec["experiment"]["seeds"] == seeds
-    assert spec["env"]["kind"] == env
-    assert [p["name"] for p in spec["policies"]] == POLICIES
-    assert [s["name"] for s in spec["scenarios"]] == list(matrices)
-    for sc in spec["scenarios"]:
-        np.testing.assert_array_equal(np.array(sc["preference.W"]), matrices[sc["name"]], err_msg=sc["name"])
+    assert spec.experiment.horizon == horizon and spec.experiment.seeds == seeds
+    assert spec.env["kind"] == env
+    assert [p.name for p in spec.policies] == POLICIES
+    assert [s.name for s in spec.scenarios] == list(matrices)
+    for sc in spec.scenarios:
+        np.testing.assert_array_equal(np.array(sc.overrides["preference.W"]), matrices[sc.name], err_msg=sc.name)
     if env == "llm_leaderboard":
-        assert spec["env"]["concentration"] == 1.0 and spec["env"]["noise"] == "beta"
+        assert spec.env["concentration"] == 1.0 and spec.env["noise"] == "beta"
 
 
 @pytest.mark.slow

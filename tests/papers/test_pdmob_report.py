@@ -128,9 +128,9 @@ def test_paper_matrices_are_the_ones_the_shipped_specs_run(stem, table):
     """Tables 3 and 5 in paper_tables.json and the W written in the specs are two transcriptions of the paper."""
     spec = cfg.load(ROOT / "configs" / f"{stem}.toml")
     ours = table()
-    assert [s["name"] for s in spec["scenarios"]] == list(ours)
-    for s in spec["scenarios"]:
-        np.testing.assert_array_equal(np.array(s["preference.W"], float), ours[s["name"]], err_msg=s["name"])
+    assert [s.name for s in spec.scenarios] == list(ours)
+    for s in spec.scenarios:
+        np.testing.assert_array_equal(np.array(s.overrides["preference.W"], float), ours[s.name], err_msg=s.name)
 
 
 def test_preference_levels_follow_the_roles_of_table3():

@@ -122,7 +122,7 @@ def test_engine_run_uses_each_seeds_instance_for_vstar(tmp_path):
     vstar = np.asarray(out["vstar"])[0, :, -1] / 30  # cumulative sum of a per-round constant
     for s in range(2):
         key_reset = jax.random.fold_in(engine.seed_keys(0, [s])[0], engine.RESET_STREAM)
-        means = np.asarray(registry.make_env(spec["env"]).env.reset(key_reset, g.params[0].env).means, np.float64)
+        means = np.asarray(registry.make_env(spec.env).env.reset(key_reset, g.params[0].env).means, np.float64)
         brute = max(_hv(means[list(c)]) for c in itertools.combinations(range(12), 3))
         assert vstar[s] == pytest.approx(brute, rel=1e-4)
     assert abs(vstar[0] - vstar[1]) > 1e-4  # two seeds, two instances

@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 topk_pareto = load_report("topk_pareto", ROOT / "experiments")
 TABLE2_ETA, table2_eta = topk_pareto.TABLE2_ETA, topk_pareto.table2_eta
-NAMES = {p["label"]: p["name"] for stem in ("topk_pareto/d2", "topk_pareto/eta_grid")
-         for p in cfg.load(CONFIGS / f"{stem}.toml")["policies"]}
+NAMES = {p.label: p.name for stem in ("topk_pareto/d2", "topk_pareto/eta_grid")
+         for p in cfg.load(CONFIGS / f"{stem}.toml").policies}
 ETA_TUNED = [a for a in topk_pareto.ALGOS if NAMES[a] in TABLE2_ETA]
 UNTUNED = [a for a in topk_pareto.ALGOS if NAMES[a] not in TABLE2_ETA]
 ETAS = (0.01, 0.1, 0.3, 1.0)
@@ -106,7 +106,7 @@ def test_main_tables_take_eta_tuned_rows_from_the_eta_grid_at_table2_eta(tmp_pat
     for f in topk_pareto.FRONTS:
         for a in ETA_TUNED:
             g = table.index(a, f)
-            assert table.grid[a][g]["params"]["eta"] == table2_eta(NAMES[a], 2, f)
+            assert table.grid[a][g].params["eta"] == table2_eta(NAMES[a], 2, f)
             np.testing.assert_array_equal(table.final(a, g, "hv_last100"),
                                           eta[f"{a}|{_eta_slice(a, f)}|hv_last100"])
         for a in UNTUNED:
@@ -175,9 +175,9 @@ def test_table2_eta_entries_by_hand():
                                      (5, "topk_pareto/eta_d5")])
 def test_eta_grid_specs_hold_every_table2_eta(d, stem):
     """The main tables read each eta-tuned row from the eta-grid run at Table 2 eta*: the grid must hold it."""
-    for entry in cfg.load(CONFIGS / f"{stem}.toml")["policies"]:
-        etas = {point.get("eta") for point in cfg.policy_points(entry)}
-        assert set(TABLE2_ETA[entry["name"]][d]) <= etas, entry["name"]
+    for entry in cfg.load(CONFIGS / f"{stem}.toml").policies:
+        etas = {point.get("eta") for point in entry.points()}
+        assert set(TABLE2_ETA[entry.name][d]) <= etas, entry.name
 
 
 def test_eta_agreement_alternative_readings_and_notes_fields(tmp_path):

@@ -52,7 +52,7 @@ def _spec(tmp_path, text, rows=None):
 def _env(tmp_path, extra="[budget]\nrho = 8\n", rows=None):
     spec = config.load(_spec(tmp_path, "[experiment]\nhorizon = 10\n\n" + REPLAY_ENV + extra
                              + "\n[[policies]]\nname = \"uniform\"\nfamily = \"budgeted\"\n", rows))
-    return with_budget(registry.make_env(spec["env"], spec), spec.get("budget"))
+    return with_budget(registry.make_env(spec.env, spec.to_dict()), spec.budget)
 
 
 def test_truth_is_the_per_arm_mean_with_normalized_costs(tmp_path):
@@ -194,7 +194,7 @@ def test_quoted_crlf_file_with_blank_lines_reads_like_the_plain_file(tmp_path, c
     env = REPLAY_ENV.replace("logs.csv", "quoted.csv")
     spec = config.load(_spec(tmp_path, "[experiment]\nhorizon = 10\n\n" + env
                              + "\n[[policies]]\nname = \"uniform\"\nfamily = \"budgeted\"\n", rows))
-    inst = registry.make_env(spec["env"], spec)
+    inst = registry.make_env(spec.env, spec.to_dict())
     np.testing.assert_array_equal(inst.means, plain.means)
     np.testing.assert_array_equal(inst.mean_costs, plain.mean_costs)
     # a blank line counts in the numbering: the 6th observation is row 7, line 8

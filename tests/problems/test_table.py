@@ -37,7 +37,7 @@ def _spec(tmp_path, text, rows=None, header=None, name="spec.toml"):
 def _env(tmp_path, extra="", rows=None, header=None):
     spec = config.load(_spec(tmp_path, "[experiment]\nhorizon = 10\n\n" + extra
                              + "\n[[policies]]\nname = \"uniform\"\nfamily = \"budgeted\"\n", rows, header))
-    return with_budget(registry.make_env(spec["env"], spec), spec.get("budget"))
+    return with_budget(registry.make_env(spec.env, spec.to_dict()), spec.budget)
 
 
 ENV_RAW = """\
@@ -221,11 +221,11 @@ def test_budget_keys_in_scenarios_and_overrides(tmp_path):
             '[[scenarios]]\nname = "fixed"\n"budget.B" = 5.0\n')
     spec = config.load(_spec(tmp_path, "[experiment]\nhorizon = 10\n\n" + text.replace("rho = 16\n", "")
                              + "\n[[policies]]\nname = \"uniform\"\nfamily = \"budgeted\"\n"))
-    budgets = {s["scenario"]: with_budget(registry.make_env(r["env"], r), r["budget"]).budget
-               for s, r in config.grid_points(spec)}
+    budgets = {p.setting["scenario"]: with_budget(registry.make_env(p.env, p.tables), p.budget).budget
+               for p in spec.settings()}
     assert budgets == pytest.approx({"tight": 2 * 4 * 0.46875, "fixed": 5.0})
     over = config.apply_overrides(spec, ["budget.rho=3", "sweep.budget.rho=[1, 2]"])
-    assert over["budget"]["rho"] == 3 and over["sweep"]["budget.rho"] == [1, 2]
+    assert over.budget["rho"] == 3 and over.sweep["budget.rho"] == [1, 2]
     with pytest.raises(config.ConfigError,
                        match=r"unknown key\(s\) \['rhoo'\] in \[budget\] \(did you mean 'rho'\?\); allowed keys: "
                              r"\['B', 'rho'\]"):

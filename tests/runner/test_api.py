@@ -95,7 +95,8 @@ def test_save_writes_a_run_folder_that_compare_reads(sandbox, capsys):
 
 
 BAD_ARGUMENTS = {  # id: (mb.run arguments, text of the one-line ConfigError)
-    "spec_number": ((42,), {}, "spec must be a TOML path (a str or a Path) or a dict of tables; got int"),
+    "spec_number": ((42,), {},
+                    "spec must be a TOML path (a str or a Path), a dict of tables or an ExperimentSpec; got int"),
     "spec_bytes": ((b"tiny.toml",), {}, "got bytes"),
     "spec_none": ((None,), {}, "got NoneType"),
     "spec_missing": (("nope.toml",), {}, "config file 'nope.toml' does not exist"),

@@ -15,10 +15,14 @@ from mobandit_jax.runner import cache, execution, plans, programs, sharding
 from mobandit_jax.runner import spec as cfg
 
 
-def _spec(small_spec):
+def _tables(small_spec) -> dict:
     spec = copy.deepcopy(small_spec)
     spec["policies"] = [{"name": "prefucb", "label": "PrefUCB"}, {"name": "pareto_ucb", "label": "ParetoUCB"}]
-    return cfg.validate(spec)
+    return cfg.validate(spec).to_dict()
+
+
+def _spec(small_spec):
+    return cfg.validate(_tables(small_spec))
 
 
 def _arrays(res):
@@ -62,7 +66,7 @@ def test_the_key_names_the_spec_the_group_and_the_width(small_spec, kept):
         plan = plans.build(cfg.validate(copy.deepcopy(spec)))
         return [programs.path(plan, i, engine.stack_grid(g.params), width, mesh) for i, g in enumerate(plan.groups)]
 
-    spec = _spec(small_spec)
+    spec = _tables(small_spec)
     spec["experiment"]["chunk"] = 6
     base = paths(spec)
     assert base == paths(copy.deepcopy(spec)) and len(set(base)) == 2

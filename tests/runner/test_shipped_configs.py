@@ -22,16 +22,16 @@ def test_configs_are_shipped():
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.relative_to(CONFIG_DIR).with_suffix("").as_posix())
 def test_spec_is_valid(path):
     spec = cfg.load(path)
-    assert spec["env"]["kind"] in ENVS
-    allowed_env = set(ENVS[spec["env"]["kind"]].keys) | {"kind"}
-    assert set(spec["env"]) <= allowed_env
-    for setting, resolved in cfg.grid_points(spec):
-        assert set(resolved["env"]) <= allowed_env, setting
-    for entry in spec["policies"]:
-        key = resolve_policy(entry, spec)
-        for setting, _ in cfg.grid_points(spec):
-            for options in cfg.policy_points(entry, setting):
-                assert set(options) <= set(POLICIES[key].defaults), (entry["name"], options)
+    assert spec.env["kind"] in ENVS
+    allowed_env = set(ENVS[spec.env["kind"]].keys) | {"kind"}
+    assert set(spec.env) <= allowed_env
+    for point in spec.settings():
+        assert set(point.env) <= allowed_env, point.setting
+    for entry in spec.policies:
+        key = resolve_policy(entry, spec.policies)
+        for point in spec.settings():
+            for options in entry.points(point.setting):
+                assert set(options) <= set(POLICIES[key].defaults), (entry.name, options)
 
 
 ETA_TUNED = {k.split("/")[1] for k, e in POLICIES.items() if e.family == "slate" and "eta" in e.defaults}
@@ -50,22 +50,21 @@ def test_topk_pareto_main_and_eta_grid_runs_make_one_table(d):
     grid = cfg.load(CONFIG_DIR / f"{SEED001_ETA_GRIDS[d]}.toml")
     fixed = cfg.load(CONFIG_DIR / "topk_pareto/fixed_d2.toml")
     same = ("horizon", "seeds", "seed", "record_every", "setting")
-    assert [main["experiment"][k] for k in same] == [grid["experiment"][k] for k in same]
-    assert main["env"] == grid["env"] and main["sweep"] == grid["sweep"]
+    assert [getattr(main.experiment, k) for k in same] == [getattr(grid.experiment, k) for k in same]
+    assert main.env == grid.env and main.sweep == grid.sweep
     assert len(ETA_TUNED) == 10
-    assert {p["name"] for p in main["policies"]}.isdisjoint(ETA_TUNED)
-    assert {p["name"] for p in grid["policies"]} == ETA_TUNED
-    assert (sorted(p["label"] for p in main["policies"] + grid["policies"])
-            == sorted(p["label"] for p in fixed["policies"]))
-    for entry in grid["policies"]:
-        assert {point["eta"] for point in cfg.policy_points(entry)} == {0.01, 0.1, 0.3, 1.0}, entry["name"]
+    assert {p.name for p in main.policies}.isdisjoint(ETA_TUNED)
+    assert {p.name for p in grid.policies} == ETA_TUNED
+    assert sorted(p.label for p in main.policies + grid.policies) == sorted(p.label for p in fixed.policies)
+    for entry in grid.policies:
+        assert {point["eta"] for point in entry.points()} == {0.01, 0.1, 0.3, 1.0}, entry.name
 
 
 def test_topk_pareto_fixed_d2_gives_every_eta_policy_a_tuned_eta_per_front():
     spec = cfg.load(CONFIG_DIR / "topk_pareto/fixed_d2.toml")
-    for entry in spec["policies"]:
-        for setting, _ in cfg.grid_points(spec):
-            (options,) = cfg.policy_points(entry, setting)
-            assert ("eta" in options) == (entry["name"] in ETA_TUNED), entry["name"]
+    for entry in spec.policies:
+        for point in spec.settings():
+            (options,) = entry.points(point.setting)
+            assert ("eta" in options) == (entry.name in ETA_TUNED), entry.name
             if "eta" in options:
-                assert options["eta"] in (0.01, 0.1, 0.3, 1.0), (entry["name"], setting)
+                assert options["eta"] in (0.01, 0.1, 0.3, 1.0), (entry.name, point.setting)

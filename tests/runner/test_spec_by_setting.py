@@ -4,33 +4,39 @@ import sys
 
 import pytest
 
-from mobandit_jax.runner import spec as cfg
+from mobandit_jax.errors import ConfigError
+from mobandit_jax.spec_tables import check_policy
 
-ENTRY = {"name": "scalar_ucb", "family": "slate", "eta": {"front": {"linear": 0.3, "convex": 1.0}},
-         "sweep": {"m0": [1, 2]}}
+ENTRY = check_policy(0, {"name": "scalar_ucb", "family": "slate", "eta": {"front": {"linear": 0.3, "convex": 1.0}},
+                         "sweep": {"m0": [1, 2]}})
+
+
+def _points(entry: dict, setting: dict) -> list:
+    return check_policy(0, entry).points(setting)
 
 
 def test_option_table_resolves_at_the_setting():
-    assert cfg.policy_points(ENTRY, {"front": "linear", "d": 2}) == [{"eta": 0.3, "m0": 1}, {"eta": 0.3, "m0": 2}]
-    assert cfg.policy_points(ENTRY, {"front": "convex"})[0]["eta"] == 1.0
-    assert cfg.policy_points({"name": "x", "eta": 0.1}, {"front": "linear"}) == [{"eta": 0.1}]
+    assert ENTRY.points({"front": "linear", "d": 2}) == [{"eta": 0.3, "m0": 1}, {"eta": 0.3, "m0": 2}]
+    assert ENTRY.points({"front": "convex"})[0]["eta"] == 1.0
+    assert ENTRY.points() == [{"eta": {"front": {"linear": 0.3, "convex": 1.0}}, "m0": m0} for m0 in (1, 2)]
+    assert _points({"name": "x", "eta": 0.1}, {"front": "linear"}) == [{"eta": 0.1}]
 
 
 def test_numeric_setting_values_are_matched_by_their_label():
     entry = {"name": "scalar_ucb", "eta": {"d": {"2": 0.3, "3": 0.01}}}
-    assert cfg.policy_points(entry, {"d": 3}) == [{"eta": 0.01}]
+    assert _points(entry, {"d": 3}) == [{"eta": 0.01}]
 
 
 @pytest.mark.parametrize("setting,msg", [({"d": 2}, "depends on setting 'front'"),
                                          ({"front": "clusters"}, "no value for front = 'clusters'")])
 def test_missing_setting_or_value_is_named(setting, msg):
-    with pytest.raises(cfg.ConfigError, match=msg):
-        cfg.policy_points(ENTRY, setting)
+    with pytest.raises(ConfigError, match=msg):
+        ENTRY.points(setting)
 
 
 def test_bad_table_shape_is_named():
-    with pytest.raises(cfg.ConfigError, match="must be a value or"):
-        cfg.policy_points({"name": "x", "eta": {"front": 0.3}}, {"front": "linear"})
+    with pytest.raises(ConfigError, match="must be a value or"):
+        _points({"name": "x", "eta": {"front": 0.3}}, {"front": "linear"})
 
 
 SPEC = """

@@ -53,7 +53,7 @@ def test_means_outside_unit_interval_and_nan(small_spec):
     with pytest.raises(ValueError, match=r"means\[2\]\[1\] = 1.3 is outside \[0, 1\]"):
         _build(spec)
     small_spec["env"]["means"][0][0] = float("nan")
-    with pytest.raises(ValueError, match=r"means\[0\]\[0\] is nan"):
+    with pytest.raises(cfg.ConfigError, match=r"^env.means\[0\]\[0\] = nan is not a finite number$"):
         _build(small_spec)
 
 
@@ -75,7 +75,8 @@ def test_w_columns_must_match_dimension(small_spec):
 
 def test_set_override_parses_toml_values(small_spec):
     spec = cfg.apply_overrides(small_spec, ["experiment.horizon=55", "env.noise=bernoulli"])
-    assert spec["experiment"]["horizon"] == 55 and spec["env"]["noise"] == "bernoulli"
+    assert spec.experiment.horizon == 55 and spec.env["noise"] == "bernoulli"
+    assert spec.to_dict()["experiment"]["horizon"] == 55 and small_spec["experiment"]["horizon"] != 55
     with pytest.raises(cfg.ConfigError, match="expected key=value"):
         cfg.apply_overrides(small_spec, ["experiment.horizon"])
 
@@ -83,18 +84,19 @@ def test_set_override_parses_toml_values(small_spec):
 def test_set_replaces_a_sweep_axis(small_spec):
     small_spec["sweep"] = {"env.concentration": [0.5, 2.0]}
     spec = cfg.apply_overrides(small_spec, ["sweep.env.concentration=[1.0]"])
-    assert spec["sweep"] == {"env.concentration": [1.0]}
+    assert spec.sweep == {"env.concentration": [1.0]} == spec.to_dict()["sweep"]
 
 
 def test_scenarios_and_sweep_expand_with_settings(small_spec):
     small_spec["scenarios"] = [{"name": "a", "setting": {"group": "x"}, "preference.W": [[1.0, 0.0, 0.0]]},
                                {"name": "b", "preference.W": [[0.0, 1.0, 0.0]]}]
     small_spec["sweep"] = {"env.concentration": [0.5, 2.0]}
-    points = cfg.grid_points(cfg.validate(small_spec))
-    assert [p[0] for p in points] == [{"scenario": "a", "group": "x", "concentration": 0.5},
+    points = cfg.validate(small_spec).settings()
+    assert [p.setting for p in points] == [{"scenario": "a", "group": "x", "concentration": 0.5},
                                       {"scenario": "a", "group": "x", "concentration": 2.0},
                                       {"scenario": "b", "concentration": 0.5}, {"scenario": "b", "concentration": 2.0}]
-    assert points[3][1]["preference"]["W"] == [[0.0, 1.0, 0.0]] and points[3][1]["env"]["concentration"] == 2.0
+    assert points[3].cone == [[0.0, 1.0, 0.0]] == points[3].tables["preference"]["W"]
+    assert points[3].env["concentration"] == 2.0 and points[0].cone == [[1.0, 0.0, 0.0]]
 
 
 def test_cli_reports_errors_without_traceback(tmp_path, capsys):
@@ -128,6 +130,8 @@ CLI_CASES = {  # id: (edit of the spec text, extra arguments, text the one error
     "ragged_means": (_edit("[0.3, 0.3, 0.8]]", "[0.3, 0.8]]"), [], "env.means is ragged: row 3 has 2 values"),
     "text_in_means": (_edit("[0.3, 0.3, 0.8]]", '[0.3, "a", 0.8]]'), [], "env.means[3][1] = 'a' is not a number"),
     "text_in_W": (_edit("[0.0, -1.0, 1.0]]", "[0.0, -1.0, true]]"), [], "preference.W[1][2] = True is not a number"),
+    "nan_in_W": (_edit("[0.0, -1.0, 1.0]]", "[0.0, -1.0, nan]]"), [],
+                 "preference.W[1][2] = nan is not a finite number"),
     "family_mismatch": (_edit('label = "PrefUCB"', 'family = "slate"'), [],
                         "policy 'prefucb' is in family 'preference', not family = 'slate'"),
     "single_bracket_policies": (_edit("[[policies]]", "[policies]"), [],

@@ -44,10 +44,10 @@ def _at(node, path):
 def _plan_or_config_error(spec: dict, stem: str, overrides=()):
     try:
         spec = cfg.apply_overrides(spec, overrides)
-        points = cfg.grid_points(spec)
-        if stem in QUICK_BUILD and len(points) * len(spec["policies"]) <= 64:
+        points = spec.settings()
+        if stem in QUICK_BUILD and len(points) * len(spec.policies) <= 64:
             plan = plans.checked_build(spec)
-            assert plan.seeds == spec["experiment"]["seeds"] and plan.chunk >= 1
+            assert plan.seeds == spec.experiment.seeds and plan.chunk >= 1
             assert math.ceil(plan.seeds / plan.chunk) >= 1
     except cfg.ConfigError as err:
         assert "\n" not in str(err).strip()
@@ -95,12 +95,12 @@ def test_random_set_strings_give_a_plan_or_a_config_error(keys, raws, sep):
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_every_shipped_spec_validates_and_expands(path):
-    assert cfg.grid_points(cfg.validate(_raw(path)))
+    assert cfg.validate(_raw(path)).settings()
 
 
 def test_a_line_break_in_a_spec_key_stays_escaped_in_the_one_line_error():
     spec = _raw(CONFIGS[[c.stem for c in CONFIGS].index("quickstart")])
     spec["policies"][0]["\n"] = {"front": {"x": 1.0}}
     with pytest.raises(cfg.ConfigError) as err:
-        plans.checked_build(spec)
+        plans.checked_build(cfg.validate(spec))
     assert "\n" not in str(err.value) and "\\n" in str(err.value)

@@ -186,11 +186,12 @@ def test_a_worker_sets_one_host_device_whatever_it_inherits(monkeypatch):
 def test_auto_uses_workers_from_the_size_threshold(tmp_path):
     spec = cfg.load(tiny_spec(tmp_path / "tiny.toml", horizon=1000, seeds=8))
     assert not local_workers.worth_it(spec)  # 8 x 1000 seed-rounds
-    spec["experiment"]["seeds"] = local_workers.MIN_SEED_ROUNDS // 1000
-    assert cfg.seed_rounds(spec) < local_workers.MIN_SEED_ROUNDS <= cfg.seed_rounds(spec) + 1000
+    seeds = local_workers.MIN_SEED_ROUNDS // 1000
+    spec = cfg.apply_overrides(spec, [f"experiment.seeds={seeds}"])
+    assert spec.seed_rounds() == 1000 * seeds  # one policy at one grid setting
+    assert spec.seed_rounds() < local_workers.MIN_SEED_ROUNDS <= spec.seed_rounds() + 1000
     assert not local_workers.worth_it(spec)
-    spec["experiment"]["seeds"] += 1
-    assert local_workers.worth_it(spec)
+    assert local_workers.worth_it(cfg.apply_overrides(spec, [f"experiment.seeds={seeds + 1}"]))
 
 
 def _children(pid: int) -> list:
