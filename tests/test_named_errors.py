@@ -1,6 +1,7 @@
 """Each bad case ends in a correct result or one line naming the right key and what is allowed: CSV columns,
 run folders of another spec or without results, the run lock, a closed pipe, identification budgets, Python
 overrides, the preference matrix; and ``repr(Results)`` is one short paragraph."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -86,9 +87,16 @@ def test_a_folder_whose_run_failed_before_its_first_chunk_takes_the_corrected_ru
 
 def test_the_lock_file_is_there_while_a_run_writes_and_gone_after(tmp_path):
     spec = tiny_spec(tmp_path / "tiny.toml", horizon=40, seeds=2, chunk=1, record_every=20)
-    run_folder.lock(tmp_path / "run")
-    assert (tmp_path / "run" / ".lock").read_text().strip().isdigit()
-    run_folder.unlock(tmp_path / "run")
+    held = run_folder.lock(tmp_path / "run")
+    assert (tmp_path / "run" / ".lock").read_text().strip() == str(os.getpid())
+    with pytest.raises(run_folder.RunFolderError, match=f"written by another mobandit run .process {os.getpid()}"):
+        run_folder.lock(tmp_path / "run")  # a second lock of the folder, even in this process, is refused
+    assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--quiet", "--no-cache"]) == 2
+    held.release()
+    held.release()  # once released, releasing again does nothing
+    assert not (tmp_path / "run" / ".lock").exists()
+    with run_folder.lock(tmp_path / "run"):
+        assert (tmp_path / "run" / ".lock").exists()
     assert not (tmp_path / "run" / ".lock").exists()
     assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--quiet", "--no-cache"]) == 0
     assert not (tmp_path / "run" / ".lock").exists() and (tmp_path / "run" / "summary.json").exists()

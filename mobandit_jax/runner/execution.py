@@ -301,9 +301,22 @@ class Relay(Progress):
             self._tell(("progress", c, units))
 
 
-def work_on_parts(spec: dict, x64: bool, workers: int, live: bool, index: int, width: int, parts, tell):
-    """A worker process's task: build the plan of ``spec`` and run its share (:func:`run_parts`); ``live``:
-    count its checkpoints on the run's progress bar (:class:`Relay`)."""
+def work_on_parts(spec, x64: bool, workers: int, live: bool, index: int, width: int, parts, tell):
+    """A worker process's task: build the plan of ``spec`` and run its share (:func:`run_parts`).
+
+    Args:
+      spec: the run's :class:`~mobandit_jax.experiment_spec.ExperimentSpec`.
+      x64: compute in float64.
+      workers: the run's workers.
+      live: count its checkpoints on the run's progress bar (:class:`Relay`).
+      index: this worker's index.
+      width: seeds per part.
+      parts: ``parts()`` yields the parts ``(c, start, n)`` this worker takes.
+      tell: sends a message to the run's process.
+
+    Returns:
+      A generator of ``(c, start, arrays)``, one per part.
+    """
     if x64:
         jax.config.update("jax_enable_x64", True)
     plan = build(spec)
@@ -321,15 +334,11 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures
     processes (:mod:`mobandit_jax.runner.workers`; CPU, single host), with the same results; ``workers``
     may also be the processes of :func:`mobandit_jax.runner.workers.start_run_workers` (the caller
     closes them). Chunk files are written on a thread while the next chunk computes. ``progress``: notes
-    and, where stderr is a terminal, a bar that advances once per checkpoint (:class:`Progress`). Applies
-    :func:`mobandit_jax.runner.runtime.configure` first (the CPU settings the specs were timed with).
+    and, where stderr is a terminal, a bar that advances once per checkpoint (:class:`Progress`).
     ``figures=False``: the run folder gets no figures (:meth:`mobandit_jax.analysis.results.Results.write`);
     ``band``: what the report's cells and the figures' bands are (default the mean and its 95% CI).
     """
-    runtime.configure()
     out = None if out_dir is None else Path(out_dir)
-    if out is not None:
-        files.check_fingerprint(plan, out)
     total = math.ceil(plan.seeds / plan.chunk)
     mine = sharding.process_share(total) if out is not None else range(total)
     todo = [c for c in mine if out is None or not files.own_chunk(plan, out, c)]
@@ -393,10 +402,22 @@ def _execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures
 
 def execute(plan: Plan, out_dir=None, progress: bool = True, workers=1, figures: bool = True,
             band: str = "ci") -> Results | None:
-    """Run the chunks that are not on disk yet and merge them (:func:`_execute`); the run folder stays
-    locked while this process writes it (:func:`mobandit_jax.runner.run_folder.lock`)."""
-    try:
+    """Run the chunks that are not on disk yet and merge them (:func:`_execute`), after
+    :func:`mobandit_jax.runner.runtime.configure` (the CPU settings the specs were timed with); the run folder is
+    checked and stays locked while this process writes it (:func:`mobandit_jax.runner.run_folder.check_fingerprint`).
+
+    Args:
+      plan: the :class:`Plan`.
+      out_dir: the run folder, or None (nothing written).
+      progress: notes and a progress bar on stderr.
+      workers: worker processes, or the started :class:`~mobandit_jax.runner.workers.Workers`.
+      figures: draw the run folder's figures.
+      band: what the report's cells and the figures' bands are.
+
+    Returns:
+      The :class:`~mobandit_jax.analysis.results.Results` (None in a process other than 0 of a multi-host run).
+    """
+    runtime.configure()
+    held = None if out_dir is None else files.check_fingerprint(plan, Path(out_dir))
+    with held or contextlib.nullcontext():
         return _execute(plan, out_dir, progress, workers, figures, band)
-    finally:
-        if out_dir is not None:
-            files.unlock(out_dir)

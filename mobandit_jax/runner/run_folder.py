@@ -5,8 +5,8 @@ what writing one needs: ``chunks/chunk_NNNNN.npz`` (one per seed chunk, written 
 ``identity`` entry: fingerprint, seed index range, precision, chunk size), merged into the result files by
 :meth:`mobandit_jax.analysis.results.Results.merge`. A folder that is neither empty nor a run folder is never
 written to; ``chunks/`` must be a folder of the run, not a link elsewhere. While a run writes, its folder is
-locked (``.lock``, an advisory ``flock`` held by the writing process): a second run on the same folder is
-refused. A run's fingerprint covers its spec, its plugins' source and the content of every data file the
+locked (``.lock``, an advisory ``flock`` held by the writing process, :class:`RunFolderLock`): a second run on the
+same folder is refused. A run's fingerprint covers its spec, its plugins' source and the content of every data file the
 spec names, so a spec or data file edited between an interrupted run and its resume is another experiment.
 """
 from __future__ import annotations
@@ -31,8 +31,6 @@ from ..analysis.files import (  # noqa: F401  (the file format, re-exported for 
     write_npz,
 )
 
-_LOCKS: dict = {}  # run folder -> file descriptor of the lock this process holds
-
 
 def remove_partial_writes(out: Path):
     """Delete temporary files left by a write that was killed before its rename (never read as results):
@@ -47,13 +45,40 @@ def remove_partial_writes(out: Path):
                 tmp.unlink(missing_ok=True)
 
 
-def lock(out):
-    """Lock run folder ``out`` for this process (re-entrant); a folder another process writes is refused."""
+class RunFolderLock:
+    """The lock of a run folder that this process writes, held from :func:`lock` to :meth:`release` (or the end of a
+    ``with`` block): ``.lock`` in the folder, an advisory ``flock`` on it, the holder's process id as its text. The
+    file is there while a run writes the folder (and after a killed run, unlocked)."""
+
+    def __init__(self, out, fd: int):
+        self.out, self._fd = Path(out), fd
+
+    def release(self):
+        """Delete ``.lock`` and release the lock (once; a second call does nothing)."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.out / LOCK)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def lock(out) -> RunFolderLock:
+    """Lock run folder ``out`` for this process; a folder another run writes is refused (a :class:`RunFolderError`).
+
+    Args:
+      out: the run folder (made if missing).
+
+    Returns:
+      The :class:`RunFolderLock`, held until released.
+    """
     import fcntl
 
-    key = str(Path(out).resolve())
-    if key in _LOCKS:
-        return
     Path(out).mkdir(parents=True, exist_ok=True)
     while True:
         fd = os.open(Path(out) / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
@@ -64,7 +89,7 @@ def lock(out):
             os.close(fd)
             raise RunFolderError(f"{out} is being written by another mobandit run (process {holder}); wait for it "
                                  "to finish or choose another --out folder") from None
-        try:  # the file locked is still the folder's .lock (its holder deletes it on unlock)
+        try:  # the file locked is still the folder's .lock (its holder deletes it on release)
             if os.stat(Path(out) / LOCK).st_ino == os.fstat(fd).st_ino:
                 break
         except FileNotFoundError:
@@ -72,17 +97,7 @@ def lock(out):
         os.close(fd)
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
-    _LOCKS[key] = fd
-
-
-def unlock(out):
-    """Release the lock of :func:`lock` and delete its file: ``.lock`` is there while a run writes the folder
-    (and after a killed run, unlocked)."""
-    fd = _LOCKS.pop(str(Path(out).resolve()), None)
-    if fd is not None:
-        with contextlib.suppress(OSError):
-            os.unlink(Path(out) / LOCK)
-        os.close(fd)
+    return RunFolderLock(out, fd)
 
 
 def chunk_path(out, c: int) -> Path:
@@ -174,31 +189,47 @@ def marker(plan) -> dict:
             "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
 
 
-def check_fingerprint(plan, out):
+def check_fingerprint(plan, out) -> RunFolderLock | None:
     """Refuse a folder that is not a run of this tool or holds another experiment; write ``run.json``.
 
-    Process 0 checks and writes the marker and clears temporary files of killed writes, before any
+    Process 0 locks the folder, checks and writes the marker and clears temporary files of killed writes, before any
     process writes a chunk.
+
+    Args:
+      plan: the :class:`~mobandit_jax.runner.plans.Plan` to run.
+      out: its run folder.
+
+    Returns:
+      In process 0, the folder's :class:`RunFolderLock`, which the caller releases once the run is written (a
+      refused folder is released here); None in the other processes.
     """
     import jax
 
     from . import sharding
 
     fp = fingerprint(plan)
-    if jax.process_index() == 0:
-        run_marker(out)  # refuses a file or a foreign folder before the lock file is made
-        lock(out)
-        old = run_marker(out)
-        if old is not None and old.get("fingerprint") != fp and holds_results(out):  # else: nothing to keep
-            if old.get("precision", precision()) != precision():
-                raise RunFolderError(
-                    f"{out} holds a {old['precision']} run and this run computes in {precision()}; run it "
-                    f"{'with' if old['precision'] == 'float64' else 'without'} --x64 or choose another output folder")
-            raise RunFolderError(f"{out} holds results of a different experiment ({changes(old, plan)}); choose "
-                                 "another output folder or delete it")
-        write_json(out / MARKER, marker(plan))
-        remove_partial_writes(out)
-    sharding.barrier(f"run-folder-{fp}")
+    held = None
+    try:
+        if jax.process_index() == 0:
+            run_marker(out)  # refuses a file or a foreign folder before the lock file is made
+            held = lock(out)
+            old = run_marker(out)
+            if old is not None and old.get("fingerprint") != fp and holds_results(out):  # else: nothing to keep
+                if old.get("precision", precision()) != precision():
+                    raise RunFolderError(
+                        f"{out} holds a {old['precision']} run and this run computes in {precision()}; run it "
+                        f"{'with' if old['precision'] == 'float64' else 'without'} --x64 or choose another output "
+                        "folder")
+                raise RunFolderError(f"{out} holds results of a different experiment ({changes(old, plan)}); choose "
+                                     "another output folder or delete it")
+            write_json(out / MARKER, marker(plan))
+            remove_partial_writes(out)
+        sharding.barrier(f"run-folder-{fp}")
+    except BaseException:
+        if held is not None:
+            held.release()
+        raise
+    return held
 
 
 def holds_results(out) -> bool:
