@@ -327,10 +327,6 @@ class Results:
         self._need_arrays()
         return np.asarray(self.arrays["checkpoints"])
 
-    def setting_keys(self) -> list:
-        """The keys of the grid settings, merged over every policy and setting, in order of first appearance."""
-        return list(dict.fromkeys(k for points in self.grid.values() for p in points for k in p.setting))
-
     def index(self, label: str, **setting):
         """The grid index of policy ``label`` whose setting and options match ``setting``.
 
