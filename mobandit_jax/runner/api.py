@@ -30,7 +30,15 @@ TOML_VALUES = (str, int, float, bool, list, dict, datetime.date, datetime.time)
 
 
 def check_seeds(seeds, name: str = "seeds") -> int:
-    """``seeds`` as an int if it is a seed count from 1 to :data:`MAX_SEEDS`; else a one-line ConfigError."""
+    """``seeds`` as an int if it is a seed count from 1 to :data:`MAX_SEEDS`; else a one-line ConfigError.
+
+    Args:
+      seeds: the value given.
+      name: its name in the error.
+
+    Returns:
+      ``seeds`` as an int.
+    """
     if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral) or not 1 <= seeds <= MAX_SEEDS:
         raise ConfigError(f"{name}={plain(seeds)!r}: the number of seeds must be an integer from 1 to {MAX_SEEDS} "
                           "(2**31 - 1: seed indices are 32-bit integers)")
@@ -38,7 +46,15 @@ def check_seeds(seeds, name: str = "seeds") -> int:
 
 
 def check_folder_path(path, name: str) -> Path:
-    """``path`` as a Path, refused (one-line ConfigError) where it or a folder above it is a file."""
+    """``path`` as a Path, refused (one-line ConfigError) where it or a folder above it is a file.
+
+    Args:
+      path: the path given.
+      name: its name in the error (``out``, ``--runs``).
+
+    Returns:
+      The :class:`~pathlib.Path`.
+    """
     path = Path(path)
     below = next((p for p in (path, *path.parents) if p.exists()), None)
     if below is not None and not below.is_dir():
@@ -51,6 +67,13 @@ def check_out(out, name: str = "out") -> Path:
 
     A file, a path below a file and what :func:`mobandit_jax.runner.run_folder.run_marker` refuses (a
     folder holding files but no ``run.json`` marker) are refused.
+
+    Args:
+      out: the folder given.
+      name: its name in the error.
+
+    Returns:
+      The :class:`~pathlib.Path`.
     """
     if not isinstance(out, (str, os.PathLike)):
         raise ConfigError(f"{name}={out!r}: expected a folder path (a str or a Path), or None")
@@ -157,7 +180,15 @@ def run(spec, *, out=None, seeds: int | None = None, overrides=None, progress: b
 
 
 def interrupted(plan, out) -> str:
-    """What an interrupted ``run(plan's spec, out=out)`` keeps, in one line."""
+    """What an interrupted ``run(plan's spec, out=out)`` keeps, in one line.
+
+    Args:
+      plan: the plan that ran.
+      out: its run folder, or None.
+
+    Returns:
+      The line.
+    """
     if out is None:
         return "interrupted: nothing kept (out=None keeps the chunks in memory); pass out=FOLDER to resume later"
     kept, total = chunks_kept(plan, out)

@@ -290,7 +290,11 @@ def _setup_reproduce(args):
 
 
 def start_jax(args):
-    """The runtime settings (before JAX starts its backend: the XLA flag is read then) and ``--x64``."""
+    """The runtime settings (before JAX starts its backend: the XLA flag is read then) and ``--x64``.
+
+    Args:
+      args: the parsed command line (its ``x64``).
+    """
     from . import runtime
 
     runtime.configure()
@@ -317,5 +321,10 @@ def _format_option(parser, default):
 
 
 def x64_option(parser, default):
-    """``--x64``, accepted before and after the subcommand (``default=SUPPRESS`` on the subcommand's copy)."""
+    """``--x64``, accepted before and after the subcommand (``default=SUPPRESS`` on the subcommand's copy).
+
+    Args:
+      parser: an ``argparse`` parser.
+      default: the option's default (``argparse.SUPPRESS`` on a subcommand).
+    """
     parser.add_argument("--x64", action="store_true", default=default, help="compute in float64")

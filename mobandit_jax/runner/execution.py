@@ -69,6 +69,11 @@ class Progress:
         self.report = self._reached if self.live else None  # the host callback compiled into the programs
 
     def note(self, text: str):
+        """Show a note on stderr (:func:`mobandit_jax.progress.note`).
+
+        Args:
+          text: the note.
+        """
         reporter.note(text)
 
     def _add(self, c: int, units: int):
@@ -92,7 +97,16 @@ class Progress:
 
     @contextlib.contextmanager
     def call(self, group: Group, start: int, n: int):
-        """A program call of ``group`` on the seeds ``[start, start + n)``: its checkpoints count as they pass."""
+        """A program call of ``group`` on the seeds ``[start, start + n)``: its checkpoints count as they pass.
+
+        Args:
+          group: the :class:`Group` called.
+          start: its first seed.
+          n: its seeds.
+
+        Returns:
+          A context manager.
+        """
         c = start // self.plan.chunk
         with self._lock:
             self._call = (c, len(group.members) * n, getattr(group.run, "checkpoints", 1), 0)
@@ -106,16 +120,26 @@ class Progress:
             self._call = None
 
     def elsewhere(self, c: int, units: int):
-        """``units`` more of chunk ``c``, computed by a worker process (:class:`Relay`; any thread)."""
+        """``units`` more of chunk ``c``, computed by a worker process (:class:`Relay`; any thread).
+
+        Args:
+          c: the chunk.
+          units: the units computed.
+        """
         with self._lock:
             self._add(c, min(units, self._units[c] - self._reported[c]))
 
     def chunk_done(self, c: int):
-        """Chunk ``c`` is computed: its parts computed elsewhere count now."""
+        """Chunk ``c`` is computed: its parts computed elsewhere count now.
+
+        Args:
+          c: the chunk.
+        """
         with self._lock:
             self._add(c, self._units[c] - self._reported[c])
 
     def close(self):
+        """Close the bar (its last line stays)."""
         if self._bar is not None:
             self._bar.close()
 
@@ -141,13 +165,28 @@ def prefetch_writers(spare=None):
     ``spare`` cores (a run over worker processes: every core of the run), the thread may run on any of them at
     the lowest priority, in the time a worker leaves idle, instead of on this process's own busy core. Not a
     daemon thread: a process that stops early (a failed worker) waits for the import at exit, where a daemon
-    thread halted inside a C++ extension's initialisation would abort the process."""
+    thread halted inside a C++ extension's initialisation would abort the process.
+
+    Args:
+      spare: the cores the thread may run on (None: this process's own).
+    """
     threading.Thread(target=_import_writers, args=(spare,), daemon=False).start()
 
 
 def lower_group(group: Group, params, mesh, keys, report=None):
     """``group``'s batched run lowered with the seed axis of ``keys`` sharded over ``mesh`` (``.compile()`` it);
-    ``report``: the engine's host callback, once per checkpoint (:class:`Progress`)."""
+    ``report``: the engine's host callback, once per checkpoint (:class:`Progress`).
+
+    Args:
+      group: a :class:`Group` of the plan.
+      params: its stacked :class:`~mobandit_jax.types.RunParams`.
+      mesh: the device mesh.
+      keys: the seed keys of one call.
+      report: the progress callback, or None.
+
+    Returns:
+      The lowered program (``jax.stages.Lowered``).
+    """
     return sharding.compile_sharded(engine.batch(group.run, report), mesh).lower(params, keys)
 
 
@@ -218,7 +257,20 @@ def _compile_groups(plan: Plan, mesh, width: int, stacked: list, show=None, writ
 
 def run_seeds(plan: Plan, compiled: list, stacked: list, start: int, width: int, n: int, show=None) -> dict:
     """Every group's arrays for the seeds ``[start, start + n)``, computed on ``width >= n`` lanes (each call
-    counted by :class:`Progress` ``show``)."""
+    counted by :class:`Progress` ``show``).
+
+    Args:
+      plan: the plan.
+      compiled: every group's compiled program, in group order.
+      stacked: every group's stacked params.
+      start: the first seed.
+      width: the lanes of a call.
+      n: the seeds computed.
+      show: the run's :class:`Progress`, or None.
+
+    Returns:
+      ``{"label|grid|metric": (n, ...) array}``.
+    """
     keys = engine.seed_keys(plan.base_seed, np.arange(start, start + width))
     arrays = {}
     for g, fn, params in zip(plan.groups, compiled, stacked, strict=False):
@@ -231,7 +283,15 @@ def run_seeds(plan: Plan, compiled: list, stacked: list, start: int, width: int,
 
 
 def bytes_per_seed(plan: Plan, probe: int = 8) -> float:
-    """Estimated device bytes per seed: compiled memory analysis of each group at ``probe`` seeds."""
+    """Estimated device bytes per seed: compiled memory analysis of each group at ``probe`` seeds.
+
+    Args:
+      plan: the plan.
+      probe: the seeds of the probe compilation.
+
+    Returns:
+      The largest group's bytes per seed.
+    """
     worst = 0.0
     for g in plan.groups:
         params = engine.stack_grid(g.params)
@@ -244,7 +304,16 @@ def bytes_per_seed(plan: Plan, probe: int = 8) -> float:
 
 def fit_chunk(plan: Plan, max_bytes: int, workers: int = 1) -> Plan:
     """Set ``plan.chunk`` to the most seeds whose estimated memory fits in ``max_bytes`` (a chunk's seeds are
-    split over the devices, or over ``workers`` processes, so all of them together hold one chunk)."""
+    split over the devices, or over ``workers`` processes, so all of them together hold one chunk).
+
+    Args:
+      plan: the plan (changed in place).
+      max_bytes: the memory a chunk may take.
+      workers: the worker processes a chunk is split over.
+
+    Returns:
+      The plan.
+    """
     per_seed = bytes_per_seed(plan)
     chunk = int(max(1, min(plan.seeds, max_bytes // max(per_seed, 1.0))))
     # a chunk is padded to a multiple of the devices (or workers) it is split over
@@ -272,7 +341,21 @@ def run_parts(plan: Plan, index: int, workers: int, width: int, parts, writes: b
     that workers with an empty compilation cache compile different programs first), then yield
     ``(c, start, arrays)`` for each ``(c, start, n)`` of ``parts()`` (``writes``: this process then
     writes the run folder: :func:`prefetch_writers` of the ``spare`` cores once every group is compiled;
-    ``show``: this process's :class:`Progress`, worker processes have none)."""
+    ``show``: this process's :class:`Progress`, worker processes have none).
+
+    Args:
+      plan: the plan.
+      index: this worker's index.
+      workers: the run's workers.
+      width: seeds per part.
+      parts: ``parts()`` yields the ``(c, start, n)`` this worker takes.
+      writes: this process writes the run folder.
+      show: this process's :class:`Progress`, or None.
+      spare: the run's cores (:func:`prefetch_writers`).
+
+    Returns:
+      A generator of ``(c, start, arrays)``.
+    """
     mesh = sharding.local_mesh(1)
     stacked = [engine.stack_grid(g.params) for g in plan.groups]
     keys = engine.seed_keys(plan.base_seed, np.arange(width))
@@ -294,7 +377,11 @@ class Relay(Progress):
         self._tell = tell
 
     def note(self, text: str):
-        pass
+        """No note: the run's process shows its own.
+
+        Args:
+          text: the note (dropped).
+        """
 
     def _add(self, c: int, units: int):
         if units:

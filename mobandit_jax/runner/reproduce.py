@@ -73,7 +73,14 @@ PAPERS = {"seed000": "pdmob", "seed001": "topk_pareto", "seed002": "cost_aware"}
 
 def discover(config_dir) -> dict:
     """``{name: path}`` of the spec files under ``config_dir``, sorted by name: a spec's name is its path
-    below ``config_dir`` without ``.toml`` (``topk_pareto/d2``); an error naming the folder if there are none."""
+    below ``config_dir`` without ``.toml`` (``topk_pareto/d2``); an error naming the folder if there are none.
+
+    Args:
+      config_dir: the spec folder.
+
+    Returns:
+      ``{name: path}``.
+    """
     config_dir = Path(config_dir)
     if config_dir.is_file():
         raise ValueError(f"--configs {config_dir} is a file; give the folder of the spec files (*.toml)")
@@ -94,7 +101,14 @@ class Builder(NamedTuple):
 
 
 def report_builders(experiments_dir) -> dict:
-    """``{paper: Builder}`` listed in ``experiments_dir/reports.toml`` (empty if there is no such file)."""
+    """``{paper: Builder}`` listed in ``experiments_dir/reports.toml`` (empty if there is no such file).
+
+    Args:
+      experiments_dir: the folder of ``reports.toml``.
+
+    Returns:
+      ``{paper: Builder}``.
+    """
     if Path(experiments_dir).is_file():
         raise ValueError(f"--experiments {experiments_dir} is a file; give the folder of the reports and {REGISTRY}")
     registry = Path(experiments_dir) / REGISTRY
@@ -125,7 +139,15 @@ def report_builders(experiments_dir) -> dict:
 
 
 def load_builder(path, paper: str) -> ModuleType:
-    """Import the report builder file ``path`` (as module ``mobandit_report_<paper>``); it must define ``build``."""
+    """Import the report builder file ``path`` (as module ``mobandit_report_<paper>``); it must define ``build``.
+
+    Args:
+      path: the builder file.
+      paper: its name in ``reports.toml``.
+
+    Returns:
+      The imported module.
+    """
     name = f"mobandit_report_{paper}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -137,7 +159,15 @@ def load_builder(path, paper: str) -> ModuleType:
 
 
 def load_report(paper: str, experiments_dir="experiments") -> ModuleType:
-    """The report builder module listed as ``paper`` in ``experiments_dir/reports.toml``."""
+    """The report builder module listed as ``paper`` in ``experiments_dir/reports.toml``.
+
+    Args:
+      paper: its name in ``reports.toml``.
+      experiments_dir: the folder of ``reports.toml``.
+
+    Returns:
+      The imported module.
+    """
     builders = report_builders(experiments_dir)
     if paper not in builders:
         raise KeyError(f"{Path(experiments_dir) / REGISTRY} lists no report builder {paper!r}; "
@@ -146,7 +176,15 @@ def load_report(paper: str, experiments_dir="experiments") -> ModuleType:
 
 
 def group(specs: dict, builders: dict) -> tuple:
-    """``({paper: {run key: spec name}}, [spec names no builder lists])``, both in the order of ``specs``."""
+    """``({paper: {run key: spec name}}, [spec names no builder lists])``, both in the order of ``specs``.
+
+    Args:
+      specs: ``{name: path}`` (:func:`discover`).
+      builders: ``{paper: Builder}`` (:func:`report_builders`).
+
+    Returns:
+      ``(grouped, alone)``.
+    """
     listed = {name: (paper, key) for paper, builder in builders.items() for key, name in builder.runs.items()}
     grouped, alone = {}, []
     for name in specs:
@@ -211,7 +249,18 @@ def load_spec(path: Path, quick: bool) -> ExperimentSpec:
 
 def run_one(path: Path, out: Path, quick: bool, x64: bool = False, figures: bool = True) -> float:
     """Run one spec (resuming if its directory has chunks); return the wall seconds (``figures=False``: its run
-    folder gets no figures)."""
+    folder gets no figures).
+
+    Args:
+      path: the spec file.
+      out: its run folder.
+      quick: run its ``--quick`` version.
+      x64: compute in float64.
+      figures: draw the run folder's figures.
+
+    Returns:
+      The wall seconds.
+    """
     from . import execution, plans  # JAX: in the worker, after its cores are set
 
     if x64:
@@ -238,7 +287,15 @@ def _start_job(slots) -> None:
 
 
 def cost(path: Path, quick: bool) -> int:
-    """A size estimate of a spec: rounds x seeds x runs."""
+    """A size estimate of a spec: rounds x seeds x runs.
+
+    Args:
+      path: the spec file.
+      quick: its ``--quick`` version.
+
+    Returns:
+      Rounds x seeds x runs (:meth:`~mobandit_jax.experiment_spec.ExperimentSpec.seed_rounds`).
+    """
     spec = load_spec(path, quick)
     with _named(path):
         return spec.seed_rounds()
@@ -266,7 +323,15 @@ def _seconds_table(path: Path | None) -> dict:
 
 
 def recorded_seconds(quick: bool = False, x64: bool = False) -> dict:
-    """``{spec name: seconds}`` of the specs' last runs in this mode (:func:`record_seconds`); empty if none."""
+    """``{spec name: seconds}`` of the specs' last runs in this mode (:func:`record_seconds`); empty if none.
+
+    Args:
+      quick: the ``--quick`` runs'.
+      x64: the float64 runs'.
+
+    Returns:
+      ``{spec name: seconds}``.
+    """
     entry = _seconds_table(_seconds_file()).get(_mode(quick, x64))
     if not isinstance(entry, dict):
         return {}
@@ -275,7 +340,13 @@ def recorded_seconds(quick: bool = False, x64: bool = False) -> dict:
 
 def record_seconds(seconds: dict, quick: bool = False, x64: bool = False) -> None:
     """Keep ``{spec name: seconds}`` for the next run's order (merged with what is kept); an unwritable cache
-    only costs that order."""
+    only costs that order.
+
+    Args:
+      seconds: ``{spec name: seconds}``.
+      quick: of ``--quick`` runs.
+      x64: of float64 runs.
+    """
     path = _seconds_file()
     if path is None:
         return
@@ -290,7 +361,15 @@ def record_seconds(seconds: dict, quick: bool = False, x64: bool = False) -> Non
 def longest_first(sizes: dict, seconds: dict) -> list:
     """The spec names of ``sizes`` (``{name: rounds x seeds x runs}``), the longest expected first: a spec's
     ``seconds`` from an earlier run, else its size times the seconds per unit of size of the specs that have
-    them (with none, the largest first). Jobs that take the specs in this order end close together."""
+    them (with none, the largest first). Jobs that take the specs in this order end close together.
+
+    Args:
+      sizes: ``{name: rounds x seeds x runs}``.
+      seconds: ``{name: seconds}`` of earlier runs.
+
+    Returns:
+      The names, in order.
+    """
     known = [name for name in sizes if name in seconds]
     rate = sum(seconds[n] for n in known) / max(1, sum(sizes[n] for n in known)) if known else 1.0
     expected = {name: seconds.get(name, sizes[name] * rate) for name in sizes}
@@ -298,7 +377,14 @@ def longest_first(sizes: dict, seconds: dict) -> list:
 
 
 def check_jobs(jobs) -> int:
-    """``jobs`` if it is a number of specs to run at once from 1 to the cores this process may use."""
+    """``jobs`` if it is a number of specs to run at once from 1 to the cores this process may use.
+
+    Args:
+      jobs: the value given.
+
+    Returns:
+      ``jobs``.
+    """
     cores = devices.cpu_cores()
     if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= cores:
         raise ValueError(f"--jobs {jobs!r}: the number of specs run at once must be an integer from 1 to {cores} "
@@ -328,6 +414,11 @@ def check_writes(runs: Path, names, reports=()) -> None:
 
     ``runs / name`` must be new, empty or a run folder, ``runs / TIMING`` new or written by reproduce,
     each report folder of ``reports`` new, empty or holding the ``summary.json`` its builder wrote.
+
+    Args:
+      runs: the runs folder.
+      names: the spec names run there.
+      reports: the report folders written.
     """
     api.check_folder_path(runs, "--runs")
     for name in names:
@@ -346,11 +437,25 @@ def check_writes(runs: Path, names, reports=()) -> None:
 def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", quick: bool = False,
          only: list | None = None, log=print, jobs: int = 1, x64: bool = False, reports_dir=None,
          listed_only: bool = False, figures: bool = True) -> dict:
-    """Run the specs (``jobs`` at a time) and build the reports; return ``{spec name: wall seconds}``.
+    """Run the specs (``jobs`` at a time) and build the reports, each as soon as its specs are finished.
 
-    ``reports_dir`` overrides where the reports go; ``listed_only`` skips the specs no builder lists;
-    ``figures=False`` draws no figure in the run folders, nor in the reports whose builder takes ``figures``.
     Every argument, spec and path written is checked (a one-line ``ValueError``) before anything runs.
+
+    Args:
+      config_dir: the spec folder.
+      runs_dir: where the run folders go (under ``quick/`` with ``quick``).
+      experiments_dir: the report builders' folder (``reports.toml``) and, without ``quick``, the reports'.
+      quick: 2 seeds and short horizons (:data:`QUICK_SEEDS`, :data:`QUICK_HORIZON`).
+      only: spec names or prefixes to run (None: all).
+      log: where progress lines go.
+      jobs: specs run at once, each in its own process.
+      x64: compute in float64.
+      reports_dir: where the reports go instead.
+      listed_only: skip the specs no builder lists.
+      figures: False draws no figure in the run folders, nor in the reports whose builder takes ``figures``.
+
+    Returns:
+      ``{spec name: wall seconds, "total": their sum, "wall_with_reports": seconds}``.
     """
     specs, builders, groups, alone = _inputs(config_dir, experiments_dir, only, jobs)
     runs = Path(runs_dir) / ("quick" if quick else "")
@@ -358,56 +463,22 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
         runs / "experiments" if quick else Path(experiments_dir))
     if listed_only:
         specs, alone = {s: p for s, p in specs.items() if s not in alone}, []
-    modules = {paper: load_builder(builders[paper].path, paper) for paper in groups}
+    reports = _Reports({paper: load_builder(builders[paper].path, paper) for paper in groups}, groups, runs,
+                       reports_root, figures, log)
     sizes = {name: cost(path, quick) for name, path in specs.items()}  # every spec is read and checked here
     names = longest_first(sizes, recorded_seconds(quick, x64))
     check_writes(runs, names, [reports_root / paper for paper in groups] if quick and reports_dir is None else ())
     timing = {}
     t0 = time.time()
-    waiting = {paper: set(members.values()) for paper, members in groups.items()}
 
     def done(name: str, seconds: float) -> None:
         """Log a finished spec; build each report whose specs are all finished (while the others still run)."""
         timing[name] = round(seconds, 2)
         log(f"  {name}: {timing[name]:.1f} s")
-        for paper, left in waiting.items():
-            if name in left:
-                left.discard(name)
-                if not left:
-                    t1 = time.time()
-                    build = modules[paper].build
-                    undrawn = {} if figures or "figures" not in inspect.signature(build).parameters else {
-                        "figures": False}
-                    build({key: runs / spec for key, spec in groups[paper].items()}, reports_root / paper, **undrawn)
-                    log(f"  report {reports_root / paper}: {time.time() - t1:.1f} s")
+        reports.finished(name)
 
     if jobs > 1:
-        context, shares, slots = multiprocessing.get_context("spawn"), devices.core_slots(jobs), None
-        if shares:
-            slots = context.Queue()
-            for cores in shares:
-                slots.put(cores)
-        with _manager_thread_errors_dropped(), ProcessPoolExecutor(
-                jobs, mp_context=context, initializer=_start_job, initargs=(slots,)) as pool:
-            try:
-                with workers.sigint_ignored():  # inherited: a Ctrl-C reaches the jobs too, this process stops them
-                    futures = {pool.submit(run_one, specs[name], runs / name, quick, x64, figures): name
-                               for name in names}
-                for future in as_completed(futures):
-                    try:
-                        seconds = future.result()
-                    except BrokenProcessPool:  # every spec still running or waiting gets it: none is named
-                        raise RuntimeError("a job process stopped abruptly (killed: out of memory? try --jobs 1)"
-                                           ) from None
-                    done(futures[future], seconds)
-            except BaseException:  # an interrupt or a failed spec: the jobs in flight are stopped, not waited for
-                manager = getattr(pool, "_executor_manager_thread", None)
-                for job in multiprocessing.active_children():
-                    job.terminate()
-                pool.shutdown(wait=False, cancel_futures=True)
-                if manager is not None:  # it tears the pool down: done before its errors are shown again
-                    manager.join(10)
-                raise
+        _run_in_jobs([(name, specs[name], runs / name) for name in names], jobs, (quick, x64, figures), done)
     else:
         for name in names:
             log(f"running {specs[name]} -> {runs / name}")
@@ -423,6 +494,60 @@ def main(config_dir="configs", runs_dir="runs", experiments_dir="experiments", q
     log(f"engine time {timing['total']:.1f} s summed over specs; wall {timing['wall_with_reports']:.1f} s with "
         f"{jobs} job(s) and the reports (each built once its specs finished); timings in {runs / TIMING}")
     return timing
+
+
+class _Reports:
+    """The papers' reports, each built as soon as the last of its specs is finished (:meth:`finished`)."""
+
+    def __init__(self, modules: dict, groups: dict, runs: Path, root: Path, figures: bool, log):
+        self.modules, self.groups, self.runs, self.root, self.figures, self.log = (modules, groups, runs, root,
+                                                                                    figures, log)
+        self.waiting = {paper: set(members.values()) for paper, members in groups.items()}
+
+    def finished(self, name: str):
+        """Spec ``name`` is finished: build each report that waited for it last."""
+        for paper, left in self.waiting.items():
+            if name in left:
+                left.discard(name)
+                if not left:
+                    t1 = time.time()
+                    build = self.modules[paper].build
+                    undrawn = {} if self.figures or "figures" not in inspect.signature(build).parameters else {
+                        "figures": False}
+                    build({key: self.runs / spec for key, spec in self.groups[paper].items()}, self.root / paper,
+                          **undrawn)
+                    self.log(f"  report {self.root / paper}: {time.time() - t1:.1f} s")
+
+
+def _run_in_jobs(todo: list, jobs: int, how: tuple, done):
+    """Run each ``(name, spec path, run folder)`` of ``todo`` (:func:`run_one` with ``how = (quick, x64, figures)``)
+    in ``jobs`` job processes, each pinned to its share of the cores, calling ``done(name, seconds)`` as each
+    finishes; an interrupt or a failed spec stops the jobs in flight."""
+    context, shares, slots = multiprocessing.get_context("spawn"), devices.core_slots(jobs), None
+    if shares:
+        slots = context.Queue()
+        for cores in shares:
+            slots.put(cores)
+    with _manager_thread_errors_dropped(), ProcessPoolExecutor(
+            jobs, mp_context=context, initializer=_start_job, initargs=(slots,)) as pool:
+        try:
+            with workers.sigint_ignored():  # inherited: a Ctrl-C reaches the jobs too, this process stops them
+                futures = {pool.submit(run_one, path, out, *how): name for name, path, out in todo}
+            for future in as_completed(futures):
+                try:
+                    seconds = future.result()
+                except BrokenProcessPool:  # every spec still running or waiting gets it: none is named
+                    raise RuntimeError("a job process stopped abruptly (killed: out of memory? try --jobs 1)"
+                                       ) from None
+                done(futures[future], seconds)
+        except BaseException:  # an interrupt or a failed spec: the jobs in flight are stopped, not waited for
+            manager = getattr(pool, "_executor_manager_thread", None)
+            for job in multiprocessing.active_children():
+                job.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            if manager is not None:  # it tears the pool down: done before its errors are shown again
+                manager.join(10)
+            raise
 
 
 @contextlib.contextmanager
@@ -479,6 +604,13 @@ def classify(committed: dict, reproduced: dict) -> dict:
     missing on one side is ``different``, except an interval field (``se``, ``ci_low``, ``ci_high``,
     ``interval``: :data:`~mobandit_jax.analysis.stats.DERIVED`) that the committed record, of an earlier
     version, does not have: it is derived from the numbers compared, and not compared.
+
+    Args:
+      committed: the committed record.
+      reproduced: the re-run's record.
+
+    Returns:
+      ``{field: class}``.
     """
     missing = object()
     new = {f for f in DERIVED if f in reproduced and f not in committed}  # a committed summary of an earlier version
@@ -499,6 +631,15 @@ def compare_records(paper: str, committed: list, reproduced: list, complete: boo
     Every reproduced record must be committed; with ``complete`` (every spec of the paper was re-run)
     every committed record must also be reproduced. A record missing on either side is one ``different``
     line (field ``(record)``).
+
+    Args:
+      paper: the paper's name, at the start of each line.
+      committed: its committed records.
+      reproduced: the re-run's records.
+      complete: every spec of the paper was re-run.
+
+    Returns:
+      ``{class: [line, ...]}``.
     """
     old = {_record_key(r): r for r in committed}
     new = {_record_key(r): r for r in reproduced}
@@ -521,12 +662,27 @@ def compare_records(paper: str, committed: list, reproduced: list, complete: boo
 
 def failing(found: dict, strict: bool = False) -> list:
     """The lines of ``found`` that fail the check, prefixed by their class: ``different`` (with ``strict``:
-    every class but ``bitwise``)."""
+    every class but ``bitwise``).
+
+    Args:
+      found: ``{class: [line, ...]}`` (:func:`compare_records`).
+      strict: every class but ``bitwise`` fails.
+
+    Returns:
+      The failing lines.
+    """
     return [f"{c}: {line}" for c in CLASSES[1:] if strict or c == "different" for line in found[c]]
 
 
 def counts(found: dict) -> str:
-    """``"N bitwise, N round-off, N sampling, N different"``: the numbers of ``found`` per class."""
+    """``"N bitwise, N round-off, N sampling, N different"``: the numbers of ``found`` per class.
+
+    Args:
+      found: ``{class: [line, ...]}``.
+
+    Returns:
+      The counts, in words.
+    """
     return ", ".join(f"{len(found[c])} {c}" for c in CLASSES)
 
 
@@ -556,6 +712,20 @@ def check(config_dir="configs", experiments_dir="experiments", quick: bool = Fal
     folders and reports, deleted after the comparison, get no figures (a builder whose ``build`` takes
     ``figures`` is called with ``figures=False``). Logs the
     counts per class and each failing line (:func:`failing`; ``strict``: every number that is not bitwise).
+
+    Args:
+      config_dir: the spec folder.
+      experiments_dir: the report builders' and committed reports' folder.
+      quick: compare the ``--quick`` runs with ``runs_dir/quick/experiments``.
+      only: spec names or prefixes (None: all).
+      log: where progress lines go.
+      jobs: specs run at once.
+      x64: compute in float64.
+      runs_dir: the runs folder (``--quick``'s reference).
+      strict: every number that is not bitwise fails.
+
+    Returns:
+      ``{class: [line, ...]}``.
     """
     _, builders, groups, _ = _inputs(config_dir, experiments_dir, only, jobs)
     if not groups:

@@ -34,7 +34,11 @@ from ..analysis.files import (  # noqa: F401  (the file format, re-exported for 
 
 def remove_partial_writes(out: Path):
     """Delete temporary files left by a write that was killed before its rename (never read as results):
-    the ``.NAME.XXXXXXXX.tmp`` files of :func:`atomic_write`, in the run folder and its ``chunks/`` only."""
+    the ``.NAME.XXXXXXXX.tmp`` files of :func:`atomic_write`, in the run folder and its ``chunks/`` only.
+
+    Args:
+      out: the run folder.
+    """
     chunks = Path(out) / "chunks"
     if chunks.is_symlink() or (chunks.exists() and not chunks.is_dir()):
         raise RunFolderError(f"{chunks} is not a folder of this run (a link or a file): nothing was written; "
@@ -101,17 +105,38 @@ def lock(out) -> RunFolderLock:
 
 
 def chunk_path(out, c: int) -> Path:
-    """Path of chunk ``c`` of run folder ``out``."""
+    """Path of chunk ``c`` of run folder ``out``.
+
+    Args:
+      out: the run folder.
+      c: the chunk's index.
+
+    Returns:
+      ``out/chunks/chunk_NNNNN.npz``.
+    """
     return Path(out) / "chunks" / f"chunk_{c:05d}.npz"
 
 
 def write_chunk(path, arrays: dict, identity: dict):
-    """Write one chunk atomically, its ``identity`` (a JSON object) stored as a text entry."""
+    """Write one chunk atomically, its ``identity`` (a JSON object) stored as a text entry.
+
+    Args:
+      path: the chunk's file (:func:`chunk_path`).
+      arrays: its arrays, by name.
+      identity: what the chunk holds (:func:`chunk_identity`).
+    """
     write_npz(path, {**arrays, "identity": np.array(json.dumps(identity, sort_keys=True))})
 
 
 def read_chunk_identity(path) -> dict | None:
-    """The identity of a chunk file; None if it is missing, unreadable or has no identity."""
+    """The identity of a chunk file; None if it is missing, unreadable or has no identity.
+
+    Args:
+      path: a chunk file.
+
+    Returns:
+      Its identity (a dict), or None.
+    """
     try:
         with np.load(path, allow_pickle=False) as z:
             return json.loads(str(z["identity"]))
@@ -120,7 +145,14 @@ def read_chunk_identity(path) -> dict | None:
 
 
 def concat_chunks(chunks) -> dict:
-    """Concatenate chunk arrays (dicts of the same keys, in seed order) along the seed axis."""
+    """Concatenate chunk arrays (dicts of the same keys, in seed order) along the seed axis.
+
+    Args:
+      chunks: the chunks' arrays, in seed order.
+
+    Returns:
+      ``{name: array}``, each the chunks' arrays concatenated.
+    """
     merged: dict = {}
     for arrays in chunks:
         for k, v in arrays.items():
@@ -129,7 +161,14 @@ def concat_chunks(chunks) -> dict:
 
 
 def merge_chunks(files) -> dict:
-    """Concatenate the given chunk files (identity entries left out) along the seed axis."""
+    """Concatenate the given chunk files (identity entries left out) along the seed axis.
+
+    Args:
+      files: chunk files, in seed order.
+
+    Returns:
+      ``{name: array}`` (:func:`concat_chunks`).
+    """
     chunks = []
     for f in files:
         with np.load(f, allow_pickle=False) as z:
@@ -141,7 +180,11 @@ def merge_chunks(files) -> dict:
 
 
 def precision() -> str:
-    """The float precision runs compute in: ``"float64"`` under ``--x64``, else ``"float32"``."""
+    """The float precision runs compute in: ``"float64"`` under ``--x64``, else ``"float32"``.
+
+    Returns:
+      ``"float64"`` or ``"float32"``.
+    """
     import jax  # here: reading a run folder needs no JAX
 
     return "float64" if jax.config.jax_enable_x64 else "float32"
@@ -151,6 +194,12 @@ def fingerprint(plan) -> str:
     """A hash of everything that determines the per-seed results (not the seed count), precision included.
 
     float32 runs hash as before precision was recorded, so their earlier run folders still resume.
+
+    Args:
+      plan: the :class:`~mobandit_jax.runner.plans.Plan`.
+
+    Returns:
+      16 hex digits.
     """
     tables = plan.spec.to_dict()
     spec = {k: v for k, v in tables.items() if k != "experiment"}
@@ -171,20 +220,43 @@ def fingerprint(plan) -> str:
 
 
 def chunk_identity(plan, c: int) -> dict:
-    """What chunk ``c`` of a run must hold: spec fingerprint, seed index range, precision, chunk size."""
+    """What chunk ``c`` of a run must hold: spec fingerprint, seed index range, precision, chunk size.
+
+    Args:
+      plan: the plan.
+      c: the chunk's index.
+
+    Returns:
+      ``{"fingerprint", "seeds": [lo, hi], "precision", "chunk"}``.
+    """
     lo, hi = c * plan.chunk, min((c + 1) * plan.chunk, plan.seeds)
     return {"fingerprint": fingerprint(plan), "seeds": [lo, hi], "precision": precision(), "chunk": plan.chunk}
 
 
 def chunks_kept(plan, out) -> tuple:
-    """``(chunks on disk whose identity matches the plan, chunks in the plan)``."""
+    """``(chunks on disk whose identity matches the plan, chunks in the plan)``.
+
+    Args:
+      plan: the plan.
+      out: its run folder.
+
+    Returns:
+      ``(kept, total)``.
+    """
     total = math.ceil(plan.seeds / plan.chunk)
     kept = sum(read_chunk_identity(chunk_path(out, c)) == chunk_identity(plan, c) for c in range(total))
     return kept, total
 
 
 def marker(plan) -> dict:
-    """The ``run.json`` of the plan's run folder: tool, fingerprint, precision, spec, sizes."""
+    """The ``run.json`` of the plan's run folder: tool, fingerprint, precision, spec, sizes.
+
+    Args:
+      plan: the plan.
+
+    Returns:
+      The ``run.json`` object (its spec as plain data, :meth:`~mobandit_jax.experiment_spec.ExperimentSpec.to_dict`).
+    """
     return {"tool": TOOL, "fingerprint": fingerprint(plan), "precision": precision(), "spec": plan.spec.to_dict(),
             "horizon": plan.horizon, "record_every": plan.record_every, "chunk": plan.chunk}
 
@@ -234,7 +306,14 @@ def check_fingerprint(plan, out) -> RunFolderLock | None:
 
 def holds_results(out) -> bool:
     """Whether run folder ``out`` holds results: a finished chunk or a ``summary.json`` (a run that failed
-    before its first chunk leaves none)."""
+    before its first chunk leaves none).
+
+    Args:
+      out: a run folder.
+
+    Returns:
+      True if it holds a finished chunk or a ``summary.json``.
+    """
     out = Path(out)
     return (out / "summary.json").exists() or any(
         read_chunk_identity(p) is not None for p in sorted((out / "chunks").glob("chunk_*.npz")))
@@ -249,7 +328,15 @@ def _flat(table: dict, prefix: str = "") -> dict:
 
 def changes(old: dict, plan) -> str:
     """How ``plan`` differs from the run of ``run.json`` ``old``: the spec keys that differ (the seed count
-    aside), else its plugins or data files, in words."""
+    aside), else its plugins or data files, in words.
+
+    Args:
+      old: the ``run.json`` of the folder.
+      plan: the plan to run there.
+
+    Returns:
+      One line: the keys that differ (at most three named), or what else changed.
+    """
     if not isinstance(old.get("spec"), dict):
         return f"fingerprint {old.get('fingerprint')} != {fingerprint(plan)}"
     there, here = _flat(old["spec"]), _flat(json.loads(json.dumps(plan.spec.to_dict(), default=str)))
@@ -262,7 +349,16 @@ def changes(old: dict, plan) -> str:
 
 
 def own_chunk(plan, out, c: int) -> bool:
-    """True if chunk ``c`` is on disk with the plan's identity; refuses a chunk of another experiment."""
+    """True if chunk ``c`` is on disk with the plan's identity; refuses a chunk of another experiment.
+
+    Args:
+      plan: the plan.
+      out: its run folder.
+      c: the chunk's index.
+
+    Returns:
+      True if the chunk is there and is this plan's.
+    """
     found = read_chunk_identity(chunk_path(out, c))
     want = chunk_identity(plan, c)
     if found is not None and found.get("fingerprint") != want["fingerprint"]:

@@ -100,7 +100,17 @@ def worth_it(spec) -> bool:
 
 def split(chunk: int, seeds: int, chunks, workers: int) -> tuple:
     """``(width, parts)``: each chunk's seeds (in the order of ``chunks``) in parts of at most ``width``
-    seeds (:func:`part_width`), as ``(c, start, n)`` (seeds ``[start, start + n)`` of chunk ``c``)."""
+    seeds (:func:`part_width`), as ``(c, start, n)`` (seeds ``[start, start + n)`` of chunk ``c``).
+
+    Args:
+      chunk: seeds per chunk.
+      seeds: the run's seeds.
+      chunks: the chunks to compute.
+      workers: the run's workers.
+
+    Returns:
+      ``(width, parts)``.
+    """
     width = part_width(chunk, workers, seeds)
     parts = []
     for c in chunks:
@@ -121,7 +131,11 @@ def die_with_parent():
 
 def start_worker(cores) -> None:
     """A worker process's start: die with the parent, leave SIGINT to it, pin to ``cores`` (if any),
-    one host device (before JAX starts its backend)."""
+    one host device (before JAX starts its backend).
+
+    Args:
+      cores: the cores to pin it to (None: any).
+    """
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     devices.pin(cores)
@@ -129,6 +143,14 @@ def start_worker(cores) -> None:
 
 
 def one_line(err: BaseException) -> str:
+    """An error as one line, ``Type: message``.
+
+    Args:
+      err: the error.
+
+    Returns:
+      The line.
+    """
     return " ".join(f"{type(err).__name__}: {err}".split())
 
 
@@ -141,7 +163,15 @@ class Link(NamedTuple):
 
 def stopped(number: int, exitcode) -> RuntimeError:
     """The one-line error of worker process ``number``, which stopped with ``exitcode`` (``None``: not
-    reaped within :data:`JOIN_S`) before it finished."""
+    reaped within :data:`JOIN_S`) before it finished.
+
+    Args:
+      number: the worker process's number.
+      exitcode: its exit code, or None.
+
+    Returns:
+      The :class:`RuntimeError`.
+    """
     if exitcode is None:
         return RuntimeError(f"worker process {number} closed its pipe and had not exited {JOIN_S:.0f} s later")
     why = (f"killed by signal {-exitcode}: out of memory? try --max-memory or fewer --devices"
@@ -153,7 +183,15 @@ def receive(links: dict, timeout=None):
     """``(key, message)`` from the first of the worker processes ``links`` (``{key: Link}``) to say
     something; ``(key, None)`` when one has ended with exit code 0 and nothing left to say; ``None``
     after ``timeout`` seconds. A worker process that stopped otherwise raises :func:`stopped` (numbered
-    by its key)."""
+    by its key).
+
+    Args:
+      links: ``{key: Link}`` of the live worker processes.
+      timeout: seconds to wait (None: until one speaks).
+
+    Returns:
+      ``(key, message)``, ``(key, None)`` or None.
+    """
     by_conn = {link.conn: key for key, link in links.items()}
     by_sentinel = {link.process.sentinel: key for key, link in links.items()}
     ready = multiprocessing.connection.wait([*by_conn, *by_sentinel], timeout)
@@ -205,7 +243,11 @@ def _work(index: int, task, width: int, conn, cores):
 @contextlib.contextmanager
 def sigint_ignored():
     """Ignore SIGINT in this block (where this is the main thread); a process started meanwhile keeps
-    ignoring it from its first instruction."""
+    ignoring it from its first instruction.
+
+    Returns:
+      A context manager.
+    """
     try:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     except ValueError:  # not the main thread: signal dispositions are left alone
@@ -220,7 +262,16 @@ def sigint_ignored():
 def part_width(chunk: int, workers: int, seeds: int) -> int:
     """Seeds per part of a run of ``seeds`` seeds in chunks of ``chunk`` over ``workers`` processes: a whole
     chunk when the run has :data:`WHOLE_CHUNKS_PER_WORKER` chunks per worker, else ``min(workers, chunk)``
-    equal parts of a chunk."""
+    equal parts of a chunk.
+
+    Args:
+      chunk: seeds per chunk.
+      workers: the run's workers.
+      seeds: the run's seeds.
+
+    Returns:
+      Seeds per part.
+    """
     if math.ceil(seeds / chunk) >= WHOLE_CHUNKS_PER_WORKER * workers:
         return chunk
     return math.ceil(chunk / max(1, min(workers, chunk)))
@@ -230,7 +281,16 @@ def start_processes(target, args: list, first_slot: int = 0) -> list:
     """One spawned daemon process per entry of ``args``, running ``target(*args[w], conn, cores)``, each
     with its end ``conn`` of a pipe to this process and on its own core (slot ``first_slot + w`` of
     :func:`mobandit_jax.runner.devices.core_slots`) where there are enough (``cores=None`` otherwise),
-    started with SIGINT ignored; their :class:`Link` s."""
+    started with SIGINT ignored; their :class:`Link` s.
+
+    Args:
+      target: the function each process runs.
+      args: one argument tuple per process.
+      first_slot: the core slot of the first process.
+
+    Returns:
+      One :class:`Link` per process.
+    """
     context = multiprocessing.get_context("spawn")
     slots = devices.core_slots(devices.cpu_cores())[first_slot:first_slot + len(args)]
     if len(slots) < len(args):
@@ -312,7 +372,18 @@ class Workers:
         back. The parts are dealt in chunk order to whichever worker asks first, as soon as it is ready;
         this process computes the parts it takes with ``own(width, parts)``, a generator like the task's,
         and takes the processes' parts as they arrive in between. ``progress(*rest)`` is called (on the
-        dealer thread) for each ``("progress", *rest)`` a worker process tells (:func:`tell`)."""
+        dealer thread) for each ``("progress", *rest)`` a worker process tells (:func:`tell`).
+
+        Args:
+          chunk: seeds per chunk.
+          seeds: the run's seeds.
+          chunks: the chunks to compute, in order.
+          own: ``own(width, parts)``: this process's generator of ``(c, start, arrays)``.
+          progress: called with each progress message's values (None: they are dropped).
+
+        Returns:
+          A generator of ``(c, arrays)``, a chunk as soon as all its parts are back.
+        """
         self._progress = progress
         width, parts = split(chunk, seeds, chunks, self.count)
         if width != self.width:
