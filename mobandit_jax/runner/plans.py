@@ -1,8 +1,10 @@
 """From a validated spec to a plan: every environment, policy and metric set built, grouped by program.
 
-``build(spec)`` expands the grid, builds every environment, policy and metric set through the
-registries (:mod:`mobandit_jax.registry`), and groups the (grid point, policy option) pairs that share
-one compiled function (same policy code, same static shapes). ``Plan.truth`` holds each setting's ground
+``build(spec)`` takes the typed spec (:class:`~mobandit_jax.experiment_spec.ExperimentSpec`) and reads its parts:
+it imports the plugins, expands the grid settings, builds every environment, policy and metric set through the
+registries (:mod:`mobandit_jax.registry`), and groups the runs, each a
+:class:`~mobandit_jax.experiment_spec.GridPoint` of a policy label, that share one compiled function (same policy
+code, same static shapes). ``Plan.truth`` holds each setting's ground
 truth (``truth.json``), computed on first use (:class:`mobandit_jax.analysis.truth.TruthTable`).
 :func:`checked_build` reports a bad value met while building as a one-line
 :class:`~mobandit_jax.types.ConfigError` naming its spec key.
@@ -217,7 +219,8 @@ def build_setting(point: GridSetting, experiment) -> Built:
 
 
 def build(spec: ExperimentSpec) -> Plan:
-    """Expand and build every run of a validated spec (after :func:`mobandit_jax.runner.runtime.configure`).
+    """Expand and build every run of a validated spec, after :func:`mobandit_jax.runner.runtime.configure` and with
+    its plugins imported (:func:`mobandit_jax.plugins.load`).
 
     Args:
       spec: the :class:`~mobandit_jax.experiment_spec.ExperimentSpec`.
@@ -228,7 +231,8 @@ def build(spec: ExperimentSpec) -> Plan:
     runtime.configure()
     exp = spec.experiment
     plugin_digest = plugins.load(exp.plugins)
-    built = [build_setting(point, exp) for point in spec.settings()]
+    settings = spec.settings()
+    built = [build_setting(point, exp) for point in settings]
     print_notes(b.inst for b in built)
     horizon = max(b.horizon for b in built)
     record_every = exp.record_every or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))

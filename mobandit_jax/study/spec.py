@@ -24,6 +24,9 @@
 
 Values are maximised. A policy sees them scaled to [0, 1] by the bounds (``(v - lower) / (upper - lower)``), or, with
 ``noise``, as they are; costs are scaled by the largest expected cost (policies plan with costs in (0, 1]).
+
+``W`` and the ``[[policies]]`` entry are checked as a run's spec checks them (:mod:`mobandit_jax.spec_tables`), the
+plugins by :func:`mobandit_jax.plugins.validate`: a bad value gets the same words in a study and in a run.
 """
 from __future__ import annotations
 
