@@ -41,9 +41,9 @@ def _at(node, path):
     return node
 
 
-def _plan_or_config_error(spec: dict, stem: str, overrides=()):
+def _plan_or_config_error(tables: dict, stem: str, overrides=()):
     try:
-        spec = cfg.apply_overrides(spec, overrides)
+        spec = cfg.apply_overrides(tables, overrides)
         points = spec.settings()
         if stem in QUICK_BUILD and len(points) * len(spec.policies) <= 64:
             plan = plans.checked_build(spec)
