@@ -449,9 +449,11 @@ def family_metrics() -> dict:
 
     Returns:
       ``{family: (Metric, ...)}``; a metric set per objective (``reward_0``, ``reward_1``, ...) is listed for
-      the example's objectives.
+      the example's objectives. A family registered without an example context (a plugin may leave it out) is
+      left out: its metrics depend on the context it runs in.
     """
-    return {name: tuple(entry.metrics(entry.example(0))[0].metrics) for name, entry in sorted(FAMILIES.items())}
+    return {name: tuple(entry.metrics(entry.example(0))[0].metrics) for name, entry in sorted(FAMILIES.items())
+            if entry.example is not None}
 
 
 def make_policy(name: str, ctx, **options):

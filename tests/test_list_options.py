@@ -60,7 +60,11 @@ def test_list_metrics_names_every_metric_and_docs_define_each(capsys):
     assert main(["list", "--metrics"]) == 0
     out = capsys.readouterr().out
     page = (DOCS / "metrics.md").read_text()
-    for family, metrics in registry.family_metrics().items():
+    listed = registry.family_metrics()
+    assert set(listed) == {name for name, entry in registry.FAMILIES.items() if entry.example is not None}
+    for family, metrics in listed.items():
+        if not registry.FAMILIES[family].module.startswith("mobandit_jax"):
+            continue  # a plugin family a test of this process registered: not on the package's metrics page
         assert f"{family}:" in out and f"(`{family}`)" in page
         for m in metrics:
             name = re.sub(r"_\d+$", "_<j>", m.name)

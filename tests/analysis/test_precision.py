@@ -59,7 +59,8 @@ print(json.dumps({**test_precision.relative_errors(), "files": dtypes}))
 
 
 def test_x64_sums_in_float64_end_to_end(tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.environ.get("PYTHONPATH", "")]),
+    here = os.path.dirname(os.path.abspath(__file__))  # this module, and tests/ for the shared helpers
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.path.dirname(here), os.environ.get("PYTHONPATH", "")]),
            "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, "-c", X64, str(tiny_spec(tmp_path / "tiny.toml")), str(tmp_path / "run")],
                           capture_output=True, text=True, env=env)

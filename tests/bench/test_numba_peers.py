@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("numba", reason="numba is the optional `bench` extra (pip install 'mobandit_jax[bench]')")
 
-from test_pac_fixed_confidence import ape_numpy, auer_numpy  # noqa: E402  (the pac family's numpy loops)
+from _pac_loops import ape_numpy, auer_numpy  # noqa: E402  (the pac family's numpy loops)
 
 from mobandit_jax.bench import numba_peers as nb  # noqa: E402
 from mobandit_jax.bench.numpy_peers import klucb_upper_batched, prefucb_batched, thv_ucb_batched  # noqa: E402

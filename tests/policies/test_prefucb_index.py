@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_kernels_kl import ref_upper
+from _kl_reference import ref_upper
 
 from mobandit_jax.policies.preference import REFINE_MIN_ARMS, cone_params, prefucb
 from mobandit_jax.types import Observation
