@@ -11,6 +11,7 @@ import textwrap
 import time
 
 import numpy as np
+import pytest
 
 from mobandit_jax import progress
 from mobandit_jax.runner import execution, plans
@@ -175,6 +176,7 @@ def test_a_study_loop_writing_to_a_pipe_holds_no_carriage_return_and_few_progres
     assert len(times) <= 1 + (time.monotonic() - t0) / 2
 
 
+@pytest.mark.slow  # many processes or a long run: `pytest -m slow`
 def test_under_a_terminal_the_bar_of_a_one_chunk_run_over_worker_processes_moves_through_the_chunk(tmp_path):
     """``mobandit run`` on a pseudo-terminal, one chunk split between this process and a worker process: the bar
     passes through the whole chunk, the worker process's half included (it reports its checkpoints)."""

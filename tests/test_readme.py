@@ -55,6 +55,7 @@ def examples_cwd(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow  # many processes or a long run: `pytest -m slow`
 def test_your_own_data_bash_block_runs(examples_cwd):
     _needs_table_env()
     code, = blocks("Your own data", "bash")

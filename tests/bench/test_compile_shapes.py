@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 TIMEOUT_S = 240  # the five groups compile in about 20 s on a loaded 2-core machine; a hang never ends
 
@@ -83,6 +84,7 @@ def _run(tmp_path, name: str, text: str) -> dict:
     return json.loads((tmp_path / name / "summary.json").read_text())
 
 
+@pytest.mark.slow  # many processes or a long run: `pytest -m slow`
 def test_slates_under_a_cone_on_a_16_arm_table_run(tmp_path):
     rng = np.random.default_rng(1)
     rows = [f"m{i}," + ",".join(f"{x:.3f}" for x in rng.uniform(0.1, 0.9, 3)) for i in range(16)]

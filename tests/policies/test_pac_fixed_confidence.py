@@ -116,7 +116,7 @@ def test_seeds_run_in_turn_in_one_lane_give_each_seed_its_own_result(compiled, m
             np.testing.assert_array_equal(np.asarray(getattr(alone, field)), getattr(turns, field), err_msg=field)
 
 
-@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("d", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_track_and_stop_seeds_run_in_turn_give_each_seed_its_own_run_in_float64(d):
     """Twelve seeds on three lanes (d = 2 compiled, d = 3 through the host's callback; float64, set globally as the
     callback's thread needs): every seed's pulls, set and stop as run alone (in float32 a seed's run in turn may part

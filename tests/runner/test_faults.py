@@ -150,6 +150,7 @@ def _workers(pid):
     return [int(p) for p in out.stdout.split()]
 
 
+@pytest.mark.slow  # many processes or a long run: `pytest -m slow`
 @pytest.mark.skipif(not Path("/proc/self/stat").exists() or os.cpu_count() < 2, reason="Linux, two cores")
 def test_a_killed_worker_stops_the_run_with_one_line_and_the_run_resumes(tmp_path):
     spec = tiny_spec(tmp_path / "tiny.toml", horizon=50000, seeds=16, chunk=2, record_every=25000)

@@ -138,6 +138,7 @@ def _signal_into_compile(cmd, signum, env, into=5.0):
     return status, time.monotonic() - t0, lines + rest.splitlines()
 
 
+@pytest.mark.slow  # many processes or a long run: `pytest -m slow`
 def test_a_signal_five_seconds_into_a_long_compile_ends_the_run_within_two_seconds_and_it_resumes(tmp_path):
     import mobandit_jax as mb
 

@@ -50,6 +50,7 @@ def _listing(root):
                   for d, _, fs in os.walk(root) for f in fs)
 
 
+@pytest.mark.slow  # many processes or a long run: `pytest -m slow`
 @pytest.mark.skipif(devices.cpu_cores() < 2, reason="--jobs 2 needs 2 cores")
 def test_parallel_jobs_match_sequential(tmp_path):
     configs = tmp_path / "configs"

@@ -51,6 +51,7 @@ def test_every_seed_is_in_one_part_within_its_chunk(workers, chunk, seeds):
         assert sum(pc == c for pc, *_ in parts) <= min(workers, chunk)
 
 
+@pytest.mark.slow  # many processes or a long run: `pytest -m slow`
 def test_workers_give_the_in_process_summary_byte_for_byte(tmp_path, monkeypatch):
     path = tiny_spec(tmp_path / "spec.toml", horizon=90, seeds=7, chunk=5, record_every=30)
     path.write_text(path.read_text() + MORE_POLICIES)  # three policy groups
@@ -219,6 +220,7 @@ def _alive(pids) -> list:
     return alive
 
 
+@pytest.mark.slow  # many processes or a long run: `pytest -m slow`
 @pytest.mark.skipif(not Path("/proc/self/stat").exists() or devices.cpu_cores() < 2, reason="Linux, two cores")
 def test_interrupted_workers_keep_chunks_leave_no_process_and_resume_to_the_same_summary(tmp_path):
     # long enough that the chunks cannot all be done between the first one and the signal: a worker

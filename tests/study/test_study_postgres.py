@@ -130,6 +130,7 @@ def test_two_clients_share_a_postgres_study(server):
     assert len({e.ticket for e in events if e.kind == "tell"}) == 40 == study.status()["told"]
 
 
+@pytest.mark.slow  # many processes or a long run: `pytest -m slow`
 def test_four_clients_run_through_three_server_restarts(server):
     """Each restart ends every session (a step may lose its connection before, during or after its commit); the
     clients reconnect within the address's bound, finish, hand out no ticket twice, and the state is the serial

@@ -72,7 +72,8 @@ def _round_loop(step, params, sample, key_env, key_pol, env_params, K, cap=100_0
     return np.asarray(jit["recommend"](state, params)), counts
 
 
-@pytest.mark.parametrize("name", ["paveba", "naive_elimination", "ape", "auer", "track_and_stop"])
+@pytest.mark.parametrize("name", ["paveba", "naive_elimination", "ape", "auer",
+                                  pytest.param("track_and_stop", marks=pytest.mark.slow)])
 def test_round_based_stepwise_matches_bulk(name):
     ctx = family_of("pac").example(0)
     ctx = mb.Context.of(ctx.instance, 20, ctx.W)  # a round cap of 20: both forms stop there, or earlier alike
