@@ -84,8 +84,8 @@ def build(spec: StudySpec) -> Built:
         if sigma is not None:
             sigma = float(sigma * np.max(np.linalg.norm(W, axis=1) / wspan))
 
-        def to_policy(v):
-            return (((np.asarray(v, float) - lower) / span) @ W.T - low) / wspan
+        def to_policy(v):  # W x summed elementwise: a told row's value does not depend on the rows beside it
+            return (np.sum(((np.asarray(v, float) - lower) / span)[..., None, :] * W, axis=-1) - low) / wspan
         W_ctx = None
     else:
         dim = d

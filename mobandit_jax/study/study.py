@@ -187,15 +187,19 @@ class Study:
         self._told = self._failed = 0
         self._sync(self._store.snapshot() if self._driver.snapshots else None)
 
-    def _sync(self, snapshot=None):
-        """Apply the events written since the last sync (by this process or another); ``snapshot``, ``(seq, data)``:
-        the driver's state after event ``seq``, restored when the replay reaches it."""
+    def _sync(self, snapshot=None, *, again: bool = False):
+        """Apply the events written since the last sync (by this process or another), then let the driver settle;
+        ``snapshot``, ``(seq, data)``: the driver's state after event ``seq``, restored when the replay reaches it;
+        ``again``: a sync right after another (a step's, inside the storage's lock), which settles only where it
+        found events (a settle with no event since the last changes nothing)."""
+        found = False
         for ev in self._store.events(self._seen):
             self._apply(ev)
-            self._seen = ev.seq
+            self._seen, found = ev.seq, True
             if snapshot is not None and ev.seq == snapshot[0]:
                 self._driver.restore(snapshot[1])  # the policy state after these events, kept by a tell
-        self._driver.settle(self._view())
+        if found or not again:
+            self._driver.settle(self._view())
 
     def _apply(self, ev):
         """Apply one event: the ticket's record and the counts, then the driver."""
@@ -263,10 +267,14 @@ class Study:
 
     @contextlib.contextmanager
     def _step(self):
-        """One write step: the thread lock and the storage's atomic step, with every event written before applied."""
-        with self._lock, self._store.lock():
+        """One write step: the thread lock and the storage's atomic step, with every event written before applied.
+        The events already committed are applied before queuing for the storage's lock, so that the step itself
+        applies only those written while it queued (other writers wait on what it does inside)."""
+        with self._lock:
             self._sync()
-            yield
+            with self._store.lock():
+                self._sync(again=True)
+                yield
 
     def _write(self, kind, tid, worker, arm, **fields):
         """Append and apply one event (inside :meth:`_step`); every :data:`SNAPSHOT_EVERY` tells, keep the driver's

@@ -333,3 +333,28 @@ def test_optimize_ctrl_c_tells_what_returned(tmp_path, capsys):
     status = study.status()
     assert status["pending"] == 0 and status["told"] == len(calls) and 5 <= len(calls) < 20
     assert "stopped (Ctrl-C)" in capsys.readouterr().err
+
+
+def test_a_batch_counts_pending_tickets_as_told_means_in_the_policys_scale(tmp_path):
+    """Constant liar with bounds other than [0, 1]: each pending ticket counts as a pull of its arm's told mean as the
+    policy sees it (scaled once by the bounds), checked against the policy looped in plain Python."""
+    seed, scale = 2, 10.0
+    study = mb.Study.create(tmp_path / "s", _spec(lower=[0.0, 0.0], upper=[scale, scale]), seed=seed)
+    for _ in range(6):  # every arm told once
+        (t,) = study.ask()
+        study.tell(t, (scale * MEANS[t.index]).tolist())
+    batch = study.ask(4)
+    ctx = mb.Context.of(mb.make_env({"kind": "stochastic", "means": MEANS.tolist(), "noise": "bernoulli"}), 40,
+                        np.eye(2))
+    policy, params, _ = mb.make_policy("prefucb", ctx)
+    select, update = jax.jit(policy.select), jax.jit(policy.update)
+    key_pol = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(seed), 0), 1)
+    state, zero = policy.init(params), jnp.float32(0.0)
+    for a in range(6):  # the forced first round pulls the arms in order
+        state = update(state, jnp.int32(a), Observation(jnp.asarray(MEANS[a], jnp.float32), zero), params)
+    picks = []
+    for t in range(6, 10):
+        a = int(select(jax.random.fold_in(key_pol, t), state, params))
+        state = update(state, jnp.int32(a), Observation(jnp.asarray(MEANS[a], jnp.float32), zero), params)
+        picks.append(a)
+    assert [t.index for t in batch] == picks

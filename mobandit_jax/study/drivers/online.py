@@ -72,7 +72,8 @@ class OnlineDriver(Driver):
 
         self._advance = make_advance(update, select)
         self._state = jax.jit(policy.init)(params)
-        self._told: list = []  # told observations not yet applied to the state
+        self._new: list = []  # the told tickets' records not yet counted (:meth:`_count`)
+        self._told: list = []  # told observations, stacked (:meth:`_observations`), not yet applied to the state
         K = len(spec.arms)
         self.counts = np.zeros(K, np.int64)
         self.sums = np.zeros((K, built.dim))
@@ -112,38 +113,58 @@ class OnlineDriver(Driver):
                              f"evaluations is reached ({view.told} told, {len(view.pending)} pending, "
                              f"{len(view.queued)} queued)")
 
-    def _obs(self, action, values, cost_total):
-        """One observation as the policy's ``update`` takes it: ``(action, reward, cost)`` numpy values."""
-        n = len(action) if isinstance(action, list) else 1
-        cost = (cost_total or 0.0) / n / self.built.cost_scale  # a slate's cost shared by its arms
-        cost = np.full(n, cost, self.dtype) if self.slate else self.dtype.type(cost)
-        return np.asarray(action, np.int32), np.asarray(self.built.to_policy(values), self.dtype), cost
+    def _observations(self, actions, rewards, costs):
+        """Observations stacked as the policy's ``update`` takes them, one row each: ``actions (n,)`` (a slate's:
+        ``(n, s)``) int32, ``rewards (n, [s,] dim)`` in the policy's space and ``costs (n, [s])``, a slate's told
+        cost shared by its arms, in units of the largest expected cost."""
+        actions = np.asarray(actions, np.int32)
+        share = actions.shape[1] if self.slate else 1
+        costs = np.asarray(costs, float) / share / self.built.cost_scale
+        if self.slate:
+            costs = np.repeat(costs[:, None], share, axis=1)
+        return actions, np.asarray(rewards, self.dtype), costs.astype(self.dtype)
 
-    def _apply(self, virtual: list, t: int = 0):
-        """Apply every told observation not yet applied (kept: the told ones are applied once) and ``virtual`` pulls
-        after them, one :func:`make_advance` call a :data:`BLOCK` of observations (one call where there are none).
+    def _count(self):
+        """Turn the told tickets kept by :meth:`on_tell` into observations (one numpy pass for all of them), to be
+        applied at the next step, and add them to the per-arm counts and sums in the order they were told."""
+        if not self._new:
+            return
+        new, self._new = self._new, []
+        rewards = self.built.to_policy(np.asarray([rec.values for rec in new], float))
+        obs = self._observations([rec.action for rec in new], rewards, [rec.cost or 0.0 for rec in new])
+        self._told.append(obs)
+        arms = obs[0].reshape(-1)
+        np.add.at(self.counts, arms, 1)
+        np.add.at(self.sums, arms, obs[1].reshape(len(arms), -1))
+
+    def _apply(self, virtual=None, t: int = 0):
+        """Apply every told observation not yet applied (kept: the told ones are applied once) and the ``virtual``
+        pulls (stacked observations, or None) after them, one :func:`make_advance` call a :data:`BLOCK` of
+        observations (one call where there are none).
 
         Returns:
           ``(state, action)``: the state after them all, and the policy's ``select`` there at round ``t``.
         """
-        told, self._told = self._told, []
-        obs, state, action = told + virtual, self._state, None
-        for start in range(0, max(len(obs), 1), BLOCK):
-            block = obs[start:start + BLOCK]
+        self._count()
+        blocks, self._told = self._told + ([virtual] if virtual is not None else []), []
+        n_told = sum(len(b[0]) for b in blocks) - (len(virtual[0]) if virtual is not None else 0)
+        obs = [np.concatenate(column) for column in zip(*blocks, strict=True)] if blocks else None
+        n, state, action = len(obs[0]) if obs else 0, self._state, None
+        for start in range(0, max(n, 1), BLOCK):
+            size = min(n - start, BLOCK)
             arrays = [pad.copy() for pad in self._pad]
-            for i, row in enumerate(block):
-                for column, value in zip(arrays, row, strict=True):
-                    column[i] = value
-            n_kept = min(max(len(told) - start, 0), len(block))
-            kept, state, action = self._advance(state, *arrays, n_kept, len(block), self.key_pol, np.uint32(t))
-            if start < len(told) <= start + BLOCK:  # the last told observation is in this block
+            for column, values in zip(arrays, obs or (), strict=False):
+                column[:size] = values[start:start + size]
+            n_kept = min(max(n_told - start, 0), max(size, 0))
+            kept, state, action = self._advance(state, *arrays, n_kept, max(size, 0), self.key_pol, np.uint32(t))
+            if start < n_told <= start + BLOCK:  # the last told observation is in this block
                 self._state = kept
         return state, action
 
     @property
     def state(self):
         """The policy state after every told event (applying those told since the last read)."""
-        return self._apply([])[0] if self._told else self._state
+        return self._apply()[0] if self._told or self._new else self._state
 
     def snapshot(self) -> bytes:
         """The policy state as bytes.
@@ -171,11 +192,12 @@ class OnlineDriver(Driver):
                                             for a, b in zip(leaves, saved, strict=False)):
             return False
         self._state = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(x) for x in saved])
+        self._count()  # counted, but their observations are in the restored state
         self._told = []
         return True
 
     def on_tell(self, rec) -> None:
-        """Keep the told values as an observation of the ticket's arm (or slate), applied at the next step.
+        """Keep the told ticket, an observation of its arm (or slate) counted and applied at the next step.
 
         Args:
           rec: the told ticket's record.
@@ -183,31 +205,28 @@ class OnlineDriver(Driver):
         Returns:
           None.
         """
-        obs = self._obs(rec.action, rec.values, rec.cost)
-        self._told.append(obs)
-        arms = obs[0].reshape(-1)
-        self.counts[arms] += 1
-        self.sums[arms] += obs[1].reshape(len(arms), -1)
+        self._new.append(rec)
         self.last = rec.action
 
-    def _liar(self, arm) -> np.ndarray:
-        """The arm's current estimate in the policy's space (module docstring of :mod:`..study`)."""
-        if self.counts[arm] > 0:
-            return self.sums[arm] / self.counts[arm]
+    def _liars(self, arms) -> np.ndarray:
+        """The arms' current estimates in the policy's space, ``(..., dim)`` for ``arms (...)`` (module docstring
+        of :mod:`..study`): an arm's told mean, else the mean of every told value, else the middle of the range."""
         if self.counts.sum() > 0:
-            return self.sums.sum(0) / self.counts.sum()
-        return np.full(self.built.dim, 0.5 if self.spec.noise is None else 0.0)
+            fallback = self.sums.sum(0) / self.counts.sum()
+        else:
+            fallback = np.full(self.built.dim, 0.5 if self.spec.noise is None else 0.0)
+        n = self.counts[arms][..., None]
+        return np.where(n > 0, self.sums[arms] / np.maximum(n, 1), fallback)
 
     def _virtual(self, view, t: int):
         """The policy's ``select`` at round ``t`` after the told events and a constant-liar pull of each pending
         ticket (one batched call)."""
-        virtual = []
-        for rec in view.pending:
-            arms = np.atleast_1d(rec.action)
-            est = np.stack([self._liar(a) for a in arms])
-            cost = sum(view.expected_cost(a) for a in arms)
-            virtual.append(self._obs(rec.action, est if self.slate else est[0], cost))
-        return self._apply(virtual, t)[1]
+        self._count()
+        if not view.pending:
+            return self._apply(None, t)[1]
+        actions = np.asarray([rec.action for rec in view.pending], np.int32)
+        costs = [sum(view.expected_cost(a) for a in np.atleast_1d(rec.action)) for rec in view.pending]
+        return self._apply(self._observations(actions, self._liars(actions), costs), t)[1]
 
     def choose(self, view) -> Choice:
         """The policy's next arm (or slate) at round ``told + pending``, the pending tickets counted as constant-liar
@@ -238,6 +257,7 @@ class OnlineDriver(Driver):
         Returns:
           A boolean mask over the arms (none before a slate policy's first tell).
         """
+        self._count()
         means = self.sums / np.maximum(self.counts, 1)[:, None]
         last = np.asarray(self.last if self.last is not None else 0, np.int32)
         final = Final(self.state, jnp.asarray(last), jnp.asarray(self.counts, jnp.int32),
