@@ -5,10 +5,12 @@ no ticket was handed out twice and every told ticket is told in the study.
 
 The history is written straight through the storage (ask/tell pairs of arms in turn, told seeded values) with a
 snapshot of the policy state at its end, as a study's own tells keep one every 1,000; each worker then loads the study,
-runs a few warm-up loops (compiling), waits until every worker is ready and times its loops.
+runs a few warm-up loops (compiling), waits until every worker is ready and times its loops. ``--evaluation-ms``
+makes each worker sleep that long between its ask and its tell (an evaluation that takes time; 0: loops that do nothing
+else, the most contended case); the latencies never include that time.
 
 Usage: python scripts/bench_study.py [--backend sqlite|postgres] [--address postgresql://...] [--workers 8]
-       [--loops 200] [--history 1000 100000] [--json OUT]
+       [--loops 200] [--history 1000 100000] [--evaluation-ms 0] [--json OUT]
 """
 import argparse
 import json
@@ -57,9 +59,9 @@ def prefill(where, events: int, chunk: int = 5000):
     study.close()
 
 
-def worker(where, loops: int, name: str, barrier: str, workers: int):
+def worker(where, loops: int, name: str, barrier: str, workers: int, evaluation: float = 0.0):
     """One worker: load, warm up, wait until all ``workers`` are ready (a file each in the folder ``barrier``), then
-    time ``loops`` ask + tell loops.
+    time ``loops`` ask + tell loops, sleeping ``evaluation`` seconds between an ask and its tell (not timed).
 
     Prints one JSON line: ``load`` (seconds to load the study and apply its state, compiling included), ``ask``
     and ``trip`` latencies in seconds and the ``tickets`` it was handed.
@@ -82,21 +84,25 @@ def worker(where, loops: int, name: str, barrier: str, workers: int):
         t0 = time.perf_counter()
         (t,) = study.ask(worker=name)
         t1 = time.perf_counter()
-        study.tell(t, rng.uniform(size=D).round(3).tolist())
+        if evaluation:
+            time.sleep(evaluation)
         t2 = time.perf_counter()
+        study.tell(t, rng.uniform(size=D).round(3).tolist())
+        t3 = time.perf_counter()
         asks.append(t1 - t0)
-        trips.append(t2 - t0)
+        trips.append(t1 - t0 + t3 - t2)
         tickets.append(t.id)
     print(json.dumps({"load": load, "ask": asks, "trip": trips, "tickets": tickets}), flush=True)
 
 
-def run_workers(where, workers: int, loops: int) -> list:
+def run_workers(where, workers: int, loops: int, evaluation: float = 0.0) -> list:
     """Start ``workers`` processes on the study at ``where`` together; return their parsed outputs."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]),
            "JAX_PLATFORMS": "cpu"}
     with tempfile.TemporaryDirectory() as barrier:
         procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", str(where), str(loops),
-                                   f"w{i}", barrier, str(workers)], stdout=subprocess.PIPE, text=True, env=env)
+                                   f"w{i}", barrier, str(workers), str(evaluation)],
+                                  stdout=subprocess.PIPE, text=True, env=env)
                  for i in range(workers)]
         outs = [p.communicate(timeout=1800)[0] for p in procs]
     if any(p.returncode for p in procs):
@@ -135,11 +141,13 @@ def main():
     parser.add_argument("--loops", type=int, default=200)
     parser.add_argument("--history", type=int, nargs="+", default=[1000, 100_000])
     parser.add_argument("--json", help="write the rows to this file")
-    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--evaluation-ms", type=float, default=0.0,
+                        help="each worker sleeps this long between an ask and its tell (not timed)")
+    parser.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        where, loops, name, barrier, workers = args.worker
-        return worker(where, int(loops), name, barrier, int(workers))
+        where, loops, name, barrier, workers, evaluation = args.worker
+        return worker(where, int(loops), name, barrier, int(workers), float(evaluation))
     if args.backend == "postgres" and not args.address:
         parser.error("--backend postgres needs --address postgresql://...")
     rows = []
@@ -152,11 +160,13 @@ def main():
                 t0 = time.perf_counter()
                 prefill(where, history)
                 filled = time.perf_counter() - t0
-                results = run_workers(where, n, args.loops)
+                results = run_workers(where, n, args.loops, args.evaluation_ms / 1e3)
                 told = check(where, results)
-                row = {"backend": args.backend, "history": history, "workers": n, "told": told, **summary(results)}
+                row = {"backend": args.backend, "history": history, "workers": n, "evaluation_ms": args.evaluation_ms,
+                       "told": told, **summary(results)}
                 rows.append(row)
-                print(f"{args.backend:8s} history {history:>7,d}  {n} worker(s) x {args.loops}: ask median "
+                print(f"{args.backend:8s} history {history:>7,d}  {n} worker(s) x {args.loops}"
+                      f"{f' ({args.evaluation_ms:g} ms evaluations)' if args.evaluation_ms else ''}: ask median "
                       f"{row['ask_median_ms']:.2f} ms, p99 {row['ask_p99_ms']:.2f} ms; ask + tell median "
                       f"{row['trip_median_ms']:.2f} ms, p99 {row['trip_p99_ms']:.2f} ms, max {row['trip_max_ms']:.1f} "
                       f"ms; load {row['load_s']:.1f} s (prefill {filled:.1f} s; {told} tickets, none twice)",

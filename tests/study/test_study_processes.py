@@ -80,7 +80,7 @@ def test_bench_workers_on_a_prefilled_history(tmp_path):
     spec.loader.exec_module(bench)
     path = tmp_path / "s"
     bench.prefill(path, 600, chunk=250)
-    results = bench.run_workers(path, 3, 15)
+    results = bench.run_workers(path, 3, 15, 0.001)  # 1 ms evaluations, not timed
     assert bench.check(path, results) == 45
     study = mb.Study.load(path)
     events = study._store.events()
