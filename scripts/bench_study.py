@@ -13,6 +13,7 @@ Usage: python scripts/bench_study.py [--backend sqlite|postgres] [--address post
        [--loops 200] [--history 1000 100000] [--evaluation-ms 0] [--json OUT]
 """
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -64,7 +65,8 @@ def worker(where, loops: int, name: str, barrier: str, workers: int, evaluation:
     time ``loops`` ask + tell loops, sleeping ``evaluation`` seconds between an ask and its tell (not timed).
 
     Prints one JSON line: ``load`` (seconds to load the study and apply its state, compiling included), ``ask``
-    and ``trip`` latencies in seconds and the ``tickets`` it was handed.
+    and ``trip`` latencies in seconds, the ``tickets`` it was handed, and for each write step of the timed loops the
+    seconds it ``waited`` for the storage's lock and ``held`` it (its commit included).
     """
     import mobandit_jax as mb
 
@@ -76,10 +78,12 @@ def worker(where, loops: int, name: str, barrier: str, workers: int, evaluation:
     for _ in range(WARMUP):
         (t,) = study.ask(worker=name)
         study.tell(t, rng.uniform(size=D).round(3).tolist())
+    waited, held = _timed_steps(study.storage)
     open(os.path.join(barrier, name), "w").close()
     while len(os.listdir(barrier)) < workers:
         time.sleep(0.005)
     asks, trips, tickets = [], [], []
+    waited.clear(), held.clear()
     for _ in range(loops):
         t0 = time.perf_counter()
         (t,) = study.ask(worker=name)
@@ -92,7 +96,26 @@ def worker(where, loops: int, name: str, barrier: str, workers: int, evaluation:
         asks.append(t1 - t0)
         trips.append(t1 - t0 + t3 - t2)
         tickets.append(t.id)
-    print(json.dumps({"load": load, "ask": asks, "trip": trips, "tickets": tickets}), flush=True)
+    print(json.dumps({"load": load, "ask": asks, "trip": trips, "tickets": tickets, "waited": waited, "held": held}),
+          flush=True)
+
+
+def _timed_steps(store):
+    """Time every write step of ``store`` from now on: two lists it fills, the seconds each step waited for the
+    lock and the seconds it held it."""
+    step, waited, held = store.lock, [], []
+
+    @contextlib.contextmanager
+    def timed():
+        t0 = time.perf_counter()
+        with step():
+            t1 = time.perf_counter()
+            yield
+        waited.append(t1 - t0)
+        held.append(time.perf_counter() - t1)
+
+    store.lock = timed
+    return waited, held
 
 
 def run_workers(where, workers: int, loops: int, evaluation: float = 0.0) -> list:
@@ -127,10 +150,14 @@ def summary(results) -> dict:
     """Median and 99th percentile (ms) of the ask and ask + tell latencies, over every worker's loops."""
     asks = np.concatenate([r["ask"] for r in results]) * 1e3
     trips = np.concatenate([r["trip"] for r in results]) * 1e3
+    waited = np.concatenate([r["waited"] for r in results]) * 1e3
+    held = np.concatenate([r["held"] for r in results]) * 1e3
     return {"ask_median_ms": float(np.median(asks)), "ask_p99_ms": float(np.percentile(asks, 99)),
             "trip_median_ms": float(np.median(trips)), "trip_p99_ms": float(np.percentile(trips, 99)),
             "trip_max_ms": float(trips.max()), "load_s": float(np.median([r["load"] for r in results])),
-            "n": int(trips.size)}
+            "n": int(trips.size), "lock_wait_median_ms": float(np.median(waited)),
+            "lock_wait_p99_ms": float(np.percentile(waited, 99)), "lock_held_median_ms": float(np.median(held)),
+            "lock_held_p99_ms": float(np.percentile(held, 99))}
 
 
 def main():
@@ -169,7 +196,10 @@ def main():
                       f"{f' ({args.evaluation_ms:g} ms evaluations)' if args.evaluation_ms else ''}: ask median "
                       f"{row['ask_median_ms']:.2f} ms, p99 {row['ask_p99_ms']:.2f} ms; ask + tell median "
                       f"{row['trip_median_ms']:.2f} ms, p99 {row['trip_p99_ms']:.2f} ms, max {row['trip_max_ms']:.1f} "
-                      f"ms; load {row['load_s']:.1f} s (prefill {filled:.1f} s; {told} tickets, none twice)",
+                      f"ms; a write step waits {row['lock_wait_median_ms']:.2f} ms "
+                      f"(p99 {row['lock_wait_p99_ms']:.2f}) and "
+                      f"holds the lock {row['lock_held_median_ms']:.2f} ms (p99 {row['lock_held_p99_ms']:.2f}); "
+                      f"load {row['load_s']:.1f} s (prefill {filled:.1f} s; {told} tickets, none twice)",
                       flush=True)
     if args.json:
         with open(args.json, "w") as f:
