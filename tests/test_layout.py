@@ -1,0 +1,16 @@
+"""The package's layout, read from its source with ``ast`` (``tests/_layout.py``): every public function and method of
+``bench/`` has ``Args:`` and ``Returns:`` (the study's own layout test holds ``study/``). Each checker is shown to
+catch a planted breach."""
+import ast
+
+from _layout import PACKAGE, sources, undocumented
+
+
+def test_every_public_function_of_bench_has_args_and_returns():
+    missing = {f: undocumented(t) for f, t in sources(PACKAGE / "bench").items()}
+    assert not {f: m for f, m in missing.items() if m}, missing
+    planted = ast.parse('def f(x):\n    """Do it.\n\n    Returns:\n      x.\n    """\n\n'
+                        'def _private(y):\n    pass\n\n'
+                        'class C:\n    def g(self):\n        """Do it."""\n\n    @property\n    def p(self):\n'
+                        '        """A value."""\n')
+    assert undocumented(planted) == ["f: no Args:", "C.g: no Returns:"]
