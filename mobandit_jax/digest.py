@@ -1,7 +1,7 @@
 """Content hashes: what a run's fingerprint says of its plugins' source and its data files.
 
-:func:`content_digest` is shared by the plugin loader (:mod:`mobandit_jax.plugins`) and the run folder
-(:mod:`mobandit_jax.runner.run_folder`), so it lives below both.
+:func:`content_digest` hashes what :func:`mobandit_jax.plugins.load` imported and the data files an
+:class:`~mobandit_jax.experiment_spec.ExperimentSpec` names (:func:`mobandit_jax.runner.plans.build`).
 """
 from __future__ import annotations
 

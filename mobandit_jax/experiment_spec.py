@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from .digest import content_digest
 from .errors import ConfigError
 from .spec_tables import PolicyEntry, check_matrix
 
@@ -253,11 +252,3 @@ class ExperimentSpec:
         values += [v for sc in self.scenarios for k, v in sc.overrides.items() if k.startswith("env.")]
         values += [v for k, vs in self.sweep.items() if k.startswith("env.") for v in vs]
         return sorted({v for v in values if isinstance(v, str) and v and Path(v).is_file()})
-
-    def data_digest(self) -> str | None:
-        """A hash of the content of every file of :meth:`data_files`.
-
-        Returns:
-          The hash, or None where the spec names no file.
-        """
-        return content_digest([(f, Path(f).read_bytes()) for f in self.data_files()])

@@ -6,15 +6,15 @@ group ``mobandit_jax.plugins`` (each entry point a module to import)::
     [experiment]
     plugins = ["my_policies.py", "my_pkg.envs"]   # a file (relative to the spec's folder), or a module
 
-:func:`mobandit_jax.runner.plans.build` calls :func:`load` first, so the plugins are imported in every
-process that builds the plan: the ``mobandit`` process, each worker process and each host; a live study's
-policy (:mod:`mobandit_jax.study.policy`) calls it too. :func:`validate` checks the entries of a run's or a
-study's spec. A plugin's source, as :func:`load` imported it, is part of the run's fingerprint (its hash is what
-:func:`load` returns): editing it never resumes chunks computed by the old code. What was imported is kept where
-the import lives: each plugin module carries the digest of the source it was imported from (:data:`SOURCE_ATTR`),
-so a plugin is imported once per process and again only when its source changed, and the rows it registered
-are marked as a plugin's in the registries (:func:`mobandit_jax.registry.plugin_rows`); this module keeps no
-state of its own. A bad plugin (a missing file or module, an error while importing it, a name that clashes
+:func:`mobandit_jax.runner.plans.build` calls :func:`load` first, so the plugins are imported in every process that
+builds the plan: the ``mobandit`` process, each worker process and each host; a live study's policy
+(:mod:`mobandit_jax.study.policy`) calls it too. :func:`validate` checks the entries of a run's or a study's spec. A
+plugin's source, as :func:`load` imported it, is part of the run's fingerprint (:func:`load` returns each plugin's
+source and the plan hashes them): editing it never resumes chunks computed by the old code. What was imported is
+kept where the import lives: each plugin module carries the digest of the source it was imported from
+(:data:`SOURCE_ATTR`), so a plugin is imported once per process and again only when its source changed, and the rows
+it registered are marked as a plugin's in the registries (:func:`mobandit_jax.registry.plugin_rows`); this module
+keeps no state of its own. A bad plugin (a missing file or module, an error while importing it, a name that clashes
 with a registered one) is a one-line :class:`~mobandit_jax.errors.ConfigError` naming the plugin.
 This module imports no JAX; importing a plugin imports what the plugin imports.
 """
@@ -27,7 +27,6 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from .digest import content_digest
 from .errors import ConfigError, plain
 
 ENTRY_POINT_GROUP = "mobandit_jax.plugins"
@@ -164,18 +163,19 @@ def _load_one(entry: str, label: str) -> bytes:
     return text
 
 
-def load(entries) -> str | None:
+def load(entries) -> list:
     """Import the built-ins, the installed entry points and then each plugin ``entries`` names (once each).
 
     Args:
       entries: a spec's ``experiment.plugins`` (None: none).
 
     Returns:
-      A hash of the plugins' source, as imported (part of a run's fingerprint); None where there are none.
+      ``[(entry, source bytes)]``: each plugin's source, as imported (a run's fingerprint holds their hash,
+      :func:`mobandit_jax.digest.content_digest`).
     """
     _registries()
     load_entry_points()
-    return content_digest([(entry, _load_one(entry, "experiment.plugins: plugin")) for entry in entries or []])
+    return [(entry, _load_one(entry, "experiment.plugins: plugin")) for entry in entries or []]
 
 
 def load_entry_points():

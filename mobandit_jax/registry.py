@@ -174,33 +174,48 @@ class Registry(dict):
           RegistryError: one line, for an unknown name (with the closest registered name), a name not in
             ``family``, or a bare name that several families share and nothing decides (naming the choices).
         """
+        found = self.matches(name, family)
+        decided = [k for k in found if self[k].family in set(among)] if len(found) > 1 else found
+        if len(decided) == 1:
+            return decided[0]
+        raise self._unresolved(name, family, found)
+
+    def matches(self, name: str, family: str | None = None) -> list:
+        """The registered names that ``name`` may mean: ``family/name``, else itself, else each ``*/name``
+        (:meth:`bare`), those of ``family`` where one is given.
+
+        Args:
+          name: a registered name, or a bare name.
+          family: the family a spec's entry names, or None.
+
+        Returns:
+          The registered names (none: an unknown name, or none in ``family``).
+        """
         if family and f"{family}/{name}" in self:
-            return f"{family}/{name}"
+            return [f"{family}/{name}"]
+        found = [name] if name in self else self.bare(name)
+        return [k for k in found if self[k].family == family] if family else found
+
+    def _unresolved(self, name: str, family: str | None, found: list) -> RegistryError:
+        """The one-line error of a name that :meth:`resolve` cannot decide (``found``: its :meth:`matches`): an
+        unknown family, a name of another family, a name that several families share, or an unknown name."""
         families = sorted({entry.family for entry in self.values()})
         if family and family not in families:
-            raise RegistryError(f"unknown family = {family!r}{did_you_mean(family, families)}; families: "
-                                f"{', '.join(families)}")
-        found = [name] if name in self else self.bare(name)
-        if family:
-            same = [k for k in found if self[k].family == family]
-            if found and not same:
-                raise RegistryError(f"{self.kind} {name!r} is in family {self[found[0]].family!r}, not family = "
-                                    f"{family!r}; drop 'family' or write the registered one (see `mobandit list`)")
-            found = same
+            return RegistryError(f"unknown family = {family!r}{did_you_mean(family, families)}; families: "
+                                 f"{', '.join(families)}")
+        elsewhere = self.matches(name)
+        if family and elsewhere and not found:
+            return RegistryError(f"{self.kind} {name!r} is in family {self[elsewhere[0]].family!r}, not family = "
+                                 f"{family!r}; drop 'family' or write the registered one (see `mobandit list`)")
         if len(found) > 1:
-            decided = [k for k in found if self[k].family in set(among)]
-            if len(decided) != 1:
-                choices = " or ".join(repr(k) for k in found)
-                raise RegistryError(f"{self.kind} {name!r} is registered in {len(found)} families: write {choices} "
-                                    f"(or add family = {self[found[0]].family!r} to its entry)")
-            found = decided
-        if found:
-            return found[0]
+            choices = " or ".join(repr(k) for k in found)
+            return RegistryError(f"{self.kind} {name!r} is registered in {len(found)} families: write {choices} "
+                                 f"(or add family = {self[found[0]].family!r} to its entry)")
         where = f" in family {family!r}" if family else ""
         bare = {k.rpartition("/")[2] for k in self}
         hint = did_you_mean(name, sorted(bare | set(self)))
         known = "; see `mobandit list`" if hint else f"; registered: {', '.join(sorted(self))}"
-        raise RegistryError(f"unknown {self.kind} {name!r}{where}{hint}{known}")
+        return RegistryError(f"unknown {self.kind} {name!r}{where}{hint}{known}")
 
     def bare(self, name: str) -> list:
         """The registered names whose part after ``/`` is ``name``, in registration order; a built-in row hides a

@@ -18,7 +18,9 @@
 # Then each GPU run's summary is classed against its CPU run's as `mobandit reproduce --check` classes numbers
 # (scripts/summary_agreement.py).
 # --dry-run: every lane on the CPU backend, no install, small seed counts and kernels, the identification spec
-# at 4 seeds and the quickstart at 2 seeds and 300 rounds (checks the script itself on a machine without a GPU).
+# at 4 seeds and its smallest and largest budgets (rho = 20 and 5000: 10 programs to compile, not 36, so that the
+# run ends within its step's limit on a loaded machine) and the quickstart at 2 seeds and 300 rounds (checks the
+# script itself on a machine without a GPU).
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -41,7 +43,7 @@ CORES=$(nproc)
 if [ "$DRY" = 1 ]; then
   GPU_ENV=(JAX_PLATFORMS=cpu)
   PREF_GPU="1,4"; PREF_CPU="1,4"; THV="2"; ROUNDS=20; CPU_ROUNDS=20; BATCHES="200,2000"; PROFILE=(--seeds 8 --rounds 20)
-  ID_ARGS=(--seeds 4); QUICK_ARGS=(--seeds 2 --set experiment.horizon=300)
+  ID_ARGS=(--seeds 4 --set "sweep.env.rho=[20, 5000]"); QUICK_ARGS=(--seeds 2 --set experiment.horizon=300)
   L_TESTS=600; L_BENCH=300; L_RUN=300; L_THV=300; export GPU_CHECK_SECONDS=${GPU_CHECK_SECONDS:-3600}
 else
   GPU_ENV=()

@@ -1,13 +1,16 @@
 """The typed experiment spec (``mobandit_jax.experiment_spec``): ``to_dict`` gives the validated tables exactly as
 the dict spec was (what run.json stores and the fingerprint hashes), the grid and the sizes read from it, by hand."""
 import copy
+import hashlib
 import json
 import pickle
+from pathlib import Path
 
 import pytest
 
 import mobandit_jax as mb
 from mobandit_jax.experiment_spec import EXPERIMENT_DEFAULTS, ExperimentSpec, GridPoint
+from mobandit_jax.runner import plans
 from mobandit_jax.runner import spec as cfg
 
 TABLES = {
@@ -73,10 +76,28 @@ def test_data_files_are_the_files_the_env_tables_name(tmp_path):
               "policies": [{"name": "uniform", "family": "budgeted"}]}
     spec = cfg.validate(tables)
     assert spec.data_files() == [str(tmp_path / n) for n in ("a.csv", "b.csv", "c.csv")]
-    before = spec.data_digest()
-    assert before is not None and cfg.validate({**tables, "scenarios": [], "sweep": {}}).data_digest() != before
-    (tmp_path / "c.csv").write_text("y\n")
-    assert spec.data_digest() != before  # the content counts
+    assert cfg.validate({**tables, "scenarios": [], "sweep": {}}).data_files() == [str(tmp_path / "b.csv")]
+
+
+def _sha(name: str, data: bytes) -> bytes:
+    return name.encode() + b"\0" + hashlib.sha256(data).digest()
+
+
+def test_a_plan_hashes_its_data_files_and_its_plugins_source_as_read(tmp_path):
+    data = (Path(__file__).parents[1] / "examples" / "llm_models.csv").read_text()
+    (tmp_path / "models.csv").write_text(data)
+    (tmp_path / "empty_plugin.py").write_text("NOTHING = 0\n")
+    csv, plugin = str(tmp_path / "models.csv"), str(tmp_path / "empty_plugin.py")
+    tables = {"env": {"kind": "table", "path": csv, "arm": "model", "objectives": ["knowledge", "reasoning"]},
+              "experiment": {"horizon": 10, "seeds": 2, "plugins": [plugin]}, "policies": [{"name": "prefucb"}]}
+    plan = plans.build(cfg.validate(tables))
+    by_hand = {name: hashlib.sha256(_sha(path, Path(path).read_bytes())).hexdigest()[:16]
+               for name, path in (("data", csv), ("plugins", plugin))}
+    assert (plan.data, plan.plugins) == (by_hand["data"], by_hand["plugins"])
+    (tmp_path / "models.csv").write_text(data.replace("0.5731", "0.5732"))
+    again = plans.build(cfg.validate(tables))
+    assert again.data != plan.data and again.plugins == plan.plugins  # the content counts
+    assert plans.build(cfg.validate({**tables, "experiment": {"horizon": 10, "seeds": 2}})).plugins is None
 
 
 def test_a_grid_point_reads_and_writes_a_grid_json_entry():

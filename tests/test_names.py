@@ -40,6 +40,23 @@ def test_the_shared_bare_name_is_refused_with_both_choices():
              "'slate/pareto_ucb'")
 
 
+def test_matches_lists_what_a_name_may_mean_and_resolve_refuses_each_undecided_case_in_its_words():
+    shared = ["preference/pareto_ucb", "slate/pareto_ucb"]
+    assert sorted(POLICIES.matches("pareto_ucb")) == shared
+    assert POLICIES.matches("pareto_ucb", "slate") == POLICIES.matches("slate/pareto_ucb") == ["slate/pareto_ucb"]
+    assert POLICIES.matches("prefucb") == ["preference/prefucb"] and POLICIES.matches("prefucb", "slate") == []
+    assert POLICIES.matches("no_such_policy") == [] == POLICIES.matches("pareto_ucb", "no_such_family")
+    assert POLICIES.resolve("pareto_ucb", among={"slate", "budgeted"}) == "slate/pareto_ucb"
+    refusals = {("pareto_ucb", "no_such_family"): "unknown family = 'no_such_family'",
+                ("prefucb", "slate"): "policy 'prefucb' is in family 'preference', not family = 'slate'",
+                ("pareto_ucb", None): "policy 'pareto_ucb' is registered in 2 families",
+                ("prefucbb", None): "unknown policy 'prefucbb' (did you mean 'prefucb'?); see `mobandit list`"}
+    for (name, family), words in refusals.items():
+        with pytest.raises(RegistryError) as err:
+            POLICIES.resolve(name, family, among={"preference", "slate"})
+        assert str(err.value).startswith(words), str(err.value)
+
+
 @pytest.mark.parametrize("entry, others, expected", [
     ({"name": "pareto_ucb", "family": "slate"}, [], "slate/pareto_ucb"),
     ({"name": "pareto_ucb", "family": "preference"}, [], "preference/pareto_ucb"),

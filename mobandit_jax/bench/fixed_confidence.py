@@ -17,7 +17,11 @@ INSTANCE_SEED, INSTANCE_K, INSTANCE_D, DELTA = 3, 8, 2, 0.1
 
 
 def bench_instance():
-    """``(K, d)`` means of the benchmark's Bernoulli instance."""
+    """``(K, d)`` means of the benchmark's Bernoulli instance.
+
+    Returns:
+      ``(INSTANCE_K, INSTANCE_D)`` float array, drawn uniformly in [0.1, 0.9] from :data:`INSTANCE_SEED`.
+    """
     return np.random.default_rng(INSTANCE_SEED).uniform(0.1, 0.9, (INSTANCE_K, INSTANCE_D))
 
 
@@ -62,8 +66,15 @@ def engine_runner(method: str, means, gauss: bool, sigma: float, delta: float, s
 
 
 def outcome(out, means):
-    """``(found (S,), samples (S,))`` of a batch's ``PacResult``; ``found``: the seed stopped and returned the Pareto
-    set of ``means``."""
+    """Whether each seed of a batch found the Pareto set, and its samples.
+
+    Args:
+      out: a batch's ``PacResult`` (leading seed axis S).
+      means: ``(K, d)`` arm means.
+
+    Returns:
+      ``(found (S,) bool, samples (S,))``; ``found``: the seed stopped and returned the Pareto set of ``means``.
+    """
     from ..kernels.dominance import cone_optimal_mask
 
     truth = np.asarray(cone_optimal_mask(np.asarray(means, float), np.eye(np.shape(means)[1])))
@@ -72,10 +83,21 @@ def outcome(out, means):
 
 
 def bench_fixed_confidence(method: str, seed_counts, repeat: int, numba_peers=None, numba_seeds: int = 200):
-    """Rows of seconds a seed of ``method`` (``"auer"`` or ``"ape"``) on :func:`bench_instance`: the engine at each seed
-    count in this process, beside the numba loop over ``numba_seeds`` seeds (the module ``numba_peers``; ``None``
-    leaves it out); best of ``repeat`` timed runs each. Mean samples of both sides are given, to show they run the
-    same method."""
+    """Seconds a seed of ``method`` on :func:`bench_instance`: the engine at each seed count in this process, beside
+    the numba loop; best of ``repeat`` timed runs each. Mean samples of both sides are given, to show they run the
+    same method.
+
+    Args:
+      method: ``"auer"`` or ``"ape"``.
+      seed_counts: the engine's batch sizes, one row each.
+      repeat: timed runs per figure (the best is kept).
+      numba_peers: the module :mod:`mobandit_jax.bench.numba_peers` (None: no numba figures).
+      numba_seeds: the seeds of the numba loop.
+
+    Returns:
+      A row per seed count: ``{"algorithm", "seeds", "s_per_seed", "samples", "numba_s_per_seed",
+      "numba_samples", "speedup_numba"}`` (the numba figures None without ``numba_peers``).
+    """
     means = bench_instance()
     numba_s, numba_samples = None, None
     if numba_peers is not None:

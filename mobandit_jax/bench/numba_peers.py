@@ -39,7 +39,15 @@ def _entr(x):
 
 @_jit
 def klucb_upper(p, level):
-    """``sup{q in [p, 1] : kl(p, q) <= level}``: the numpy peer's start and 4 Halley steps, one scalar."""
+    """``sup{q in [p, 1] : kl(p, q) <= level}``: the numpy peer's start and 4 Halley steps, one scalar.
+
+    Args:
+      p: the empirical mean (clipped to [0, 1]).
+      level: the exploration level (``inf``: the bound is 1).
+
+    Returns:
+      The upper confidence bound ``q``, in ``[p, 1)`` (1 where ``p`` is 1 or ``level`` is infinite).
+    """
     p = min(max(p, 0.0), 1.0)
     if math.isinf(level) or p >= 1.0:
         return 1.0
@@ -64,7 +72,15 @@ def klucb_upper(p, level):
 
 @_jit
 def klucb_upper_many(p, level):
-    """:func:`klucb_upper` elementwise over two 1-d arrays (for tests)."""
+    """:func:`klucb_upper` elementwise over two 1-d arrays (for tests).
+
+    Args:
+      p: ``(n,)`` means.
+      level: ``(n,)`` levels.
+
+    Returns:
+      ``(n,)`` float64 bounds.
+    """
     out = np.empty(p.shape[0])
     for i in range(p.shape[0]):
         out[i] = klucb_upper(p[i], level[i])

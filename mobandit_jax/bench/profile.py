@@ -39,6 +39,10 @@ def _planes(logdir: Path):
 def kernel_table(fn, top: int = 25) -> dict:
     """Trace one call of ``fn()`` (already compiled and warm) and sum its device events by name.
 
+    Args:
+      fn: a call without arguments, compiled and warmed.
+      top: how many event names to list.
+
     Returns:
         ``{"wall_s", "busy_s", "events", "top": [{"name", "count", "seconds", "share"}, ...]}``: the call's
         wall time, the summed duration of its device events (GPU stream events; on the CPU backend the
@@ -140,7 +144,14 @@ def pac_shares(method: str, seeds: int, rounds: int, repeat: int = 5) -> dict:
 
 
 def main(argv=None) -> int:
-    """The PrefUCB variants and kernel table of the module docstring, printed and written to ``--json``."""
+    """The PrefUCB variants and kernel table of the module docstring, printed and written to ``--json``.
+
+    Args:
+      argv: the command line's arguments (None: ``sys.argv[1:]``).
+
+    Returns:
+      The exit code, 0.
+    """
     from ..runner import runtime
     from . import benchmark
 

@@ -163,14 +163,16 @@ def prefetch_writers(spare=None):
     """Import the run folder's writers (matplotlib: about 0.6 s) on a thread, to be called once tracing is
     done: XLA's compilation and computation release the GIL, so the import costs no wall time there. With
     ``spare`` cores (a run over worker processes: every core of the run), the thread may run on any of them at
-    the lowest priority, in the time a worker leaves idle, instead of on this process's own busy core. Not a
-    daemon thread: a process that stops early (a failed worker) waits for the import at exit, where a daemon
-    thread halted inside a C++ extension's initialisation would abort the process.
+    the lowest priority, in the time a worker leaves idle, instead of on this process's own busy core. A call of
+    :func:`mobandit_jax.runner.background.start`, so it ends as the compiles do: a process that stops early (a
+    failed worker) waits for the import at a normal exit, where a thread halted inside a C++ extension's
+    initialisation would abort the process, and a process ending on Ctrl-C (``mb.run``'s ``KeyboardInterrupt``)
+    ends at once instead of waiting for it.
 
     Args:
       spare: the cores the thread may run on (None: this process's own).
     """
-    threading.Thread(target=_import_writers, args=(spare,), daemon=False).start()
+    background.start(_import_writers, spare)
 
 
 def lower_group(group: Group, params, mesh, keys, report=None):

@@ -12,11 +12,13 @@ truth (``truth.json``), computed on first use (:class:`mobandit_jax.analysis.tru
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -24,6 +26,7 @@ import numpy as np
 
 from .. import engine, metrics, plugins, policies, problems  # noqa: F401  (importing fills the registries)
 from ..analysis.truth import TruthTable
+from ..digest import content_digest
 from ..errors import ConfigError
 from ..experiment_spec import ExperimentSpec, GridPoint, GridSetting
 from ..kernels import validate_cone
@@ -66,9 +69,18 @@ class Plan:
     grid: dict  # label -> [GridPoint]
     plugins: str | None = None  # hash of the plugins' source (None: the spec names none)
     data: str | None = None  # hash of the data files the spec names (None: it names none)
-    truth: Sequence = field(default_factory=list)  # truth.json's entry per grid setting, in grid order
+    truth_points: list = field(default_factory=list)  # per grid setting, what its truth is computed from (TruthTable)
     bounds: dict = field(default_factory=dict)  # label -> {metric: (low, high)} of its per-seed values (Metric.bounds)
     goal: dict = field(default_factory=dict)  # label -> {metric: "min" | "max" | ""} (Metric.goal)
+
+    @functools.cached_property
+    def truth(self) -> TruthTable:
+        """``truth.json``'s entry per grid setting, in grid order, each computed on first use.
+
+        Returns:
+          The :class:`~mobandit_jax.analysis.truth.TruthTable`.
+        """
+        return TruthTable(self.truth_points, self.seeds, self.base_seed)
 
 
 def resolve_policy(entry: PolicyEntry, entries: Sequence = ()) -> str:
@@ -88,11 +100,9 @@ def resolve_policy(entry: PolicyEntry, entries: Sequence = ()) -> str:
     """
     among = set()
     for other in entries:
-        try:
-            if other is not entry:
-                among.add(POLICIES[POLICIES.resolve(other.name, other.family)].family)
-        except RegistryError:  # an undecided or unknown name is reported at its own entry
-            pass
+        found = POLICIES.matches(other.name, other.family)
+        if other is not entry and len(found) == 1:  # an undecided or unknown name is reported at its own entry
+            among.add(POLICIES[found[0]].family)
     try:
         return POLICIES.resolve(entry.name, entry.family, among)
     except RegistryError as err:
@@ -222,6 +232,11 @@ def build(spec: ExperimentSpec) -> Plan:
     """Expand and build every run of a validated spec, after :func:`mobandit_jax.runner.runtime.configure` and with
     its plugins imported (:func:`mobandit_jax.plugins.load`).
 
+    What the spec names is read first: its plugins imported, its data files listed, its grid settings expanded and
+    each ``[[policies]]`` entry's options at each of them (:meth:`~mobandit_jax.spec_tables.PolicyEntry.points`);
+    then the settings' environments and the entries' policies and metric sets are built, and the plugins' source
+    and the data files hashed for the run's fingerprint.
+
     Args:
       spec: the :class:`~mobandit_jax.experiment_spec.ExperimentSpec`.
 
@@ -230,20 +245,21 @@ def build(spec: ExperimentSpec) -> Plan:
     """
     runtime.configure()
     exp = spec.experiment
-    plugin_digest = plugins.load(exp.plugins)
+    sources = plugins.load(exp.plugins)
+    files = spec.data_files()
     settings = spec.settings()
+    options = [[entry.points(s.setting) for s in settings] for entry in spec.policies]  # per entry, per setting
     built = [build_setting(point, exp) for point in settings]
     print_notes(b.inst for b in built)
     horizon = max(b.horizon for b in built)
     record_every = exp.record_every or max(1, math.ceil(horizon / DEFAULT_CHECKPOINTS))
     grid = _Grid(built, horizon, record_every)
-    for entry in spec.policies:
-        grid.add(entry, spec.policies)
-    truth = TruthTable([(b.point.setting, b.inst, grid.truth_parts(i)) for i, b in enumerate(built)],
-                       exp.seeds, exp.seed)
+    for entry, points in zip(spec.policies, options, strict=True):
+        grid.add(entry, spec.policies, points)
+    plugin_digest, data_digest = content_digest(sources), content_digest([(f, Path(f).read_bytes()) for f in files])
     return Plan(spec, list(grid.groups.values()), horizon, record_every, exp.seeds, exp.seed, exp.chunk_size,
-                grid.names, grid.reduce, grid.points, plugin_digest, spec.data_digest(), truth, bounds=grid.bounds,
-                goal=grid.goal)
+                grid.names, grid.reduce, grid.points, plugin_digest, data_digest, grid.truth_points(), grid.bounds,
+                grid.goal)
 
 
 class _Grid:
@@ -265,9 +281,9 @@ class _Grid:
             self.seen[i, reads] = family_view(self.cones[i], self.built[i].inst, self.horizon, family)
         return self.seen[i, reads]
 
-    def add(self, entry: PolicyEntry, entries: tuple):
+    def add(self, entry: PolicyEntry, entries: tuple, points: list):
         """Every run of ``entry`` (one of the spec's ``entries``) at every setting, in the group of its compiled
-        program."""
+        program; ``points[i]``: the entry's option dicts at setting ``i``."""
         key = resolve_policy(entry, entries)
         label, family = entry.label, POLICIES[key].family
         if label in self.points:
@@ -276,7 +292,7 @@ class _Grid:
         for i, b in enumerate(self.built):
             inst, ctx = self.view(i, family)
             # the policies first: one that cannot run here says why before its family's metrics are built
-            made = [(options, make_policy(key, ctx, **options)) for options in entry.points(b.point.setting)]
+            made = [(options, make_policy(key, ctx, **options)) for options in points[i]]
             if (i, family) not in self.metrics:
                 self.metrics[i, family] = make_metrics(family, ctx)
             mset, mparams = self.metrics[i, family]
@@ -298,14 +314,18 @@ class _Grid:
                 self.groups[gkey].members.append(len(self.points[label]))
                 self.points[label].append(GridPoint(b.point.setting, {"name": entry.name, **options}))
 
-    def truth_parts(self, i: int) -> list:
-        """``[(instance, {family: (MetricSet, mparams)})]`` of setting ``i``: its families by the instance they see."""
-        parts: dict = {}
-        for (j, family), built in self.metrics.items():
-            if j == i:
-                reads = family_of(family).reads_cone
-                parts.setdefault(reads, (self.seen[i, reads][0], {}))[1][family] = built
-        return list(parts.values())
+    def truth_points(self) -> list:
+        """:attr:`TruthTable.points`: per setting, ``(setting, instance, [(instance seen, {family: (MetricSet,
+        mparams)})])``, its families by the instance they see."""
+        points = []
+        for i, b in enumerate(self.built):
+            parts: dict = {}
+            for (j, family), built in self.metrics.items():
+                if j == i:
+                    reads = family_of(family).reads_cone
+                    parts.setdefault(reads, (self.seen[i, reads][0], {}))[1][family] = built
+            points.append((b.point.setting, b.inst, list(parts.values())))
+        return points
 
 
 def print_notes(instances):

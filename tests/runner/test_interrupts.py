@@ -167,3 +167,24 @@ def test_a_signal_five_seconds_into_a_long_compile_ends_the_run_within_two_secon
     mb.run(spec, out=tmp_path / "term")  # resumed (a full compile); the reference then compiles from the cache
     mb.run(spec, out=tmp_path / "reference")
     assert (tmp_path / "term" / "summary.json").read_bytes() == (tmp_path / "reference" / "summary.json").read_bytes()
+
+
+def test_a_ctrl_c_ends_the_process_at_once_while_the_writers_are_still_being_imported(tmp_path):
+    """``mb.run``'s process ends on Ctrl-C with Python's uncaught ``KeyboardInterrupt``: the import of the run
+    folder's writers (matplotlib, seconds on a loaded machine) that the run started meanwhile must not hold its end
+    (it did, as a non-daemon thread, for as long as the import took)."""
+    (tmp_path / "slow_writer.py").write_text("import time\ntime.sleep(30)\n")
+    child = ("import sys, time\n"
+             f"sys.path.insert(0, {str(tmp_path)!r})\n"
+             "from mobandit_jax.runner import execution\n"
+             "execution.WRITERS = ('slow_writer',)\n"
+             "execution.prefetch_writers()\n"
+             "time.sleep(0.5)\n"
+             "print('stopping', flush=True)\n"
+             "raise KeyboardInterrupt('interrupted: a line')\n")
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "stopping\n"
+    t0 = time.monotonic()
+    status = proc.wait(timeout=60)
+    assert status == -signal.SIGINT and time.monotonic() - t0 < 10.0, (status, time.monotonic() - t0)
+    assert proc.stderr.read().splitlines()[-1] == "KeyboardInterrupt: interrupted: a line"

@@ -3,16 +3,17 @@ its public calls and the :class:`StudyView` (no ``study._private`` outside ``stu
 behaviour with ``hasattr``, every public function and method has ``Args:`` and ``Returns:``, and no function is over
 80 lines. Each checker is shown to catch a planted breach."""
 import ast
-from pathlib import Path
 
-STUDY = Path(__file__).resolve().parents[2] / "mobandit_jax" / "study"
+from _layout import LONGEST, PACKAGE, long_functions, undocumented
+from _layout import sources as _sources
+
+STUDY = PACKAGE / "study"
 OWNED_ELSEWHERE = {"spec.py"}  # the spec's module is being rewritten as the typed spec of runs and studies
-LONGEST = 80
 
 
 def sources() -> dict:
     """File (relative to ``study/``) -> parsed module, for every ``.py`` file of the package."""
-    return {p.relative_to(STUDY).as_posix(): ast.parse(p.read_text()) for p in sorted(STUDY.rglob("*.py"))}
+    return _sources(STUDY)
 
 
 def private_reads(tree) -> list:
@@ -24,42 +25,6 @@ def private_reads(tree) -> list:
 def hasattr_calls(tree) -> list:
     return [f"line {n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Call)
             and isinstance(n.func, ast.Name) and n.func.id == "hasattr"]
-
-
-def _public_functions(tree):
-    """``(qualified name, node, is a method)`` of the module's public functions and public classes' methods."""
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
-            yield node.name, node, False
-        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and not item.name.startswith("_"):
-                    yield f"{node.name}.{item.name}", item, True
-
-
-def undocumented(tree) -> list:
-    """Public functions and methods whose docstring lacks ``Args:`` (where they take any) or ``Returns:``; a
-    property is an attribute and needs only a docstring."""
-    out = []
-    for name, node, method in _public_functions(tree):
-        doc = ast.get_docstring(node) or ""
-        if any(isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list):
-            if not doc:
-                out.append(f"{name}: no docstring")
-            continue
-        args = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-        if method and args and args[0] in ("self", "cls"):
-            args = args[1:]
-        if (args or node.args.vararg or node.args.kwarg) and "Args:" not in doc:
-            out.append(f"{name}: no Args:")
-        if "Returns:" not in doc:
-            out.append(f"{name}: no Returns:")
-    return out
-
-
-def long_functions(tree) -> list:
-    return [f"{n.name} ({n.end_lineno - n.lineno + 1} lines)" for n in ast.walk(tree)
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.end_lineno - n.lineno + 1 > LONGEST]
 
 
 def test_only_study_py_reads_a_studys_private_fields():
