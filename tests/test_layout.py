@@ -1,6 +1,6 @@
 """The package's layout, read from its source with ``ast`` (``tests/_layout.py``): no function of ``mobandit_jax/``
-is over 80 lines, and every public function and method of ``bench/`` has ``Args:`` and ``Returns:`` (the study's
-own layout test holds ``study/``). Each checker is shown to catch a planted breach."""
+is over 80 lines, and every public function and method of ``runner/`` and ``bench/`` has ``Args:`` and ``Returns:``
+(the study's own layout test holds ``study/``). Each checker is shown to catch a planted breach."""
 import ast
 
 from _layout import LONGEST, PACKAGE, long_functions, sources, undocumented
@@ -14,8 +14,9 @@ def test_no_function_of_the_package_is_over_80_lines():
     assert long_functions(ast.parse("def f():\n" + "    x = 1\n" * (LONGEST - 1))) == []
 
 
-def test_every_public_function_of_bench_has_args_and_returns():
-    missing = {f: undocumented(t) for f, t in sources(PACKAGE / "bench").items()}
+def test_every_public_function_of_runner_and_bench_has_args_and_returns():
+    missing = {f"{part}/{f}": undocumented(t)
+               for part in ("runner", "bench") for f, t in sources(PACKAGE / part).items()}
     assert not {f: m for f, m in missing.items() if m}, missing
     planted = ast.parse('def f(x):\n    """Do it.\n\n    Returns:\n      x.\n    """\n\n'
                         'def _private(y):\n    pass\n\n'

@@ -19,6 +19,9 @@ def add_commands(sub):
 
     Args:
       sub: the ``add_subparsers()`` object of the ``mobandit`` parser.
+
+    Returns:
+      None.
     """
     _run_parser(sub.add_parser("run", help="run a TOML experiment spec"))
     p = sub.add_parser("list", help="list registered policies, environments and metric families")
@@ -294,6 +297,9 @@ def start_jax(args):
 
     Args:
       args: the parsed command line (its ``x64``).
+
+    Returns:
+      None.
     """
     from . import runtime
 
@@ -326,5 +332,8 @@ def x64_option(parser, default):
     Args:
       parser: an ``argparse`` parser.
       default: the option's default (``argparse.SUPPRESS`` on a subcommand).
+
+    Returns:
+      None.
     """
     parser.add_argument("--x64", action="store_true", default=default, help="compute in float64")

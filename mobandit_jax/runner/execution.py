@@ -73,6 +73,9 @@ class Progress:
 
         Args:
           text: the note.
+
+        Returns:
+          None.
         """
         reporter.note(text)
 
@@ -125,6 +128,9 @@ class Progress:
         Args:
           c: the chunk.
           units: the units computed.
+
+        Returns:
+          None.
         """
         with self._lock:
             self._add(c, min(units, self._units[c] - self._reported[c]))
@@ -134,12 +140,19 @@ class Progress:
 
         Args:
           c: the chunk.
+
+        Returns:
+          None.
         """
         with self._lock:
             self._add(c, self._units[c] - self._reported[c])
 
     def close(self):
-        """Close the bar (its last line stays)."""
+        """Close the bar (its last line stays).
+
+        Returns:
+          None.
+        """
         if self._bar is not None:
             self._bar.close()
 
@@ -171,6 +184,9 @@ def prefetch_writers(spare=None):
 
     Args:
       spare: the cores the thread may run on (None: this process's own).
+
+    Returns:
+      None.
     """
     background.start(_import_writers, spare)
 
@@ -383,6 +399,9 @@ class Relay(Progress):
 
         Args:
           text: the note (dropped).
+
+        Returns:
+          None.
         """
 
     def _add(self, c: int, units: int):

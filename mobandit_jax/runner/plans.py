@@ -334,6 +334,9 @@ def print_notes(instances):
 
     Args:
       instances: the built :class:`~mobandit_jax.types.EnvInstance` of each grid point.
+
+    Returns:
+      None.
     """
     for note in dict.fromkeys(n for inst in instances for n in inst.info.get("notes", ())):
         print(note, file=sys.stderr)

@@ -346,6 +346,9 @@ def record_seconds(seconds: dict, quick: bool = False, x64: bool = False) -> Non
       seconds: ``{spec name: seconds}``.
       quick: of ``--quick`` runs.
       x64: of float64 runs.
+
+    Returns:
+      None.
     """
     path = _seconds_file()
     if path is None:
@@ -419,6 +422,9 @@ def check_writes(runs: Path, names, reports=()) -> None:
       runs: the runs folder.
       names: the spec names run there.
       reports: the report folders written.
+
+    Returns:
+      None.
     """
     api.check_folder_path(runs, "--runs")
     for name in names:

@@ -38,6 +38,9 @@ def remove_partial_writes(out: Path):
 
     Args:
       out: the run folder.
+
+    Returns:
+      None.
     """
     chunks = Path(out) / "chunks"
     if chunks.is_symlink() or (chunks.exists() and not chunks.is_dir()):
@@ -58,7 +61,11 @@ class RunFolderLock:
         self.out, self._fd = Path(out), fd
 
     def release(self):
-        """Delete ``.lock`` and release the lock (once; a second call does nothing)."""
+        """Delete ``.lock`` and release the lock (once; a second call does nothing).
+
+        Returns:
+          None.
+        """
         if self._fd is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self.out / LOCK)
@@ -124,6 +131,9 @@ def write_chunk(path, arrays: dict, identity: dict):
       path: the chunk's file (:func:`chunk_path`).
       arrays: its arrays, by name.
       identity: what the chunk holds (:func:`chunk_identity`).
+
+    Returns:
+      None.
     """
     write_npz(path, {**arrays, "identity": np.array(json.dumps(identity, sort_keys=True))})
 

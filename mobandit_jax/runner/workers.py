@@ -120,7 +120,11 @@ def split(chunk: int, seeds: int, chunks, workers: int) -> tuple:
 
 
 def die_with_parent():
-    """Ask Linux to kill this process when its parent dies (no-op elsewhere)."""
+    """Ask Linux to kill this process when its parent dies (no-op elsewhere).
+
+    Returns:
+      None.
+    """
     try:
         import ctypes
 
@@ -135,6 +139,9 @@ def start_worker(cores) -> None:
 
     Args:
       cores: the cores to pin it to (None: any).
+
+    Returns:
+      None.
     """
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -428,7 +435,11 @@ class Workers:
         return arrived
 
     def close(self):
-        """Stop the workers that are still running and wait for them; this thread gets back its cores."""
+        """Stop the workers that are still running and wait for them; this thread gets back its cores.
+
+        Returns:
+          None.
+        """
         devices.pin(self.cores)
         with self._lock:
             self._parts.clear()  # a worker that asks from now on is told to stop
