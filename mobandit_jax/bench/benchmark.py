@@ -344,6 +344,24 @@ def _numpy_rate(run_rounds, warm: int, rounds: int, repeat: int) -> float:
                         1e-9)
 
 
+def thv_section(d: int, n: int, k: int, sigma: float) -> dict:
+    """The environment THV-UCB is benchmarked on: a concave DTLZ front.
+
+    Args:
+      d: objectives.
+      n: arms.
+      k: the slate's size.
+      sigma: the Gaussian noise scale.
+
+    Returns:
+      Its ``[env]`` table.
+    """
+    return {"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave", "instance_seed": 0}
+
+
+THV_D5 = {"d": 5, "n": 150, "k": 6, "sigma": 0.02}  # the benchmark's THV-UCB at d = 5
+
+
 def bench_thv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int, d: int, n: int, k: int, sigma: float,
                   peers: bool = True, numba: bool = False):
     """THV-UCB (Gutowski et al.) on a concave DTLZ front against its numpy loop (rounds after the forced init), its
@@ -367,7 +385,7 @@ def bench_thv_ucb(session: Session, seed_counts, horizon: int, numpy_rounds: int
     from .numpy_peers import thv_ucb_batched
     from .reference.thv_ucb_numpy import thv_ucb_numpy
 
-    section = {"kind": "dtlz", "d": d, "n": n, "k": k, "sigma": sigma, "front": "concave", "instance_seed": 0}
+    section = thv_section(d, n, k, sigma)
     inst = _registry_run(section, "slate/thv_ucb")[0]
     warm = -(-2 * n // k)  # the forced round-robin initialisation (m0 = 2 pulls per arm)
     np_rate = _numpy_rate(lambda T: thv_ucb_numpy(inst.means, k, T, eta=0.01, delta=1 / 5000, sigma=sigma),
@@ -488,9 +506,8 @@ ALGORITHMS = {  # name -> (session, seed counts, horizon, numpy rounds, numpy pe
     "thv_d2": lambda session, seeds, T, r, peers, numba: bench_thv_ucb(session, seeds, T, r // 4, d=2, n=36, k=3,
                                                                        sigma=0.05, peers=peers, numba=numba),
     # d = 5: the first 50 rounds are the forced initialisation; half the rounds keep the run short.
-    "thv_d5": lambda session, seeds, T, r, peers, numba: bench_thv_ucb(session, seeds, max(T // 2, 100), r // 20, d=5,
-                                                                       n=150, k=6, sigma=0.02, peers=peers,
-                                                                       numba=numba),
+    "thv_d5": lambda session, seeds, T, r, peers, numba: bench_thv_ucb(session, seeds, max(T // 2, 100), r // 20,
+                                                                       **THV_D5, peers=peers, numba=numba),
     "cohv": lambda session, seeds, T, r, peers, numba: bench_cohv_ucb(session, seeds, T, r, peers),
     "user_envs": lambda session, seeds, T, r, peers, numba: bench_user_envs(session, seeds, T),
 }

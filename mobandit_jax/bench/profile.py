@@ -7,7 +7,8 @@
   bound by the kernels themselves.
 - ``python -m mobandit_jax.bench.profile`` runs PrefUCB (K = 42, d = 7, M = 2, the benchmark's instance)
   at one seed count: its rate with the benchmark's Beta feedback and with Bernoulli feedback (the cost of
-  the Beta sampler), and the kernel table of one call; one JSON file.
+  the Beta sampler), and the kernel table of one call; one JSON file. ``--algorithm thv_d5``: the same for
+  the benchmark's THV-UCB at d = 5 (its Gaussian feedback only).
 - ``python -m mobandit_jax.bench.profile --pac auer`` (or ``ape``) splits a round of a fixed-confidence method, as
   the engine runs its seeds in turn (:func:`pac_shares`), into the random bits, the method's statistics and the
   loop itself, by timing the same loop without each.
@@ -144,7 +145,7 @@ def pac_shares(method: str, seeds: int, rounds: int, repeat: int = 5) -> dict:
 
 
 def main(argv=None) -> int:
-    """The PrefUCB variants and kernel table of the module docstring, printed and written to ``--json``.
+    """The variants and kernel table of the module docstring, printed and written to ``--json``.
 
     Args:
       argv: the command line's arguments (None: ``sys.argv[1:]``).
@@ -159,6 +160,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=131072)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--json", help="write the figures to this JSON file")
+    parser.add_argument("--algorithm", choices=("prefucb", "thv_d5"), default="prefucb",
+                        help="the benchmark's online algorithm to profile")
     parser.add_argument("--pac", choices=("auer", "ape"), help="split a round of this fixed-confidence method instead")
     args = parser.parse_args(argv)
     runtime.configure()
@@ -168,15 +171,21 @@ def main(argv=None) -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(report, indent=1))
         return 0
-    bernoulli = {"kind": "stochastic", "means": benchmark._bench_means().tolist(), "noise": "bernoulli"}
+    if args.algorithm == "thv_d5":
+        thv = (benchmark._registry_setup, (benchmark.thv_section(**benchmark.THV_D5), "slate/thv_ucb"))
+        name, variants = "THV-UCB (d = 5)", (("gaussian", thv),)
+    else:
+        bernoulli = {"kind": "stochastic", "means": benchmark._bench_means().tolist(), "noise": "bernoulli"}
+        name, variants = "PrefUCB", (("beta", (benchmark._prefucb_setup, ())),
+                                     ("bernoulli", (benchmark._prefucb_setup, (bernoulli,))))
     report = {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
-              "seeds": args.seeds, "rounds": args.rounds, "variants": [], "profile": None}
-    for noise, section in (("beta", ()), ("bernoulli", (bernoulli,))):
-        run, compile_s = benchmark._compiled((benchmark._prefucb_setup, section), args.rounds, args.seeds)
+              "algorithm": args.algorithm, "seeds": args.seeds, "rounds": args.rounds, "variants": [], "profile": None}
+    for noise, setup in variants:
+        run, compile_s = benchmark._compiled(setup, args.rounds, args.seeds)
         rate = args.seeds * args.rounds / benchmark._timed(run, 3)
         report["variants"].append({"noise": noise, "seed_rounds_per_s": rate, "compile_s": compile_s})
-        print(f"PrefUCB, {noise} feedback: {rate:14,.0f} seed-rounds/s (compile {compile_s:.1f} s)", flush=True)
-        if noise == "beta":
+        print(f"{name}, {noise} feedback: {rate:14,.0f} seed-rounds/s (compile {compile_s:.1f} s)", flush=True)
+        if report["profile"] is None:
             table = kernel_table(run)
             table["per_round_us"] = table["wall_s"] / args.rounds * 1e6
             report["profile"] = table
