@@ -89,6 +89,6 @@ def test_bench_workers_on_a_prefilled_history(tmp_path):
     assert study._store.snapshot()[0] == 600
     row = bench.summary(results)
     assert row["n"] == 45 and 0 < row["ask_median_ms"] <= row["trip_median_ms"] <= row["trip_p99_ms"]
-    assert 0 < row["lock_held_median_ms"] <= row["lock_held_p99_ms"] and 0 <= row["lock_wait_median_ms"]
+    assert 0 < row["lock_held_median_ms"] <= row["lock_held_p99_ms"] and row["lock_wait_median_ms"] >= 0
     assert sum(len(r["held"]) for r in results) == 2 * 45  # an ask and a tell a loop, each one write step
     assert_serial_replay(study)
