@@ -27,6 +27,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from ..registry import register_policy
+from .pac_lanes import lanes_identifier
 from .pac_stepwise import (
     Counts,
     StepwiseMethod,
@@ -34,9 +35,9 @@ from .pac_stepwise import (
     configure_stepwise,
     empirical_pareto,
     margins,
+    off_diagonal,
     pair_radius,
     radius_delta,
-    stepwise_identifier,
     wrap,
 )
 
@@ -63,10 +64,10 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
       dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
 
     Returns:
-      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls.
+      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls; its functions
+      also take states with trailing lane axes (:mod:`~.pac_lanes`).
     """
     K = num_arms
-    off = ~jnp.eye(K, dtype=bool)
 
     def init(p: AuerParams) -> AuerState:
         return AuerState(Counts.zeros(K, dim, p.sigma.dtype), jnp.ones(K, bool), jnp.zeros(K, bool))
@@ -78,9 +79,10 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
         counts = s.counts.add(pulled, rewards)
         big, small = margins(counts.means)
         beta = pair_radius(counts.n, p.c, p.sigma)
+        off = off_diagonal(K, s.active.ndim - 1)
         A = s.active & ~jnp.any((small > beta) & s.active[None, :], axis=1)
         P1 = A & jnp.all((big + p.epsilon > beta) | ~off | ~A[None, :], axis=1)
-        P2 = P1 & jnp.all((beta < big.T) | ~(A & ~P1)[None, :], axis=1)
+        P2 = P1 & jnp.all((beta < jnp.swapaxes(big, 0, 1)) | ~(A & ~P1)[None, :], axis=1)
         return AuerState(counts, A & ~P2, s.accepted | P2)
 
     def recommend(s: AuerState, p: AuerParams):
@@ -88,7 +90,7 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
                                                                   -jnp.inf)))
 
     def stopped(s: AuerState, p: AuerParams):
-        return ~jnp.any(s.active)
+        return ~jnp.any(s.active, axis=0)
 
     return StepwiseMethod(init, select, update, recommend, stopped)
 
@@ -102,9 +104,10 @@ def auer(num_arms: int, dim: int, sample) -> object:
       sample: the environment's ``sample(key, arm, params)``.
 
     Returns:
-      an :class:`~mobandit_jax.types.Identifier` of the pac family (:func:`~.pac_stepwise.stepwise_identifier`).
+      an :class:`~mobandit_jax.types.Identifier` of the pac family, its seeds on lanes laid out last
+      (:func:`~.pac_lanes.lanes_identifier`).
     """
-    return stepwise_identifier(auer_method(num_arms, dim), num_arms, dim, sample, width=num_arms)
+    return lanes_identifier(auer_method(num_arms, dim), num_arms, dim, sample, width=num_arms)
 
 
 def _configure(ctx, epsilon, delta, radius):

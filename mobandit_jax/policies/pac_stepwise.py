@@ -7,15 +7,20 @@ written as a :class:`StepwiseMethod`: pure ``init`` / ``select`` / ``update`` pl
 and ``c_t``, or the less pulled one; Track-and-Stop: one arm), and ``update`` takes their rewards.
 
 :func:`stepwise_identifier` runs a method as an :class:`~mobandit_jax.types.Identifier` of the pac
-family, in one ``lax.while_loop`` capped at ``horizon`` rounds (under ``vmap`` a lane whose rule fired
-is frozen while the others go on; ``stopped`` is False for a lane that reached the cap or the budget):
+family (Track-and-Stop), in one ``lax.while_loop`` capped at ``horizon`` rounds (under ``vmap`` a lane whose rule
+fired is frozen while the others go on; ``stopped`` is False for a lane that reached the cap or the budget); a method
+whose functions also take trailing lane axes (Auer et al., APE) runs on lanes laid out last
+(:func:`~.pac_lanes.lanes_identifier`), with the same rules:
 
 - the cone: every reward ``y`` is seen as ``W y``, so the method identifies the componentwise Pareto
   set of the projected means ``W mu``, which is the cone-optimal set (``W (mu_j - mu_i) >= 0`` is
   componentwise dominance of the projections); the noise scale of projected objective ``n`` is
   ``sigma ||w_n||`` and the methods use the largest, :func:`projected_sigma`;
 - costs: the round's pulls are charged their costs (``spent``); a round whose pulls would exceed the
-  budget is not played and the run ends with ``stopped = False``.
+  budget is not played and the run ends with ``stopped = False``;
+- rewards: arm ``i``'s ``j``-th pull comes from the environment's counter stream where it has one (a stochastic
+  mean table's, one hash a pull: :func:`pull_sampler`), else from its ``sample``; a function of
+  ``(seed, i, j)`` either way, so the three methods face the same rewards, whatever the batch.
 
 The confidence radius of Auer et al. and APE is the authors' (``cyrille-kone/linear_psi``,
 ``utils.hpp``): ``beta_ij = sigma sqrt(2 (2 C^g(delta) + log(1 + log T_i) + log(1 + log T_j)) (1/T_i + 1/T_j))``
@@ -74,7 +79,8 @@ class StepwiseParams(NamedTuple):
 
 
 class Counts(NamedTuple):
-    """Pull counts ``(K,)`` int32 and reward sums ``(K, M)``: the statistics every method here keeps."""
+    """Pull counts ``(K,)`` int32 and reward sums ``(K, M)``: the statistics every method here keeps (with trailing lane
+    axes where a method runs lanes last: ``(K, L)`` and ``(K, M, L)``)."""
 
     n: jnp.ndarray
     sums: jnp.ndarray
@@ -99,8 +105,14 @@ def cg(delta):
     return half + jnp.maximum(jnp.log(half), 0.0)
 
 
+def off_diagonal(K: int, lanes: int):
+    """``(K, K)`` bool, True off the diagonal, with ``lanes`` trailing axes of size 1 (to broadcast over lanes)."""
+    return (~jnp.eye(K, dtype=bool)).reshape((K, K) + (1,) * lanes)
+
+
 def pair_radius(n, c, sigma):
-    """``(K, K)`` ``beta_ij`` of the module docstring for pull counts ``n (K,)`` (>= 1) and ``c = C^g``."""
+    """``(K, K)`` ``beta_ij`` of the module docstring for pull counts ``n (K,)`` (>= 1) and ``c = C^g`` (``n (K, ...)``
+    with trailing lane axes: ``(K, K, ...)``)."""
     n = jnp.maximum(n, 1).astype(sigma.dtype)
     ll = jnp.log1p(jnp.log(n))
     return sigma * jnp.sqrt(2 * (2 * c + ll[:, None] + ll[None, :]) * (1 / n[:, None] + 1 / n[None, :]))
@@ -112,16 +124,25 @@ def radius_delta(radius: str, delta: float, K: int, M: int) -> float:
 
 
 def margins(mu):
-    """``(M_ij, m_ij)``: ``M(i, j) = max_n (mu_in - mu_jn)``, ``m(i, j) = min_n (mu_jn - mu_in)``, each ``(K, K)``."""
-    diff = mu[:, None, :] - mu[None, :, :]
-    return jnp.max(diff, -1), jnp.min(-diff, -1)
+    """``(M_ij, m_ij)``: ``M(i, j) = max_n (mu_in - mu_jn)``, ``m(i, j) = min_n (mu_jn - mu_in) = -M(i, j)``, each
+    ``(K, K)`` for means ``mu (K, M)`` (``(K, K, ...)`` for ``mu (K, M, ...)`` with trailing lane axes)."""
+    big = jnp.max(mu[:, None] - mu[None, :], axis=2)
+    return big, -big
 
 
 def empirical_pareto(mu):
-    """``(K,)`` bool: arms no other arm Pareto-dominates (``>=`` everywhere, ``>`` somewhere; linear_psi's)."""
-    diff = mu[None, :, :] - mu[:, None, :]  # [i, j] = mu_j - mu_i
-    dom = jnp.all(diff >= 0, -1) & jnp.any(diff > 0, -1)
+    """``(K,)`` bool: arms no other arm Pareto-dominates (``>=`` everywhere, ``>`` somewhere; linear_psi's), for
+    ``mu (K, M)`` (``(K, ...)`` for ``mu (K, M, ...)``)."""
+    diff = mu[None, :] - mu[:, None]  # [i, j] = mu_j - mu_i
+    dom = jnp.all(diff >= 0, axis=2) & jnp.any(diff > 0, axis=2)
     return ~jnp.any(dom, axis=1)
+
+
+def pull_sampler(sample):
+    """What the step-wise methods draw from: the environment's counter stream where its sampler has one
+    (``sample.counter_sampler``, :func:`mobandit_jax.problems.stochastic.counter_sampler`: one hash a pull), else
+    ``sample``."""
+    return getattr(sample, "counter_sampler", sample)
 
 
 def projected_sigma(sigma: float, W) -> float:
@@ -152,7 +173,7 @@ def stepwise_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample,
       method: the step-wise method.
       num_arms: ``K``.
       dim: the objectives the method sees (the cone's rows).
-      sample: the environment's sampler.
+      sample: the environment's sampler (the method draws from :func:`pull_sampler` of it).
       width: the most arms a round after the first pulls.
       in_turn: whether to give it an ``identify_in_turn`` (:func:`_in_turn`), which runs seeds one after another
         in one lane.
@@ -160,7 +181,7 @@ def stepwise_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample,
     Returns:
       An :class:`~mobandit_jax.types.Identifier` whose ``identify`` runs one seed.
     """
-    K = num_arms
+    K, sample = num_arms, pull_sampler(sample)
 
     def identify(key_env, key_pol, env_params, p: StepwiseParams) -> PacResult:
         dtype = p.W.dtype

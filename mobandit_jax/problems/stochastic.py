@@ -22,7 +22,16 @@ towards 1/2 near the bounds (``r = 0.05, sigma = 0.5`` gives about 0.22). For ``
 use Johnk's exact rejection method (both shapes <= 1, acceptance >= pi/4) with a block of proposals
 per draw, much cheaper under ``vmap`` than gamma ratios.
 
-The reward of arm ``i`` at its ``j``-th pull is a pure function of ``(key, i, j)``.
+The reward of arm ``i`` at its ``j``-th pull is a pure function of ``(key, i, j)``, on one of two streams:
+
+- ``sample`` (:func:`stochastic_sampler`), which every family draws from: the key folded with ``i``, then with
+  ``j``, then JAX's draw from that key (``2 + d`` Threefry hashes for Bernoulli and Gaussian rewards);
+- ``sample.counter_sampler`` (:func:`counter_sampler`, the same signature), which the step-wise fixed-confidence
+  methods draw from: the pull's ``2 B`` random words (``B = ceil(d / 2)``) are the Threefry-2x32 hashes of the
+  counters ``(B i + b, j)``, ``b < B``, under the key (:func:`~mobandit_jax.kernels.threefry.counter_words`); a
+  Bernoulli or Gaussian objective ``n`` takes word ``n`` (a uniform number of 24 bits; the Gaussian draw is
+  ``sqrt(2) erfinv(2 u - 1 + 2^-24)``), a Beta reward uses the first two words as the key of its sampler. For
+  ``d <= 2`` that is one hash a pull: the cheaper stream where a method draws millions of pulls.
 
 References:
   - PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed
@@ -39,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import plain
+from ..kernels.threefry import UNIFORM_BITS, counter_words, unit_uniform
 from ..registry import register_env
 from ..types import Env, EnvInstance
 
@@ -126,7 +136,8 @@ def stochastic_sampler(noise: str, small_concentration: bool = True, clip: bool 
       clip: clip Gaussian draws to ``[0, 1]`` (static).
 
     Returns:
-      The sampler; its params are :class:`StochasticParams`, its reward ``(d,)`` and its cost 0.
+      The sampler; its params are :class:`StochasticParams`, its reward ``(d,)`` and its cost 0. Its attribute
+      ``counter_sampler`` is :func:`counter_sampler` of the same options (the module docstring's second stream).
 
     Raises:
       ValueError: ``noise`` is not one of :data:`NOISES`.
@@ -142,6 +153,44 @@ def stochastic_sampler(noise: str, small_concentration: bool = True, clip: bool 
             y = _bernoulli(key, r, params.concentration)
         else:
             y = r + params.sigma * jax.random.normal(key, r.shape, r.dtype)
+            y = jnp.clip(y, 0.0, 1.0) if clip else y
+        return y, jnp.zeros((), r.dtype)
+
+    sample.counter_sampler = counter_sampler(noise, small_concentration, clip)
+    return sample
+
+
+def counter_sampler(noise: str, small_concentration: bool = True, clip: bool = True):
+    """The counter stream of the module docstring: ``sample(key, arm, pull_index, t, params)`` as
+    :func:`stochastic_sampler`'s, whose pull ``(arm, pull_index)`` hashes its counters once per two objectives.
+
+    Args:
+      noise: one of :data:`NOISES`.
+      small_concentration: use Johnk's Beta sampler (static).
+      clip: clip Gaussian draws to ``[0, 1]`` (static).
+
+    Returns:
+      The sampler; its params are :class:`StochasticParams`, its reward ``(d,)`` and its cost 0.
+
+    Raises:
+      ValueError: ``noise`` is not one of :data:`NOISES`.
+    """
+    _check_noise(noise)
+
+    def sample(key, arm, pull_index, t, params):
+        r = params.means[arm]
+        d = r.shape[-1]
+        blocks = -(-d // 2)
+        pair = jnp.stack(counter_words(key, blocks * arm + jnp.arange(blocks), pull_index), axis=-1).reshape(-1)
+        words = pair[:d]  # the 2 B words in counter order: objective n takes word n
+        if noise == "beta":
+            y = _beta(pair[:2], r, params.concentration, small_concentration)
+        elif noise == "bernoulli":
+            y = (unit_uniform(words, r.dtype) < r).astype(r.dtype)
+        else:
+            low = np.asarray(2.0 ** -UNIFORM_BITS, r.dtype)
+            z = np.asarray(np.sqrt(2.0), r.dtype) * jax.lax.erf_inv(2 * unit_uniform(words, r.dtype) - 1 + low)
+            y = r + params.sigma * z
             y = jnp.clip(y, 0.0, 1.0) if clip else y
         return y, jnp.zeros((), r.dtype)
 
