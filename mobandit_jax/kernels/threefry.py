@@ -3,9 +3,9 @@ counter from it.
 
 :func:`threefry2x32` is JAX's hash (the same bits as ``jax.extend.random.threefry_2x32``) written as 20 rounds of
 elementwise integer operations, so that XLA fuses it with what reads it into one vectorized loop (JAX lowers it on
-the CPU as a rolled loop of five steps, a loop of small kernels per call). :func:`counter_words` hashes a counter
-pair under a key: a pure function of ``(key, counter)``, whatever the batch it is computed in, as Random123's
-counter-based generators are used. :func:`unit_uniform` turns a 32-bit word into a uniform number in ``[0, 1)``.
+the CPU as a rolled loop of five steps, a loop of small kernels per call). Hashing a counter pair under a key gives
+random words that are a pure function of ``(key, counter)``, whatever the batch they are computed in, as Random123's
+counter-based generators are used; :func:`unit_uniform` turns such a word into a uniform number in ``[0, 1)``.
 
 References:
 - J. K. Salmon, M. A. Moraes, R. O. Dror and D. E. Shaw (2011), Parallel Random Numbers: As Easy as 1, 2, 3,
@@ -13,8 +13,6 @@ References:
 """
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 # Threefry-2x32 rotation constants (two alternating groups of four rounds) and key-schedule parity.
@@ -48,23 +46,6 @@ def threefry2x32(key1, key2, x1, x2):
         x1 = x1 + keys[(block + 1) % 3]
         x2 = x2 + keys[(block + 2) % 3] + np.uint32(block + 1)
     return x1, x2
-
-
-def counter_words(key, x1, x2):
-    """The two 32-bit words of counter ``(x1, x2)`` under ``key``: :func:`threefry2x32` of the key's two words.
-
-    Args:
-      key: a PRNG key (raw ``(2,)`` uint32, or typed).
-      x1: first counter word (integers below ``2**32``; any shape).
-      x2: second counter word (broadcast with ``x1``).
-
-    Returns:
-      ``(w1, w2)``: uint32 arrays of the broadcast shape of ``x1`` and ``x2``.
-    """
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        key = jax.random.key_data(key)
-    x1, x2 = jnp.asarray(x1).astype(jnp.uint32), jnp.asarray(x2).astype(jnp.uint32)
-    return threefry2x32(key[0], key[1], x1, x2)
 
 
 def unit_uniform(word, dtype):

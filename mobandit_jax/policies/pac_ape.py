@@ -80,12 +80,11 @@ def ape_indices(counts: Counts, p: ApeParams) -> ApeIndices:
     """
     K = counts.n.shape[0]
     off = off_diagonal(K, counts.n.ndim - 1)
-    mu = counts.means
-    big, small = margins(mu)
+    big, _ = margins(counts.means)
     beta = pair_radius(counts.n, p.c, p.sigma)
     h = jnp.min(jnp.where(off, big + p.epsilon - beta, jnp.inf), axis=1)
-    g = jnp.max(jnp.where(off, small - beta, -jnp.inf), axis=1)
-    return ApeIndices(h, g, empirical_pareto(mu), h > 0, big, beta)
+    g = jnp.max(jnp.where(off, -big - beta, -jnp.inf), axis=1)  # m(i, j) = -M(i, j)
+    return ApeIndices(h, g, empirical_pareto(counts.means), h > 0, big, beta)
 
 
 class ApeState(NamedTuple):
@@ -116,7 +115,7 @@ def ape_method(num_arms: int, dim: int) -> StepwiseMethod:
         x = ape_indices(counts, p)
         off = off_diagonal(K, counts.n.ndim - 1)
         arms = jnp.arange(K).reshape((K,) + (1,) * (counts.n.ndim - 1))
-        score = jnp.min(jnp.where(off, x.M + jnp.swapaxes(x.beta, 0, 1), jnp.inf), axis=1)
+        score = jnp.min(jnp.where(off, x.M + x.beta, jnp.inf), axis=1)  # beta_ji = beta_ij
         b = jnp.argmax(jnp.where(x.opt, -jnp.inf, score), axis=0)
         row_b = jnp.sum(jnp.where((arms == b)[:, None], x.M - x.beta, 0), axis=0)  # [j] = M(b, j) - beta_bj
         c = jnp.argmin(jnp.where(arms != b, row_b, jnp.inf), axis=0)

@@ -26,10 +26,11 @@ The reward of arm ``i`` at its ``j``-th pull is a pure function of ``(key, i, j)
 
 - ``sample`` (:func:`stochastic_sampler`), which every family draws from: the key folded with ``i``, then with
   ``j``, then JAX's draw from that key (``2 + d`` Threefry hashes for Bernoulli and Gaussian rewards);
-- ``sample.counter_sampler`` (:func:`counter_sampler`, the same signature), which the step-wise fixed-confidence
-  methods draw from: the pull's ``2 B`` random words (``B = ceil(d / 2)``) are the Threefry-2x32 hashes of the
-  counters ``(B i + b, j)``, ``b < B``, under the key (:func:`~mobandit_jax.kernels.threefry.counter_words`); a
-  Bernoulli or Gaussian objective ``n`` takes word ``n`` (a uniform number of 24 bits; the Gaussian draw is
+- ``sample.counter_sampler`` (:func:`counter_sampler`, the same signature) and ``sample.counter_lanes``
+  (:func:`counter_lanes`: many pulls of many seeds, the seeds last), which the step-wise fixed-confidence methods
+  draw from: the pull's ``2 B`` random words (``B = ceil(d / 2)``) are the Threefry-2x32 hashes of the counters
+  ``(B i + b, j)``, ``b < B``, under the key (:func:`~mobandit_jax.kernels.threefry.threefry2x32`); a Bernoulli or
+  Gaussian objective ``n`` takes word ``n`` (a uniform number of 24 bits; the Gaussian draw is
   ``sqrt(2) erfinv(2 u - 1 + 2^-24)``), a Beta reward uses the first two words as the key of its sampler. For
   ``d <= 2`` that is one hash a pull: the cheaper stream where a method draws millions of pulls.
 
@@ -48,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import plain
-from ..kernels.threefry import UNIFORM_BITS, counter_words, unit_uniform
+from ..kernels.threefry import UNIFORM_BITS, threefry2x32, unit_uniform
 from ..registry import register_env
 from ..types import Env, EnvInstance
 
@@ -136,8 +137,9 @@ def stochastic_sampler(noise: str, small_concentration: bool = True, clip: bool 
       clip: clip Gaussian draws to ``[0, 1]`` (static).
 
     Returns:
-      The sampler; its params are :class:`StochasticParams`, its reward ``(d,)`` and its cost 0. Its attribute
-      ``counter_sampler`` is :func:`counter_sampler` of the same options (the module docstring's second stream).
+      The sampler; its params are :class:`StochasticParams`, its reward ``(d,)`` and its cost 0. Its attributes
+      ``counter_sampler`` and ``counter_lanes`` are :func:`counter_sampler` and :func:`counter_lanes` of the same
+      options (the module docstring's second stream).
 
     Raises:
       ValueError: ``noise`` is not one of :data:`NOISES`.
@@ -157,12 +159,66 @@ def stochastic_sampler(noise: str, small_concentration: bool = True, clip: bool 
         return y, jnp.zeros((), r.dtype)
 
     sample.counter_sampler = counter_sampler(noise, small_concentration, clip)
+    sample.counter_lanes = counter_lanes(noise, small_concentration, clip)
     return sample
 
 
+def counter_lanes(noise: str, small_concentration: bool = True, clip: bool = True):
+    """The counter stream of the module docstring, many pulls of many seeds at once, the seeds (lanes) last:
+    ``draw(keys, arms, pull_index, params) -> (rewards (n, d, L), costs (n, L))`` for the keys ``(L,)`` of ``L``
+    seeds, the pulls ``arms (n, L)`` and ``pull_index (n, L)`` of each (``arms = None``: every arm in order,
+    ``n = K``), and each seed's params (the seeds first: ``means (L, K, d)``). Elementwise along the lanes: each
+    objective's draw is a vectorized kernel over ``(n, L)``.
+
+    Args:
+      noise: one of :data:`NOISES`.
+      small_concentration: use Johnk's Beta sampler (static).
+      clip: clip Gaussian draws to ``[0, 1]`` (static).
+
+    Returns:
+      The batched draw (its pull ``(arm, j)`` of seed ``l`` is :func:`counter_sampler`'s).
+
+    Raises:
+      ValueError: ``noise`` is not one of :data:`NOISES`.
+    """
+    _check_noise(noise)
+
+    def draw(keys, arms, pull_index, params):
+        K, d = params.means.shape[-2:]
+        dtype = params.means.dtype
+        if jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key):
+            keys = jax.random.key_data(keys)
+        blocks, index = -(-d // 2), jnp.asarray(pull_index, jnp.uint32)
+        means = jnp.moveaxis(params.means, 0, -1)  # (K, d, L)
+        if arms is None:
+            arms, r = jnp.arange(K, dtype=jnp.uint32)[:, None], means
+        else:
+            arms = jnp.asarray(arms, jnp.uint32)
+            hit = arms[:, None, :] == jnp.arange(K, dtype=jnp.uint32)[None, :, None]  # (n, K, L)
+            r = jnp.sum(jnp.where(hit[:, :, None], means[None], 0), axis=1)  # (n, d, L): each pull's arm's row
+        words = [threefry2x32(keys[:, 0], keys[:, 1], blocks * arms + b, index) for b in range(blocks)]
+        words = [w for pair in words for w in pair]  # the 2 B words in counter order: objective n takes word n
+        if noise == "beta":
+            key_of = jnp.stack(words[:2], axis=-1)  # (n, L, 2)
+            y = jax.vmap(jax.vmap(lambda k, r, c: _beta(k, r, c, small_concentration), in_axes=(0, 1, 0)),
+                         in_axes=(0, 0, None), out_axes=0)(key_of, r, params.concentration)
+            y = jnp.moveaxis(y, -1, 1)  # (n, d, L)
+        elif noise == "bernoulli":
+            y = jnp.stack([(unit_uniform(words[n], dtype) < r[:, n]).astype(dtype) for n in range(d)], axis=1)
+        else:
+            low, root2 = np.asarray(2.0 ** -UNIFORM_BITS, dtype), np.asarray(np.sqrt(2.0), dtype)
+            z = jnp.stack([root2 * jax.lax.erf_inv(2 * unit_uniform(words[n], dtype) - 1 + low) for n in range(d)],
+                          axis=1)
+            y = r + params.sigma * z
+            y = jnp.clip(y, 0.0, 1.0) if clip else y
+        return y, jnp.zeros(index.shape, dtype)
+
+    return draw
+
+
 def counter_sampler(noise: str, small_concentration: bool = True, clip: bool = True):
-    """The counter stream of the module docstring: ``sample(key, arm, pull_index, t, params)`` as
-    :func:`stochastic_sampler`'s, whose pull ``(arm, pull_index)`` hashes its counters once per two objectives.
+    """The counter stream of the module docstring one pull at a time: ``sample(key, arm, pull_index, t, params)`` as
+    :func:`stochastic_sampler`'s (:func:`counter_lanes` of one pull).
 
     Args:
       noise: one of :data:`NOISES`.
@@ -175,24 +231,12 @@ def counter_sampler(noise: str, small_concentration: bool = True, clip: bool = T
     Raises:
       ValueError: ``noise`` is not one of :data:`NOISES`.
     """
-    _check_noise(noise)
+    lanes = counter_lanes(noise, small_concentration, clip)
 
     def sample(key, arm, pull_index, t, params):
-        r = params.means[arm]
-        d = r.shape[-1]
-        blocks = -(-d // 2)
-        pair = jnp.stack(counter_words(key, blocks * arm + jnp.arange(blocks), pull_index), axis=-1).reshape(-1)
-        words = pair[:d]  # the 2 B words in counter order: objective n takes word n
-        if noise == "beta":
-            y = _beta(pair[:2], r, params.concentration, small_concentration)
-        elif noise == "bernoulli":
-            y = (unit_uniform(words, r.dtype) < r).astype(r.dtype)
-        else:
-            low = np.asarray(2.0 ** -UNIFORM_BITS, r.dtype)
-            z = np.asarray(np.sqrt(2.0), r.dtype) * jax.lax.erf_inv(2 * unit_uniform(words, r.dtype) - 1 + low)
-            y = r + params.sigma * z
-            y = jnp.clip(y, 0.0, 1.0) if clip else y
-        return y, jnp.zeros((), r.dtype)
+        one = lambda x: jnp.reshape(x, (1, 1))  # noqa: E731
+        y, c = lanes(key[None], one(arm), one(pull_index), jax.tree_util.tree_map(lambda x: x[None], params))
+        return y[0, :, 0], c[0, 0]
 
     return sample
 
