@@ -36,9 +36,8 @@ from .pac_stepwise import (
     cg,
     configure_stepwise,
     empirical_pareto,
-    margins,
     off_diagonal,
-    pair_radius,
+    pair_statistics,
     radius_delta,
     wrap,
 )
@@ -80,11 +79,10 @@ def ape_indices(counts: Counts, p: ApeParams) -> ApeIndices:
     """
     K = counts.n.shape[0]
     off = off_diagonal(K, counts.n.ndim - 1)
-    big, _ = margins(counts.means)
-    beta = pair_radius(counts.n, p.c, p.sigma)
+    mu, big, _, beta = pair_statistics(counts, p.c, p.sigma)
     h = jnp.min(jnp.where(off, big + p.epsilon - beta, jnp.inf), axis=1)
     g = jnp.max(jnp.where(off, -big - beta, -jnp.inf), axis=1)  # m(i, j) = -M(i, j)
-    return ApeIndices(h, g, empirical_pareto(counts.means), h > 0, big, beta)
+    return ApeIndices(h, g, empirical_pareto(mu), h > 0, big, beta)
 
 
 class ApeState(NamedTuple):

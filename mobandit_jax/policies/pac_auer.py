@@ -34,9 +34,8 @@ from .pac_stepwise import (
     cg,
     configure_stepwise,
     empirical_pareto,
-    margins,
     off_diagonal,
-    pair_radius,
+    pair_statistics,
     radius_delta,
     wrap,
 )
@@ -77,8 +76,7 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
 
     def update(s: AuerState, pulled, rewards, p: AuerParams) -> AuerState:
         counts = s.counts.add(pulled, rewards)
-        big, big_t = margins(counts.means)
-        beta = pair_radius(counts.n, p.c, p.sigma)
+        _, big, big_t, beta = pair_statistics(counts, p.c, p.sigma)
         off = off_diagonal(K, s.active.ndim - 1)
         A = s.active & ~jnp.any((-big > beta) & s.active[None, :], axis=1)  # m(i, j) = -M(i, j)
         P1 = A & jnp.all((big + p.epsilon > beta) | ~off | ~A[None, :], axis=1)

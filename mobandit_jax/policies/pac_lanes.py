@@ -28,6 +28,7 @@ is not played (the seed ends, ``stopped`` False).
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -37,7 +38,7 @@ import jax.numpy as jnp
 from ..kernels.lanes import packed_indices
 from ..types import Identifier
 from .pac import PacResult
-from .pac_stepwise import StepwiseMethod, StepwiseParams, as_steps, pull_sampler
+from .pac_stepwise import StepwiseMethod, StepwiseParams, as_steps, in_memory, pull_sampler
 
 
 class Narrowing(NamedTuple):
@@ -120,11 +121,6 @@ def _first_slots(pull, width: int):
     return jnp.stack(picked).astype(jnp.int32)
 
 
-def _zeros(fn, *args):
-    """Zeros shaped like ``fn(*args)``."""
-    return jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(fn, *args))
-
-
 def lanes_sampler(sample, num_arms: int):
     """``draw(keys (L,), env (lanes first), arms (n, L) or None, pull_index (n, L), t (L,)) -> (rewards (n, d, L),
     costs (n, L))``: the pulls of ``L`` seeds, the seeds last (``arms = None``: every arm in order), from the
@@ -178,16 +174,23 @@ def _draw(b: Batch, lanes: Lanes, src: Sources, pull, every: bool):
         back = _first_slots(pull, b.width)
         at = jnp.minimum(back, w - 1)
         arms, index = (jnp.take_along_axis(x, at, axis=0) for x in (jnp.minimum(lanes.arms, b.K - 1), lanes.counts))
-    # in a lax.cond, whose results are kept in memory: in one fused kernel with W y, XLA would draw every pull
-    # again for each row of W (the draws are cheap integer and polynomial code to its cost model)
+    # kept in memory: in one fused kernel with W y, XLA would draw every pull again for each row of W
     draws = lambda key, env, index, t: b.pulls(key, env, arms, index, t)  # noqa: E731
-    y, c = jax.lax.cond(jnp.any(pull), draws, lambda *a: _zeros(draws, *a), src.key_env, src.env, index, lanes.t)
-    y = jnp.sum(b.W[None, :, :, None] * y[:, None].astype(b.W.dtype), axis=2)  # (n, M, L): W y
+    y, c = in_memory(b.p.cap > 0, draws, src.key_env, src.env, index, lanes.t)  # the round cap is at least 1
+    y = _project(b.W, y.astype(b.W.dtype))
     if back is not None:  # each lane's rows back at its slots
         hit = back[:, None, :] == jnp.arange(w)[None, :, None]  # (n, w, L)
         y = jnp.sum(jnp.where(hit[:, :, None], y[:, None], 0), axis=0)
         c = jnp.sum(jnp.where(hit, c[:, None], 0), axis=0)
     return jnp.where(pull[:, None], y, 0), jnp.where(pull, c, 0)
+
+
+def _project(W, y):
+    """``W y`` of rewards ``y (n, d, L)``: ``(n, M, L)``, summed in the objectives' order in elementwise code (a
+    reduction could go to another library for large batches and round otherwise, making a seed's rewards depend on
+    its batch)."""
+    terms = [W[None, :, n, None] * y[:, None, n] for n in range(y.shape[1])]
+    return functools.reduce(jnp.add, terms)
 
 
 def _narrow(st: Stage, state):
@@ -204,7 +207,7 @@ def _leaves(b: Batch, st: Stage, seed, state, t, halted):
 def _play(b: Batch, st: Stage, lanes: Lanes, src: Sources, pull, playing, every: bool) -> Lanes:
     """One round of the lanes where ``playing (L,)``: the slots ``pull (w, L)``, charged, unless over the budget."""
     y, c = _draw(b, lanes, src, pull, every)
-    cost = jnp.sum(c.astype(b.W.dtype), axis=0)
+    cost = functools.reduce(jnp.add, list(c.astype(b.W.dtype)))  # in the slots' order, as _project
     ok = lanes.spent + cost <= b.p.budget
     go = playing & ok
     state = jax.tree_util.tree_map(lambda new, old: _last(go, new, old),

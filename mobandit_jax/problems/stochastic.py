@@ -194,8 +194,7 @@ def counter_lanes(noise: str, small_concentration: bool = True, clip: bool = Tru
             arms, r = jnp.arange(K, dtype=jnp.uint32)[:, None], means
         else:
             arms = jnp.asarray(arms, jnp.uint32)
-            hit = arms[:, None, :] == jnp.arange(K, dtype=jnp.uint32)[None, :, None]  # (n, K, L)
-            r = jnp.sum(jnp.where(hit[:, :, None], means[None], 0), axis=1)  # (n, d, L): each pull's arm's row
+            r = jnp.take_along_axis(means, arms[:, None, :].astype(jnp.int32), axis=0)  # (n, d, L): each pull's arm
         words = [threefry2x32(keys[:, 0], keys[:, 1], blocks * arms + b, index) for b in range(blocks)]
         words = [w for pair in words for w in pair]  # the 2 B words in counter order: objective n takes word n
         if noise == "beta":
