@@ -176,7 +176,7 @@ def _draw(b: Batch, lanes: Lanes, src: Sources, pull, every: bool):
         arms, index = (jnp.take_along_axis(x, at, axis=0) for x in (jnp.minimum(lanes.arms, b.K - 1), lanes.counts))
     # kept in memory: in one fused kernel with W y, XLA would draw every pull again for each row of W
     draws = lambda key, env, index, t: b.pulls(key, env, arms, index, t)  # noqa: E731
-    y, c = in_memory(b.p.cap > 0, draws, src.key_env, src.env, index, lanes.t)  # the round cap is at least 1
+    y, c = in_memory(draws, src.key_env, src.env, index, lanes.t)
     y = _project(b.W, y.astype(b.W.dtype))
     if back is not None:  # each lane's rows back at its slots
         hit = back[:, None, :] == jnp.arange(w)[None, :, None]  # (n, w, L)
