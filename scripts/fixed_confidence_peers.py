@@ -1,7 +1,7 @@
 """Run the authors' fixed-confidence Pareto set identification code beside the pac family, on the same instances.
 
     python scripts/fixed_confidence_peers.py --linear-psi PATH [--crepon PATH] [--seeds 200,2000] [--crepon-seeds N]
-        [--only NAME] [--methods auer,ape,track_and_stop] [--repeat N] [--x64] [--out FILE]
+        [--only NAME] [--methods auer,ape,track_and_stop] [--repeat N] [--x64] [--gap G] [--out FILE]
 
 ``--linear-psi``: a checkout of ``cyrille-kone/linear_psi``; its C++ (``cpp/src``) is compiled here with
 ``g++ -O3 -march=native`` together with a small driver that calls ``psi_auer::loop`` and ``psi_ape::loop`` seed by seed.
@@ -10,11 +10,13 @@
 on the Gaussian instances, on ``--crepon-seeds`` seeds (default: ``--seeds``; their Python takes seconds a seed on the
 larger instances). Nothing of either is copied into this repository.
 
-For each instance (Bernoulli and Gaussian, K from 5 to 20, d = 2 and 3, and Kone et al.'s COV-BOOST) and each
-delta it prints, per method, the mean sample complexity with its standard error and the error rate of both
-implementations, whether they agree (means within 5% or 3 standard errors of the difference, whichever is larger;
-error rates within 3 standard errors), and the seconds per seed on one core (with ``--repeat N``, the medians of N
-runs of each side taken in turn), then the rows as a markdown table (that of ``docs/pac.md``).
+For each instance (Bernoulli and Gaussian, K from 5 to 20, d = 2 and 3, and Kone et al.'s COV-BOOST) and each delta
+(``--gap G``: instead, :func:`gapped` Bernoulli and Gaussian instances with K = 5, 12 and 20, d = 2 and 3, whose pairs
+are at least ``G`` apart, so a run's length is set by ``G``) it prints, per method, the mean sample complexity with
+its standard error and the error rate of both implementations, whether they agree (means within 5% or 3 standard
+errors of the difference, whichever is larger; error rates within 3 standard errors), and the seconds per seed on one
+core (with ``--repeat N``, the medians of N runs of each side taken in turn), then the rows as a markdown table (that
+of ``docs/pac.md``).
 """
 from __future__ import annotations
 
@@ -120,6 +122,26 @@ def instances(rng) -> list:
     return out
 
 
+def gapped(K: int, d: int, gap: float):
+    """``(K, d)`` means in ``[0.05, 0.8]``: ``F = ceil(K / 3)`` Pareto arms on the line ``x + y = 1`` (the other
+    objectives 0.5), neighbours ``gap`` apart in ``x`` and ``y``; arm ``k >= F`` lies ``gap (k // F + 1/2)`` below
+    Pareto arm ``k % F`` in every objective (clipped at 0.05), so that each is also dominated by that arm's neighbours
+    (by ``gap / 2``; had a dominated arm tied a Pareto arm in one objective, a run that wrongly discarded its other
+    dominator could never end). The instance's difficulty is set by ``gap``, not by chance."""
+    F = -(-K // 3)
+    x = 0.5 + (np.arange(F) - (F - 1) / 2) * gap
+    front = np.full((F, d), 0.5)
+    front[:, 0], front[:, 1] = x, 1 - x
+    below = [np.maximum(front[k % F] - gap * (k // F + 0.5), 0.05) for k in range(F, K)]
+    return np.concatenate([front, np.reshape(below, (-1, d))])
+
+
+def gapped_instances(gap: float) -> list:
+    """``(name, means, gaussian, sigma)``: :func:`gapped` Bernoulli and Gaussian instances, K = 5, 12, 20, d = 2, 3."""
+    return [(f"{kind} K={K} d={d} gap={gap:g}", gapped(K, d, gap), kind == "gaussian", 0.5)
+            for K in (5, 12, 20) for d in (2, 3) for kind in ("bernoulli", "gaussian")]
+
+
 def compare(name, delta, method, peer, run, means, seeds: int, repeat: int) -> dict:
     """One row: ``peer()`` (``(found, samples, seconds)``) and our compiled ``run()`` timed in turn ``repeat`` times
     (theirs, ours, theirs, ...), the median seconds per seed of each, samples and errors of the last run of each."""
@@ -170,6 +192,7 @@ def main(argv=None):
     ap.add_argument("--cap", type=int, default=2_000_000, help="our round cap")
     ap.add_argument("--out", help="write the rows as JSON here")
     ap.add_argument("--x64", action="store_true", help="ours in float64 (default: the engine's float32)")
+    ap.add_argument("--gap", type=float, help="the gapped instances with this gap (gapped()) instead of the random")
     a = ap.parse_args(argv)
     import jax
 
@@ -177,7 +200,8 @@ def main(argv=None):
     rows = []
     with tempfile.TemporaryDirectory() as work:
         exe = build_linear_psi(a.linear_psi, work)
-        for name, means, gauss, sigma in instances(np.random.default_rng(2024)):
+        chosen = instances(np.random.default_rng(2024)) if a.gap is None else gapped_instances(a.gap)
+        for name, means, gauss, sigma in chosen:
             if a.only not in name:
                 continue
             for delta, seeds in ((float(x), int(n)) for x in a.deltas.split(",") for n in a.seeds.split(",")):

@@ -29,16 +29,16 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from ..registry import register_policy
+from .pac_lanes import lanes_identifier
 from .pac_stepwise import (
     Counts,
     StepwiseMethod,
     cg,
     configure_stepwise,
     empirical_pareto,
-    margins,
-    pair_radius,
+    off_diagonal,
+    pair_statistics,
     radius_delta,
-    stepwise_identifier,
     wrap,
 )
 
@@ -78,12 +78,10 @@ def ape_indices(counts: Counts, p: ApeParams) -> ApeIndices:
       the certified-optimal arms (K,) bool, the pairwise margins and radii (K, K).
     """
     K = counts.n.shape[0]
-    off = ~jnp.eye(K, dtype=bool)
-    mu = counts.means
-    big, small = margins(mu)
-    beta = pair_radius(counts.n, p.c, p.sigma)
+    off = off_diagonal(K, counts.n.ndim - 1)
+    mu, big, _, beta = pair_statistics(counts, p.c, p.sigma)
     h = jnp.min(jnp.where(off, big + p.epsilon - beta, jnp.inf), axis=1)
-    g = jnp.max(jnp.where(off, small - beta, -jnp.inf), axis=1)
+    g = jnp.max(jnp.where(off, -big - beta, -jnp.inf), axis=1)  # m(i, j) = -M(i, j)
     return ApeIndices(h, g, empirical_pareto(mu), h > 0, big, beta)
 
 
@@ -106,25 +104,29 @@ def ape_method(num_arms: int, dim: int) -> StepwiseMethod:
       dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
 
     Returns:
-      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls.
+      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls; its functions
+      also take states with trailing lane axes (:mod:`~.pac_lanes`).
     """
     K = num_arms
-    off = ~jnp.eye(K, dtype=bool)
-    arms = jnp.arange(K)
 
     def decide(counts: Counts, p: ApeParams) -> ApeState:
         x = ape_indices(counts, p)
-        score = jnp.min(jnp.where(off, x.M + x.beta.T, jnp.inf), axis=1)
-        b = jnp.argmax(jnp.where(x.opt, -jnp.inf, score))
-        c = jnp.argmin(jnp.where(off[b], x.M[b] - x.beta[b], jnp.inf))
-        one = jnp.where(counts.n[b] < counts.n[c], b, c)
+        off = off_diagonal(K, counts.n.ndim - 1)
+        arms = jnp.arange(K).reshape((K,) + (1,) * (counts.n.ndim - 1))
+        score = jnp.min(jnp.where(off, x.M + x.beta, jnp.inf), axis=1)  # beta_ji = beta_ij
+        b = jnp.argmax(jnp.where(x.opt, -jnp.inf, score), axis=0)
+        row_b = jnp.sum(jnp.where((arms == b)[:, None], x.M - x.beta, 0), axis=0)  # [j] = M(b, j) - beta_bj
+        c = jnp.argmin(jnp.where(arms != b, row_b, jnp.inf), axis=0)
+        n_b, n_c = (jnp.sum(jnp.where(arms == a, counts.n, 0), axis=0) for a in (b, c))
+        one = jnp.where(n_b < n_c, b, c)
         pair = jnp.where(p.both, (arms == b) | (arms == c), arms == one)
         first = counts.n == 0
-        z1 = jnp.min(jnp.where(x.S, x.h, jnp.inf))
-        z2 = jnp.min(jnp.where(x.S, jnp.inf, jnp.maximum(x.h, x.g)))
+        z1 = jnp.min(jnp.where(x.S, x.h, jnp.inf), axis=0)
+        z2 = jnp.min(jnp.where(x.S, jnp.inf, jnp.maximum(x.h, x.g)), axis=0)
         whole = (z1 >= 0) & (z2 >= 0)
-        by_k = ~whole & (p.k > 0) & (jnp.sum(x.opt) >= p.k)
-        return ApeState(counts, jnp.where(jnp.any(first), first, pair), ~jnp.any(first) & (whole | by_k),
+        by_k = ~whole & (p.k > 0) & (jnp.sum(x.opt, axis=0) >= p.k)
+        starting = jnp.any(first, axis=0)
+        return ApeState(counts, jnp.where(starting, first, pair), ~starting & (whole | by_k),
                         jnp.where(by_k, x.opt, x.S))
 
     def init(p: ApeParams) -> ApeState:
@@ -157,9 +159,10 @@ def ape(num_arms: int, dim: int, sample, both: bool = True) -> object:
       both: pull ``b_t`` and ``c_t`` each round (the authors' code), else the less pulled of the two.
 
     Returns:
-      an :class:`~mobandit_jax.types.Identifier` of the pac family (:func:`~.pac_stepwise.stepwise_identifier`).
+      an :class:`~mobandit_jax.types.Identifier` of the pac family, its seeds on lanes laid out last
+      (:func:`~.pac_lanes.lanes_identifier`).
     """
-    return stepwise_identifier(ape_method(num_arms, dim), num_arms, dim, sample, width=2 if both else 1)
+    return lanes_identifier(ape_method(num_arms, dim), num_arms, dim, sample, width=2 if both else 1)
 
 
 def _configure(ctx, epsilon, delta, k, pull, radius):

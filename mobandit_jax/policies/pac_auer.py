@@ -27,16 +27,16 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from ..registry import register_policy
+from .pac_lanes import Narrowing, lanes_identifier
 from .pac_stepwise import (
     Counts,
     StepwiseMethod,
     cg,
     configure_stepwise,
     empirical_pareto,
-    margins,
-    pair_radius,
+    off_diagonal,
+    pair_statistics,
     radius_delta,
-    stepwise_identifier,
     wrap,
 )
 
@@ -63,10 +63,10 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
       dim: the number of objectives the method sees (the cone's rows M, or d without a cone).
 
     Returns:
-      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls.
+      its :class:`~mobandit_jax.policies.pac_stepwise.StepwiseMethod`, for a caller that owns the pulls; its functions
+      also take states with trailing lane axes (:mod:`~.pac_lanes`).
     """
     K = num_arms
-    off = ~jnp.eye(K, dtype=bool)
 
     def init(p: AuerParams) -> AuerState:
         return AuerState(Counts.zeros(K, dim, p.sigma.dtype), jnp.ones(K, bool), jnp.zeros(K, bool))
@@ -76,11 +76,11 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
 
     def update(s: AuerState, pulled, rewards, p: AuerParams) -> AuerState:
         counts = s.counts.add(pulled, rewards)
-        big, small = margins(counts.means)
-        beta = pair_radius(counts.n, p.c, p.sigma)
-        A = s.active & ~jnp.any((small > beta) & s.active[None, :], axis=1)
+        _, big, big_t, beta = pair_statistics(counts, p.c, p.sigma)
+        off = off_diagonal(K, s.active.ndim - 1)
+        A = s.active & ~jnp.any((-big > beta) & s.active[None, :], axis=1)  # m(i, j) = -M(i, j)
         P1 = A & jnp.all((big + p.epsilon > beta) | ~off | ~A[None, :], axis=1)
-        P2 = P1 & jnp.all((beta < big.T) | ~(A & ~P1)[None, :], axis=1)
+        P2 = P1 & jnp.all((beta < big_t) | ~(A & ~P1)[None, :], axis=1)
         return AuerState(counts, A & ~P2, s.accepted | P2)
 
     def recommend(s: AuerState, p: AuerParams):
@@ -88,9 +88,37 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
                                                                   -jnp.inf)))
 
     def stopped(s: AuerState, p: AuerParams):
-        return ~jnp.any(s.active)
+        return ~jnp.any(s.active, axis=0)
 
     return StepwiseMethod(init, select, update, recommend, stopped)
+
+
+NARROW_WIDTHS = (8, 4, 2)  # the slot counts a seed's active arms move to (module docstring of pac_lanes)
+
+
+def auer_narrowing(dim: int) -> Narrowing:
+    """How a seed of Auer et al. moves onto fewer slots (:class:`~.pac_lanes.Narrowing`): the active arms are the only
+    ones a later test reads, so a seed with ``|A| <= w`` continues on ``w`` slots holding its active arms.
+
+    Args:
+      dim: the number of objectives the method sees.
+
+    Returns:
+      The :class:`~.pac_lanes.Narrowing` of :func:`auer_method`, to :data:`NARROW_WIDTHS` slots.
+    """
+
+    def pack(s: AuerState, arms) -> AuerState:
+        at, real = jnp.minimum(arms, s.active.shape[0] - 1), arms < s.active.shape[0]
+        counts = Counts(jnp.where(real, s.counts.n[at], 0), jnp.where(real[:, None], s.counts.sums[at], 0))
+        return AuerState(counts, real & s.active[at], jnp.zeros(arms.shape, bool))
+
+    def unpack(s: AuerState, arms, slots: AuerState) -> AuerState:
+        at = jnp.minimum(arms, s.active.shape[0] - 1)
+        put = lambda x, v: x.at[arms].set(v, mode="drop")  # noqa: E731  (empty slots, arm K, are dropped)
+        return AuerState(Counts(put(s.counts.n, slots.counts.n), put(s.counts.sums, slots.counts.sums)),
+                         put(s.active, slots.active), put(s.accepted, s.accepted[at] | slots.accepted))
+
+    return Narrowing(lambda width: auer_method(width, dim), lambda s: s.active, pack, unpack, NARROW_WIDTHS)
 
 
 def auer(num_arms: int, dim: int, sample) -> object:
@@ -102,9 +130,11 @@ def auer(num_arms: int, dim: int, sample) -> object:
       sample: the environment's ``sample(key, arm, params)``.
 
     Returns:
-      an :class:`~mobandit_jax.types.Identifier` of the pac family (:func:`~.pac_stepwise.stepwise_identifier`).
+      an :class:`~mobandit_jax.types.Identifier` of the pac family, its seeds on lanes laid out last
+      (:func:`~.pac_lanes.lanes_identifier`).
     """
-    return stepwise_identifier(auer_method(num_arms, dim), num_arms, dim, sample, width=num_arms)
+    return lanes_identifier(auer_method(num_arms, dim), num_arms, dim, sample, width=num_arms,
+                            narrowing=auer_narrowing(dim))
 
 
 def _configure(ctx, epsilon, delta, radius):

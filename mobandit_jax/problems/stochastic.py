@@ -22,7 +22,17 @@ towards 1/2 near the bounds (``r = 0.05, sigma = 0.5`` gives about 0.22). For ``
 use Johnk's exact rejection method (both shapes <= 1, acceptance >= pi/4) with a block of proposals
 per draw, much cheaper under ``vmap`` than gamma ratios.
 
-The reward of arm ``i`` at its ``j``-th pull is a pure function of ``(key, i, j)``.
+The reward of arm ``i`` at its ``j``-th pull is a pure function of ``(key, i, j)``, on one of two streams:
+
+- ``sample`` (:func:`stochastic_sampler`), which every family draws from: the key folded with ``i``, then with
+  ``j``, then JAX's draw from that key (``2 + d`` Threefry hashes for Bernoulli and Gaussian rewards);
+- ``sample.counter_sampler`` (:func:`counter_sampler`, the same signature) and ``sample.counter_lanes``
+  (:func:`counter_lanes`: many pulls of many seeds, the seeds last), which the step-wise fixed-confidence methods
+  draw from: the pull's ``2 B`` random words (``B = ceil(d / 2)``) are the Threefry-2x32 hashes of the counters
+  ``(B i + b, j)``, ``b < B``, under the key (:func:`~mobandit_jax.kernels.threefry.threefry2x32`); a Bernoulli or
+  Gaussian objective ``n`` takes word ``n`` (a uniform number of 24 bits; the Gaussian draw is
+  ``sqrt(2) erfinv(2 u - 1 + 2^-24)``), a Beta reward uses the first two words as the key of its sampler. For
+  ``d <= 2`` that is one hash a pull: the cheaper stream where a method draws millions of pulls.
 
 References:
   - PDMOB: Ma, Zhang, Sugiyama & Zhou, "Selective Ensemble Based on Preference-Directed
@@ -39,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import plain
+from ..kernels.threefry import UNIFORM_BITS, threefry2x32, unit_uniform
 from ..registry import register_env
 from ..types import Env, EnvInstance
 
@@ -126,7 +137,9 @@ def stochastic_sampler(noise: str, small_concentration: bool = True, clip: bool 
       clip: clip Gaussian draws to ``[0, 1]`` (static).
 
     Returns:
-      The sampler; its params are :class:`StochasticParams`, its reward ``(d,)`` and its cost 0.
+      The sampler; its params are :class:`StochasticParams`, its reward ``(d,)`` and its cost 0. Its attributes
+      ``counter_sampler`` and ``counter_lanes`` are :func:`counter_sampler` and :func:`counter_lanes` of the same
+      options (the module docstring's second stream).
 
     Raises:
       ValueError: ``noise`` is not one of :data:`NOISES`.
@@ -144,6 +157,85 @@ def stochastic_sampler(noise: str, small_concentration: bool = True, clip: bool 
             y = r + params.sigma * jax.random.normal(key, r.shape, r.dtype)
             y = jnp.clip(y, 0.0, 1.0) if clip else y
         return y, jnp.zeros((), r.dtype)
+
+    sample.counter_sampler = counter_sampler(noise, small_concentration, clip)
+    sample.counter_lanes = counter_lanes(noise, small_concentration, clip)
+    return sample
+
+
+def counter_lanes(noise: str, small_concentration: bool = True, clip: bool = True):
+    """The counter stream of the module docstring, many pulls of many seeds at once, the seeds (lanes) last:
+    ``draw(keys, arms, pull_index, params) -> (rewards (n, d, L), costs (n, L))`` for the keys ``(L,)`` of ``L``
+    seeds, the pulls ``arms (n, L)`` and ``pull_index (n, L)`` of each (``arms = None``: every arm in order,
+    ``n = K``), and each seed's params (the seeds first: ``means (L, K, d)``). Elementwise along the lanes: each
+    objective's draw is a vectorized kernel over ``(n, L)``.
+
+    Args:
+      noise: one of :data:`NOISES`.
+      small_concentration: use Johnk's Beta sampler (static).
+      clip: clip Gaussian draws to ``[0, 1]`` (static).
+
+    Returns:
+      The batched draw (its pull ``(arm, j)`` of seed ``l`` is :func:`counter_sampler`'s).
+
+    Raises:
+      ValueError: ``noise`` is not one of :data:`NOISES`.
+    """
+    _check_noise(noise)
+
+    def draw(keys, arms, pull_index, params):
+        K, d = params.means.shape[-2:]
+        dtype = params.means.dtype
+        if jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key):
+            keys = jax.random.key_data(keys)
+        blocks, index = -(-d // 2), jnp.asarray(pull_index, jnp.uint32)
+        means = jnp.moveaxis(params.means, 0, -1)  # (K, d, L)
+        if arms is None:
+            arms, r = jnp.arange(K, dtype=jnp.uint32)[:, None], means
+        else:
+            arms = jnp.asarray(arms, jnp.uint32)
+            r = jnp.take_along_axis(means, arms[:, None, :].astype(jnp.int32), axis=0)  # (n, d, L): each pull's arm
+        words = [threefry2x32(keys[:, 0], keys[:, 1], blocks * arms + b, index) for b in range(blocks)]
+        words = [w for pair in words for w in pair]  # the 2 B words in counter order: objective n takes word n
+        if noise == "beta":
+            key_of = jnp.stack(words[:2], axis=-1)  # (n, L, 2)
+            y = jax.vmap(jax.vmap(lambda k, r, c: _beta(k, r, c, small_concentration), in_axes=(0, 1, 0)),
+                         in_axes=(0, 0, None), out_axes=0)(key_of, r, params.concentration)
+            y = jnp.moveaxis(y, -1, 1)  # (n, d, L)
+        elif noise == "bernoulli":
+            y = jnp.stack([(unit_uniform(words[n], dtype) < r[:, n]).astype(dtype) for n in range(d)], axis=1)
+        else:
+            low, root2 = np.asarray(2.0 ** -UNIFORM_BITS, dtype), np.asarray(np.sqrt(2.0), dtype)
+            z = jnp.stack([root2 * jax.lax.erf_inv(2 * unit_uniform(words[n], dtype) - 1 + low) for n in range(d)],
+                          axis=1)
+            y = r + params.sigma * z
+            y = jnp.clip(y, 0.0, 1.0) if clip else y
+        return y, jnp.zeros(index.shape, dtype)
+
+    return draw
+
+
+def counter_sampler(noise: str, small_concentration: bool = True, clip: bool = True):
+    """The counter stream of the module docstring one pull at a time: ``sample(key, arm, pull_index, t, params)`` as
+    :func:`stochastic_sampler`'s (:func:`counter_lanes` of one pull).
+
+    Args:
+      noise: one of :data:`NOISES`.
+      small_concentration: use Johnk's Beta sampler (static).
+      clip: clip Gaussian draws to ``[0, 1]`` (static).
+
+    Returns:
+      The sampler; its params are :class:`StochasticParams`, its reward ``(d,)`` and its cost 0.
+
+    Raises:
+      ValueError: ``noise`` is not one of :data:`NOISES`.
+    """
+    lanes = counter_lanes(noise, small_concentration, clip)
+
+    def sample(key, arm, pull_index, t, params):
+        one = lambda x: jnp.reshape(x, (1, 1))  # noqa: E731
+        y, c = lanes(key[None], one(arm), one(pull_index), jax.tree_util.tree_map(lambda x: x[None], params))
+        return y[0, :, 0], c[0, 0]
 
     return sample
 

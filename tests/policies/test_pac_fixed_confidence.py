@@ -38,7 +38,7 @@ def _run(inst, policy, params, n):
 
 def _stream(inst, key_env, n: int):
     """``pull(i, j)``: arm ``i``'s ``j``-th reward on the stream (the calls the methods make), for ``j < n``."""
-    one = lambda i, j: inst.env.sample(key_env, i, j, 0, inst.params)[0]
+    one = lambda i, j: inst.env.sample.counter_sampler(key_env, i, j, 0, inst.params)[0]
     K = inst.env.num_arms
     table = np.asarray(jax.vmap(lambda i: jax.vmap(lambda j: one(i, j))(jnp.arange(n)))(jnp.arange(K)), float)
     return lambda i, j: table[i, j]

@@ -6,6 +6,7 @@ import pytest
 
 import mobandit_jax as mb
 import mobandit_jax.metrics  # noqa: F401  (fills the family registry)
+from mobandit_jax.policies.pac_stepwise import pull_sampler
 from mobandit_jax.registry import family_of
 
 
@@ -81,7 +82,8 @@ def test_round_based_stepwise_matches_bulk(name):
     ident, params, _ = mb.make_policy(name, ctx, **options)
     key_env, key_pol = jax.random.PRNGKey(3), jax.random.PRNGKey(4)
     bulk = ident.identify(key_env, key_pol, ctx.instance.params, params)
-    rec, counts = _round_loop(ident.stepwise, params, ctx.env.sample, key_env, key_pol, ctx.instance.params,
-                              ctx.num_arms)
+    stepwise_draws = name in ("ape", "auer", "track_and_stop")  # from the environment's counter stream
+    sample = pull_sampler(ctx.env.sample) if stepwise_draws else ctx.env.sample
+    rec, counts = _round_loop(ident.stepwise, params, sample, key_env, key_pol, ctx.instance.params, ctx.num_arms)
     np.testing.assert_array_equal(counts, np.asarray(bulk.pulls))
     np.testing.assert_array_equal(rec, np.asarray(bulk.recommended))
