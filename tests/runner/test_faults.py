@@ -3,6 +3,7 @@
 Each ends in a correct result or one line (exit 2, no traceback), and nothing that existed before is lost.
 """
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -171,9 +172,13 @@ def test_a_killed_worker_stops_the_run_with_one_line_and_the_run_resumes(tmp_pat
         if not kids:  # this process took the last parts before its worker was ready: the worker has left
             assert proc.wait(timeout=300) == 0
             break
-        killed += 1
         os.kill(kids[0], signal.SIGKILL)
         _, err = proc.communicate(timeout=120)
+        if proc.returncode == 0:  # the worker had handed in its last part when it was killed: nothing was lost
+            assert (out / "summary.json").read_bytes() == (ref / "summary.json").read_bytes()
+            shutil.rmtree(out)  # and the next try starts again, to kill a worker that still has parts
+            continue
+        killed += 1
         assert proc.returncode == 2, (proc.returncode, err)
         assert "worker process" in _one_line(err)
     assert killed >= 1
