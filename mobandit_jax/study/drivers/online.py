@@ -146,17 +146,18 @@ class OnlineDriver(Driver):
           ``(state, action)``: the state after them all, and the policy's ``select`` there at round ``t``.
         """
         self._count()
-        blocks, self._told = self._told + ([virtual] if virtual is not None else []), []
-        n_told = sum(len(b[0]) for b in blocks) - (len(virtual[0]) if virtual is not None else 0)
-        obs = [np.concatenate(column) for column in zip(*blocks, strict=True)] if blocks else None
+        told, self._told = self._told, []
+        n_told = sum(len(block[0]) for block in told)
+        blocks = told + ([virtual] if virtual is not None else [])
+        obs = [np.concatenate(column) for column in zip(*blocks, strict=True)] if blocks else []
         n, state, action = len(obs[0]) if obs else 0, self._state, None
         for start in range(0, max(n, 1), BLOCK):
             size = min(n - start, BLOCK)
             arrays = [pad.copy() for pad in self._pad]
-            for column, values in zip(arrays, obs or (), strict=False):
+            for column, values in zip(arrays, obs, strict=False):  # no observation: the padding alone
                 column[:size] = values[start:start + size]
-            n_kept = min(max(n_told - start, 0), max(size, 0))
-            kept, state, action = self._advance(state, *arrays, n_kept, max(size, 0), self.key_pol, np.uint32(t))
+            n_kept = min(max(n_told - start, 0), size)
+            kept, state, action = self._advance(state, *arrays, n_kept, size, self.key_pol, np.uint32(t))
             if start < n_told <= start + BLOCK:  # the last told observation is in this block
                 self._state = kept
         return state, action
@@ -222,11 +223,12 @@ class OnlineDriver(Driver):
         """The policy's ``select`` at round ``t`` after the told events and a constant-liar pull of each pending
         ticket (one batched call)."""
         self._count()
-        if not view.pending:
-            return self._apply(None, t)[1]
-        actions = np.asarray([rec.action for rec in view.pending], np.int32)
-        costs = [sum(view.expected_cost(a) for a in np.atleast_1d(rec.action)) for rec in view.pending]
-        return self._apply(self._observations(actions, self._liars(actions), costs), t)[1]
+        virtual = None
+        if view.pending:
+            actions = np.asarray([rec.action for rec in view.pending], np.int32)
+            costs = [sum(view.expected_cost(a) for a in np.atleast_1d(rec.action)) for rec in view.pending]
+            virtual = self._observations(actions, self._liars(actions), costs)
+        return self._apply(virtual, t)[1]
 
     def choose(self, view) -> Choice:
         """The policy's next arm (or slate) at round ``told + pending``, the pending tickets counted as constant-liar
