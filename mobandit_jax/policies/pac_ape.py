@@ -3,7 +3,7 @@ identification", NeurIPS 2023), as the authors implement it (``cyrille-kone/line
 ``cyrille-kone/psips``, ``ape::loop``).
 
 After one pull of every arm, with empirical means ``mu``, the pair radius ``beta_ij``
-(:func:`~.pac_stepwise.pair_radius`), ``M(i, j) = max_n (mu_in - mu_jn)`` and ``m(i, j) = min_n (mu_jn - mu_in)``:
+(:func:`~.pac_stepwise.radius_between`), ``M(i, j) = max_n (mu_in - mu_jn)`` and ``m(i, j) = min_n (mu_jn - mu_in)``:
 
 - ``h_i = min_{j != i} [M(i, j) + epsilon - beta_ij]`` (no arm can dominate ``i``), ``g_i = max_{j != i}
   [m(i, j) - beta_ij]`` (some arm surely dominates ``i``), ``OPT = {i : h_i > 0}``, ``S`` the empirical
@@ -24,6 +24,7 @@ References:
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -31,13 +32,15 @@ import jax.numpy as jnp
 from ..registry import register_policy
 from .pac_lanes import lanes_identifier
 from .pac_stepwise import (
+    ArmTerms,
     Counts,
     StepwiseMethod,
+    arm_terms,
     cg,
     configure_stepwise,
-    empirical_pareto,
     off_diagonal,
     pair_statistics,
+    radius_between,
     radius_delta,
     wrap,
 )
@@ -56,33 +59,45 @@ class ApeParams(NamedTuple):
 
 
 class ApeIndices(NamedTuple):
-    """The round's statistics: ``h``, ``g``, ``S``, ``OPT`` (each ``(K,)``), ``M`` and ``beta`` (``(K, K)``)."""
+    """The round's statistics, each ``(K,)``: ``h``, ``g``, ``S`` and ``OPT``."""
 
     h: jnp.ndarray
     g: jnp.ndarray
     S: jnp.ndarray
     opt: jnp.ndarray
-    M: jnp.ndarray
-    beta: jnp.ndarray
 
 
-def ape_indices(counts: Counts, p: ApeParams) -> ApeIndices:
-    """:class:`ApeIndices` of the current counts (module docstring).
+def ape_indices(t: ArmTerms, p: ApeParams) -> ApeIndices:
+    """:class:`ApeIndices` of the arms' terms (module docstring).
+
+    ``g_i = max_{j != i} [-M(i, j) - beta_ij] = -min_{j != i} [M(i, j) + beta_ij]``, the score of ``b_t`` negated;
+    ``j`` dominates ``i`` where ``M(i, j) <= 0`` and ``M(j, i) > 0`` (a rounded difference of two floats has the sign
+    of the exact one, so this is the comparison of the means).
 
     Args:
-      counts: the pull counts and reward sums.
+      t: the arms' :class:`~.pac_stepwise.ArmTerms`.
       p: the method's :class:`ApeParams`.
 
     Returns:
-      ``ApeIndices(h, g, S, opt, M, beta)``: the indices ``h_i`` and ``g_i`` (K,), the empirical Pareto set and
-      the certified-optimal arms (K,) bool, the pairwise margins and radii (K, K).
+      ``ApeIndices(h, g, S, opt)``: the indices ``h_i`` and ``g_i`` (K,), the empirical Pareto set and the
+      certified-optimal arms (K,) bool.
     """
-    K = counts.n.shape[0]
-    off = off_diagonal(K, counts.n.ndim - 1)
-    mu, big, _, beta = pair_statistics(counts, p.c, p.sigma)
+    K = t.means.shape[0]
+    off = off_diagonal(K, t.means.ndim - 2)
+    big, big_t, beta = pair_statistics(t, p.c, p.sigma)
     h = jnp.min(jnp.where(off, big + p.epsilon - beta, jnp.inf), axis=1)
-    g = jnp.max(jnp.where(off, -big - beta, -jnp.inf), axis=1)  # m(i, j) = -M(i, j)
-    return ApeIndices(h, g, empirical_pareto(mu), h > 0, big, beta)
+    g = -jnp.min(jnp.where(off, big + beta, jnp.inf), axis=1)
+    S = ~jnp.any((big <= 0) & (big_t > 0) & off, axis=1)  # [i, j]: j dominates i
+    return ApeIndices(h, g, S, h > 0)
+
+
+def _row(t: ArmTerms, at, p: ApeParams):
+    """``M(b, j) - beta_bj`` for every ``j`` (``(K,)``), ``b`` the arm where ``at (K,)`` holds."""
+    pick = lambda x: jnp.sum(jnp.where(at.reshape(at.shape[:1] + (1,) * (x.ndim - at.ndim) + at.shape[1:]), x, 0),
+                             axis=0)  # noqa: E731
+    mu_b = pick(t.means)
+    big = functools.reduce(jnp.maximum, [mu_b[None, n] - t.means[:, n] for n in range(t.means.shape[1])])
+    return big - radius_between(pick(t.inverse)[None], pick(t.loglog)[None], t.inverse, t.loglog, p.c, p.sigma)
 
 
 class ApeState(NamedTuple):
@@ -109,14 +124,11 @@ def ape_method(num_arms: int, dim: int) -> StepwiseMethod:
     """
     K = num_arms
 
-    def decide(counts: Counts, p: ApeParams) -> ApeState:
-        x = ape_indices(counts, p)
-        off = off_diagonal(K, counts.n.ndim - 1)
+    def decide(counts: Counts, t: ArmTerms, p: ApeParams) -> ApeState:
+        x = ape_indices(t, p)
         arms = jnp.arange(K).reshape((K,) + (1,) * (counts.n.ndim - 1))
-        score = jnp.min(jnp.where(off, x.M + x.beta, jnp.inf), axis=1)  # beta_ji = beta_ij
-        b = jnp.argmax(jnp.where(x.opt, -jnp.inf, score), axis=0)
-        row_b = jnp.sum(jnp.where((arms == b)[:, None], x.M - x.beta, 0), axis=0)  # [j] = M(b, j) - beta_bj
-        c = jnp.argmin(jnp.where(arms != b, row_b, jnp.inf), axis=0)
+        b = jnp.argmax(jnp.where(x.opt, -jnp.inf, -x.g), axis=0)  # -g_i = min_{j != i} [M(i, j) + beta_ji]
+        c = jnp.argmin(jnp.where(arms != b, _row(t, arms == b, p), jnp.inf), axis=0)
         n_b, n_c = (jnp.sum(jnp.where(arms == a, counts.n, 0), axis=0) for a in (b, c))
         one = jnp.where(n_b < n_c, b, c)
         pair = jnp.where(p.both, (arms == b) | (arms == c), arms == one)
@@ -138,7 +150,8 @@ def ape_method(num_arms: int, dim: int) -> StepwiseMethod:
         return s.pull
 
     def update(s: ApeState, pulled, rewards, p: ApeParams) -> ApeState:
-        return decide(s.counts.add(pulled, rewards), p)
+        counts = s.counts.add(pulled, rewards)
+        return decide(counts, arm_terms(counts), p)
 
     def recommend(s: ApeState, p: ApeParams):
         return s.recommended

@@ -12,7 +12,7 @@ Active arms ``A`` (initially all), accepted arms ``P``. Each round:
    accept ``P2`` and remove it from ``A``.
 
 Stop when ``A`` is empty and return ``P``; at the round cap, ``P`` plus the active arms that are
-empirically Pareto-optimal. ``beta_ij`` is :func:`~.pac_stepwise.pair_radius` (``epsilon = 0``: the authors'
+empirically Pareto-optimal. ``beta_ij`` is :func:`~.pac_stepwise.radius_between` (``epsilon = 0``: the authors'
 code exactly, but for one order effect: their step 2 erases arms from ``A`` while it scans ``A``, so an arm
 erased early no longer discards later ones; here every test of a step reads the ``A`` the step began with).
 
@@ -31,6 +31,7 @@ from .pac_lanes import Narrowing, lanes_identifier
 from .pac_stepwise import (
     Counts,
     StepwiseMethod,
+    arm_terms,
     cg,
     configure_stepwise,
     empirical_pareto,
@@ -76,7 +77,7 @@ def auer_method(num_arms: int, dim: int) -> StepwiseMethod:
 
     def update(s: AuerState, pulled, rewards, p: AuerParams) -> AuerState:
         counts = s.counts.add(pulled, rewards)
-        _, big, big_t, beta = pair_statistics(counts, p.c, p.sigma)
+        big, big_t, beta = pair_statistics(arm_terms(counts), p.c, p.sigma)
         off = off_diagonal(K, s.active.ndim - 1)
         A = s.active & ~jnp.any((-big > beta) & s.active[None, :], axis=1)  # m(i, j) = -M(i, j)
         P1 = A & jnp.all((big + p.epsilon > beta) | ~off | ~A[None, :], axis=1)

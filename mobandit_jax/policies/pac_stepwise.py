@@ -24,7 +24,7 @@ whose functions also take trailing lane axes (Auer et al., APE) runs on lanes la
 
 The confidence radius of Auer et al. and APE is the authors' (``cyrille-kone/linear_psi``,
 ``utils.hpp``): ``beta_ij = sigma sqrt(2 (2 C^g(delta) + log(1 + log T_i) + log(1 + log T_j)) (1/T_i + 1/T_j))``
-with ``C^g(delta) = log(1/delta)/2 + max(log(log(1/delta)/2), 0)`` (:func:`pair_radius`, ``radius =
+with ``C^g(delta) = log(1/delta)/2 + max(log(log(1/delta)/2), 0)`` (:func:`radius_between`, ``radius =
 "authors"``). It takes no union over the pairs and objectives; ``radius = "union"`` puts
 ``delta / (K (K - 1) M)`` in ``C^g``, the union bound that the correctness proofs spend.
 
@@ -97,7 +97,11 @@ class Counts(NamedTuple):
 
     @property
     def means(self):
-        return self.sums / jnp.maximum(self.n, 1)[:, None].astype(self.sums.dtype)
+        """``sums / max(n, 1)``, a true division (the authors'): through the barrier XLA sees no broadcast of ``n``
+        to turn into a product with ``1 / n``, which it would compute again in every kernel that reads the means and
+        could contract into the differences taken of them (one rounding in one program, two in another)."""
+        n = jnp.broadcast_to(jnp.maximum(self.n, 1)[:, None].astype(self.sums.dtype), self.sums.shape)
+        return self.sums / jax.lax.optimization_barrier(n)
 
 
 def cg(delta):
@@ -111,14 +115,26 @@ def off_diagonal(K: int, lanes: int):
     return (~jnp.eye(K, dtype=bool)).reshape((K, K) + (1,) * lanes)
 
 
-def pair_radius(n, c, sigma):
-    """``(K, K)`` ``beta_ij`` of the module docstring for pull counts ``n (K,)`` (>= 1) and ``c = C^g`` (``n (K, ...)``
-    with trailing lane axes: ``(K, K, ...)``)."""
-    n = jnp.maximum(n, 1).astype(sigma.dtype)
-    ll = jnp.log1p(jnp.log(n))
+class ArmTerms(NamedTuple):
+    """What the pair statistics read of each arm: its mean ``(K, M)``, ``1 / T_i`` and ``log(1 + log T_i)`` (``(K,)``;
+    trailing lane axes as the counts'), ``T_i`` the pulls (at least 1)."""
+
+    means: jnp.ndarray
+    inverse: jnp.ndarray
+    loglog: jnp.ndarray
+
+
+def arm_terms(counts: Counts) -> ArmTerms:
+    """:class:`ArmTerms` of the counts."""
+    n = jnp.maximum(counts.n, 1).astype(counts.sums.dtype)
+    return ArmTerms(counts.means, 1 / n, jnp.log1p(jnp.log(n)))
+
+
+def radius_between(inverse_i, loglog_i, inverse_j, loglog_j, c, sigma):
+    """``beta_ij`` (module docstring) from the two arms' :class:`ArmTerms`, broadcast against each other."""
     # sigma inside the root: the radius ends in a square root, which XLA cannot contract into the additions that
     # read it (a product can become one rounding of a multiply-add in one program and two in another)
-    return jnp.sqrt(2 * sigma * sigma * (2 * c + ll[:, None] + ll[None, :]) * (1 / n[:, None] + 1 / n[None, :]))
+    return jnp.sqrt(2 * sigma * sigma * (2 * c + loglog_i + loglog_j) * (inverse_i + inverse_j))
 
 
 def radius_delta(radius: str, delta: float, K: int, M: int) -> float:
@@ -157,22 +173,18 @@ def in_memory(fn, *args):
 
 
 class PairStatistics(NamedTuple):
-    """The means ``(K, M)`` and, each ``(K, K)``, ``M(i, j)``, ``M(j, i)`` (:func:`margins`) and ``beta_ij``
-    (:func:`pair_radius`), with the same trailing lane axes as the counts."""
+    """Each ``(K, K)``: ``M(i, j)``, ``M(j, i)`` (:func:`margins`) and ``beta_ij`` (:func:`radius_between`), with the
+    same trailing lane axes as the arms' terms."""
 
-    means: jnp.ndarray
     big: jnp.ndarray
     big_t: jnp.ndarray
     beta: jnp.ndarray
 
 
-def pair_statistics(counts: Counts, c, sigma) -> PairStatistics:
-    """:class:`PairStatistics` of the counts, the means then the pairs' statistics each computed :func:`in_memory`:
-    the differences of the means read rounded means (one program's FMA would not make another program's means
-    differ), and the tests that read the pairs' statistics do not compute them again (on the CPU without YNNPACK's
-    fusions, twice as fast for K = 20)."""
-    mu = in_memory(lambda n, sums: Counts(n, sums).means, counts.n, counts.sums)
-    return PairStatistics(mu, *in_memory(lambda mu, n: (*margins(mu), pair_radius(n, c, sigma)), mu, counts.n))
+def pair_statistics(t: ArmTerms, c, sigma) -> PairStatistics:
+    """:class:`PairStatistics` of the arms' terms."""
+    beta = radius_between(t.inverse[:, None], t.loglog[:, None], t.inverse[None, :], t.loglog[None, :], c, sigma)
+    return PairStatistics(*margins(t.means), beta)
 
 
 def empirical_pareto(mu):
