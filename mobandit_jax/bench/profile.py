@@ -10,8 +10,8 @@
   the Beta sampler), and the kernel table of one call; one JSON file. ``--algorithm thv_d5``: the same for
   the benchmark's THV-UCB at d = 5 (its Gaussian feedback only).
 - ``python -m mobandit_jax.bench.profile --pac auer`` (or ``ape``) splits a round of a fixed-confidence method, as
-  the engine runs its seeds in turn (:func:`pac_shares`), into the random bits, the method's statistics and the
-  loop itself, by timing the same loop without each.
+  the engine runs its seeds in turn on lanes laid out last (:func:`pac_shares`), into the random bits, the method's
+  statistics and the loop itself, by timing the same loop without each.
 """
 from __future__ import annotations
 
@@ -74,14 +74,16 @@ def kernel_table(fn, top: int = 25) -> dict:
 
 
 def _pac_variants(method: str, seeds: int, rounds: int):
-    """``{variant: run()}``: ``method``'s in-turn loop on the benchmark's Bernoulli instance with every seed capped at
-    ``rounds`` rounds (none stops sooner), as is (``full``), with rewards that hash nothing (``no_random_bits``: arm
-    ``i``'s ``j``-th pull is its mean plus ``j / 1e6``), with a method that only counts (``no_statistics``: no
-    radius, margins or sets; the same arms a round) and with both (``loop``)."""
+    """``{variant: run()}``: ``method``'s loop on lanes laid out last (:func:`~..policies.pac_lanes.lanes_identifier`,
+    every seed on the ``K`` arms: Auer et al.'s narrowing is left out) on the benchmark's Bernoulli instance with
+    every seed capped at ``rounds`` rounds (none stops sooner), as is (``full``), with rewards that hash nothing
+    (``no_random_bits``: arm ``i``'s ``j``-th pull is its mean plus ``j / 1e6``), with a method that only counts
+    (``no_statistics``: no radius, margins or sets; the same arms a round) and with both (``loop``)."""
     import jax.numpy as jnp
 
     from .. import engine, metrics, policies  # noqa: F401  (importing fills the registries)
-    from ..policies.pac_stepwise import Counts, StepwiseMethod, stepwise_identifier
+    from ..policies.pac_lanes import lanes_identifier
+    from ..policies.pac_stepwise import Counts, StepwiseMethod
     from ..problems.stochastic import make_stochastic
     from ..registry import make_policy
     from ..types import Context
@@ -94,9 +96,10 @@ def _pac_variants(method: str, seeds: int, rounds: int):
     width = K if method == "auer" else 2
     real = {"auer": policies.pac_auer.auer_method, "ape": policies.pac_ape.ape_method}[method](K, d)
     pull = jnp.arange(K) < width  # the same number of arms a round as the method
-    counting = StepwiseMethod(lambda p: Counts.zeros(K, d, params.W.dtype), lambda key, s, p: pull,
+    every = lambda s: jnp.broadcast_to(pull.reshape((K,) + (1,) * (s.n.ndim - 1)), s.n.shape)  # noqa: E731
+    counting = StepwiseMethod(lambda p: Counts.zeros(K, d, params.W.dtype), lambda key, s, p: every(s),
                               lambda s, pulled, y, p: s.add(pulled, y), lambda s, p: s.means[:, 0] > s.means[:, -1],
-                              lambda s, p: jnp.zeros((), bool))  # it recommends from the sums: the draws are used
+                              lambda s, p: jnp.zeros(s.n.shape[1:], bool))  # it recommends from the sums
 
     def hashless(key, arm, j, t, ep):
         return ep.means[arm] + j.astype(ep.means.dtype) / 1e6, jnp.zeros((), ep.means.dtype)
@@ -109,7 +112,7 @@ def _pac_variants(method: str, seeds: int, rounds: int):
     runs = {}
     for name, m, sample in (("full", real, inst.env.sample), ("no_random_bits", real, hashless),
                             ("no_statistics", counting, inst.env.sample), ("loop", counting, hashless)):
-        in_turn = stepwise_identifier(m, K, d, sample, width).identify_in_turn
+        in_turn = lanes_identifier(m, K, d, sample, width).identify_in_turn
         fn = jax.jit(lambda ek, pk, ep, p, f=in_turn: f(ek, pk, ep, p, lanes))
         jax.block_until_ready(fn(env_keys, pol_keys, seed_params, params))
         runs[name] = lambda fn=fn: fn(env_keys, pol_keys, seed_params, params)

@@ -31,3 +31,30 @@ def test_the_command_writes_a_rate_and_a_profile(tmp_path, algorithm):
                                                        else ["gaussian"])
     assert all(v["seed_rounds_per_s"] > 0 for v in report["variants"])
     assert report["profile"]["top"] and report["profile"]["per_round_us"] > 0
+
+
+@pytest.mark.slow
+def test_the_pac_split_times_the_lanes_the_method_runs_on():
+    """The ``full`` variant is APE as registered (lanes laid out last, capped at the rounds); every variant plays
+    every seed's rounds; the shares come from the four timings."""
+    import numpy as np
+
+    from mobandit_jax import engine
+    from mobandit_jax.bench.fixed_confidence import DELTA, bench_instance
+    from mobandit_jax.problems.stochastic import make_stochastic
+    from mobandit_jax.registry import make_policy
+    from mobandit_jax.types import Context
+
+    seeds, rounds = 6, 5
+    runs = profile._pac_variants("ape", seeds, rounds)
+    assert sorted(runs) == ["full", "loop", "no_random_bits", "no_statistics"]
+    inst = make_stochastic(bench_instance(), noise="bernoulli")
+    policy, params, _ = make_policy("ape", Context.of(inst, rounds), delta=DELTA)
+    keys = engine.seed_keys(0, np.arange(seeds))
+    env_keys = jax.vmap(lambda k: jax.random.fold_in(k, 0))(keys)
+    pol_keys = jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys)
+    alone = jax.vmap(policy.identify, in_axes=(0, 0, None, None))(env_keys, pol_keys, inst.params, params)
+    np.testing.assert_array_equal(np.asarray(runs["full"]().pulls), np.asarray(alone.pulls))
+    K = bench_instance().shape[0]
+    for name in ("no_statistics", "loop"):  # the first round pulls every arm, then 2 arms a round
+        np.testing.assert_array_equal(np.asarray(runs[name]().pulls).sum(1), K + 2 * (rounds - 1))
