@@ -155,12 +155,14 @@ def margins(mu):
 
 
 def in_memory(fn, *args):
-    """``fn(*args)`` between optimization barriers on its arguments and its results: both are kept in memory, so XLA
-    neither computes the results again inside each kernel that reads them nor contracts their products into the sums
-    those kernels make (a multiply-add rounds once, and whether XLA makes one depends on how it fuses the program: a
-    seed's run would depend on its batch). Unlike a ``lax.cond``, a barrier stays one whether the params are
-    arguments, constants XLA can fold or mapped by ``vmap`` (a ``cond`` on a folded or mapped predicate is inlined,
-    and the fused program ran 2 to 20 times slower on the CPU).
+    """``fn(*args)`` between optimization barriers on its arguments and its results: XLA's algebraic rewrites do not
+    cross them, so a product computed inside is not contracted into a sum that a kernel reading the results makes (a
+    multiply-add rounds once, and whether XLA makes one depends on how it fuses the program: a seed's run would depend
+    on its batch). Unlike a ``lax.cond``, a barrier stays one whether the params are arguments, constants XLA can fold
+    or mapped by ``vmap`` (a ``cond`` on a folded or mapped predicate is inlined, and the fused program ran 2 to 20
+    times slower on the CPU). A barrier does not by itself keep a cheap result in memory: the CPU compiler may still
+    compute it again inside each kernel that reads it; an expensive one (a division, a logarithm) it computes once
+    (:attr:`Counts.means`).
 
     Args:
       fn: a function of ``args``.
