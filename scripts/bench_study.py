@@ -106,9 +106,9 @@ def _timed_steps(store):
     step, waited, held = store.lock, [], []
 
     @contextlib.contextmanager
-    def timed():
+    def timed(**options):
         t0 = time.perf_counter()
-        with step():
+        with step(**options):
             t1 = time.perf_counter()
             yield
         waited.append(t1 - t0)
@@ -152,12 +152,15 @@ def summary(results) -> dict:
     trips = np.concatenate([r["trip"] for r in results]) * 1e3
     waited = np.concatenate([r["waited"] for r in results]) * 1e3
     held = np.concatenate([r["held"] for r in results]) * 1e3
+    held_ask = np.concatenate([r["held"][0::2] for r in results]) * 1e3  # a loop's steps: its ask, then its tell
+    held_tell = np.concatenate([r["held"][1::2] for r in results]) * 1e3
     return {"ask_median_ms": float(np.median(asks)), "ask_p99_ms": float(np.percentile(asks, 99)),
             "trip_median_ms": float(np.median(trips)), "trip_p99_ms": float(np.percentile(trips, 99)),
             "trip_max_ms": float(trips.max()), "load_s": float(np.median([r["load"] for r in results])),
             "n": int(trips.size), "lock_wait_median_ms": float(np.median(waited)),
             "lock_wait_p99_ms": float(np.percentile(waited, 99)), "lock_held_median_ms": float(np.median(held)),
-            "lock_held_p99_ms": float(np.percentile(held, 99))}
+            "lock_held_p99_ms": float(np.percentile(held, 99)), "lock_held_ask_median_ms": float(np.median(held_ask)),
+            "lock_held_tell_median_ms": float(np.median(held_tell))}
 
 
 def main():
@@ -198,7 +201,8 @@ def main():
                       f"{row['trip_median_ms']:.2f} ms, p99 {row['trip_p99_ms']:.2f} ms, max {row['trip_max_ms']:.1f} "
                       f"ms; a write step waits {row['lock_wait_median_ms']:.2f} ms "
                       f"(p99 {row['lock_wait_p99_ms']:.2f}) and "
-                      f"holds the lock {row['lock_held_median_ms']:.2f} ms (p99 {row['lock_held_p99_ms']:.2f}); "
+                      f"holds the lock {row['lock_held_median_ms']:.2f} ms (p99 {row['lock_held_p99_ms']:.2f}; "
+                      f"an ask {row['lock_held_ask_median_ms']:.2f}, a tell {row['lock_held_tell_median_ms']:.2f}); "
                       f"load {row['load_s']:.1f} s (prefill {filled:.1f} s; {told} tickets, none twice)",
                       flush=True)
     if args.json:
