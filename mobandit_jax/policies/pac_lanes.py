@@ -19,7 +19,10 @@ An elimination method (Auer et al.: an arm that left the active set is read by n
 (:class:`Narrowing`): once a seed's active arms fit in fewer slots (``widths``, e.g. 8, 4, 2 of ``K = 20``), the seed
 leaves the stage and the next stage runs it with its active arms packed into that many slots, the method on that
 many arms, until it stops or narrows again. A round then costs what its active arms need (in Auer et al.'s runs most
-rounds have two arms left), as the authors' loop over the active set does, rather than ``K x K`` tests.
+rounds have two arms left), as the authors' loop over the active set does, rather than ``K x K`` tests. A narrowed
+stage's last seeds, once every seed has started and at most :data:`TAIL_LANES` hold a lane, go on on that many lanes
+(:func:`_tail_stage`): a round's work is that of all its lanes, and a seed on two arms a hair apart can take a hundred
+times the others' rounds.
 
 ``identify`` is one seed on one lane, so a seed's result is the same alone or in turn, whichever lane runs it and
 when. Rewards are drawn from the environment's counter stream where it has one (:func:`~.pac_stepwise.pull_sampler`)
@@ -39,6 +42,8 @@ from ..kernels.lanes import packed_indices
 from ..types import Identifier
 from .pac import PacResult
 from .pac_stepwise import StepwiseMethod, StepwiseParams, as_steps, in_memory, pull_sampler
+
+TAIL_LANES = 8  # lanes a narrowed stage's last seeds move to (:func:`_tail_stage`)
 
 
 class Narrowing(NamedTuple):
@@ -273,9 +278,11 @@ def _hand_over(b: Batch, st: Stage, queue, lanes: Lanes, src: Sources, record: R
     return lanes, src, record, waiting + jnp.sum(over, dtype=jnp.int32)
 
 
-def _run_stage(b: Batch, st: Stage, record: Record) -> Record:
+def _run_stage(b: Batch, st: Stage, record: Record, tail: int = 0) -> Record:
     """The stage's seeds (every seed in the first; the others not done whose needed arms fit its slots and, but in the
-    last stage, not the next one's) on ``L`` lanes of ``st.width`` slots, in one ``lax.while_loop``."""
+    last stage, not the next one's) on ``L`` lanes of ``st.width`` slots, in one ``lax.while_loop``; ``tail > 0``:
+    once every seed has started and at most ``tail`` lanes hold one, their runs so far go back into the record and
+    the loop ends (the stage's last seeds then go on, on fewer lanes: :func:`_tail_stage`)."""
     S, L = b.S, b.L
     todo = jnp.ones(S, bool) if st.first else ~record.done
     if not st.first and st.narrower is not None:  # a seed that fits the next stage's slots skips this one
@@ -294,7 +301,23 @@ def _run_stage(b: Batch, st: Stage, record: Record) -> Record:
                  jnp.ones(L, bool))
     src = Sources(b.keys_env[:L], b.keys_pol[:L], jax.tree_util.tree_map(lambda x: x[:L], b.env_params))
     first = _hand_over(b, st, queue, idle, src, record, jnp.zeros((), jnp.int32))
-    return jax.lax.while_loop(lambda carry: jnp.any(carry[0].seed < S), body, first)[2]
+
+    def going(carry):
+        held, waiting = carry[0].seed < S, carry[3]
+        return jnp.any(held) & ((tail == 0) | (waiting < queue[1]) | (jnp.sum(held) > tail))
+
+    lanes, _, record, _ = jax.lax.while_loop(going, body, first)
+    return _write_back(b, st, record, lanes._replace(over=lanes.seed < S)) if tail else record
+
+
+def _tail_stage(b: Batch, st: Stage, record: Record) -> Record:
+    """A narrowed stage whose last seeds, once at most :data:`TAIL_LANES` hold a lane, go on on that many lanes: a
+    round's work is that of its lanes, held or idle, so that a seed far slower than the others (Auer et al. on two
+    arms a hair apart: hundreds of thousands of rounds) does not keep every lane of the batch turning."""
+    if b.L <= TAIL_LANES:
+        return _run_stage(b, st, record)
+    record = _run_stage(b, st, record, tail=TAIL_LANES)
+    return _run_stage(b._replace(L=TAIL_LANES), st, record)
 
 
 def lanes_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample, width: int,
@@ -326,7 +349,7 @@ def lanes_identifier(method: StepwiseMethod, num_arms: int, dim: int, sample, wi
                         jnp.zeros((S, K), jnp.int32), jnp.zeros(S, jnp.int32), jnp.zeros(S, dtype), jnp.zeros(S, bool),
                         jnp.zeros(S, bool))
         for st in stages:
-            record = _run_stage(b, st, record)
+            record = _run_stage(b, st, record) if st.first else _tail_stage(b, st, record)
         state = _to_last(record.state)
         return PacResult(method.recommend(state, p.method).T, record.spent, record.counts,
                          method.stopped(state, p.method), jnp.broadcast_to(p.epsilon, (S,)),
