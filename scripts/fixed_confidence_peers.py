@@ -10,7 +10,8 @@
 on the Gaussian instances, on ``--crepon-seeds`` seeds (default: ``--seeds``; their Python takes seconds a seed on the
 larger instances). Nothing of either is copied into this repository.
 
-For each instance (Bernoulli and Gaussian, K from 5 to 20, d = 2 and 3, and Kone et al.'s COV-BOOST) and each delta
+For each instance (Bernoulli and Gaussian, K from 5 to 20, d = 2 and 3, Kone et al.'s COV-BOOST and the benchmark's
+Bernoulli instance) and each delta
 (``--gap G``: instead, :func:`gapped` Bernoulli and Gaussian instances with K = 5, 12 and 20, d = 2 and 3, whose pairs
 are at least ``G`` apart, so a run's length is set by ``G``) it prints, per method, the mean sample complexity with
 its standard error and the error rate of both implementations, whether they agree (means within 5% or 3 standard
@@ -32,7 +33,7 @@ import tomllib
 
 import numpy as np
 
-from mobandit_jax.bench.fixed_confidence import engine_runner, outcome
+from mobandit_jax.bench.fixed_confidence import bench_instance, engine_runner, outcome
 
 COV_BOOST = os.path.join(os.path.dirname(__file__), "..", "configs", "fixed_confidence", "cov_boost.toml")
 DRIVER = r"""
@@ -112,13 +113,17 @@ def agree(a, b) -> tuple:
 
 
 def instances(rng) -> list:
-    """``(name, means, gaussian, sigma)``: Bernoulli and Gaussian instances, K from 5 to 20, d = 2 and 3."""
+    """``(name, means, gaussian, sigma)``: Bernoulli and Gaussian instances, K from 5 to 20, d = 2 and 3, Kone et
+    al.'s COV-BOOST and the benchmark's Bernoulli instance."""
     out = []
     for K, d in ((5, 2), (10, 2), (20, 2), (5, 3), (10, 3), (20, 3)):
         out.append((f"bernoulli K={K} d={d}", rng.uniform(0.1, 0.9, (K, d)), False, 0.5))
         out.append((f"gaussian K={K} d={d}", rng.uniform(0.0, 1.0, (K, d)), True, 0.5))
     with open(COV_BOOST, "rb") as fh:  # Kone et al.'s instance, each response over its standard deviation
         out.append(("cov_boost K=20 d=3", np.asarray(tomllib.load(fh)["env"]["means"], float), True, 1.0))
+    # the benchmark's instance (mobandit bench --algorithms auer,ape): two arms 0.002 apart in one objective make a
+    # few seeds take a hundred times the others' samples
+    out.append(("bench bernoulli K=8 d=2", bench_instance(), False, 0.5))
     return out
 
 
