@@ -91,13 +91,18 @@ def ape_indices(t: ArmTerms, p: ApeParams) -> ApeIndices:
     return ApeIndices(h, g, S, h > 0)
 
 
+def _at(at, x):
+    """``x``'s row of the arm where ``at (K, ...)`` holds (one arm a lane), for ``x`` of shape ``(K, ...)`` or
+    ``(K, M, ...)``: a sum of that row and zeros, exact."""
+    return jnp.sum(jnp.where(at.reshape(at.shape[:1] + (1,) * (x.ndim - at.ndim) + at.shape[1:]), x, 0), axis=0)
+
+
 def _row(t: ArmTerms, at, p: ApeParams):
     """``M(b, j) - beta_bj`` for every ``j`` (``(K,)``), ``b`` the arm where ``at (K,)`` holds."""
-    pick = lambda x: jnp.sum(jnp.where(at.reshape(at.shape[:1] + (1,) * (x.ndim - at.ndim) + at.shape[1:]), x, 0),
-                             axis=0)  # noqa: E731
-    mu_b = pick(t.means)
+    mu_b = _at(at, t.means)
     big = functools.reduce(jnp.maximum, [mu_b[None, n] - t.means[:, n] for n in range(t.means.shape[1])])
-    return big - radius_between(pick(t.inverse)[None], pick(t.loglog)[None], t.inverse, t.loglog, p.c, p.sigma)
+    return big - radius_between(_at(at, t.inverse)[None], _at(at, t.loglog)[None], t.inverse, t.loglog, p.c,
+                                p.sigma)
 
 
 class ApeState(NamedTuple):
@@ -129,7 +134,7 @@ def ape_method(num_arms: int, dim: int) -> StepwiseMethod:
         arms = jnp.arange(K).reshape((K,) + (1,) * (counts.n.ndim - 1))
         b = jnp.argmax(jnp.where(x.opt, -jnp.inf, -x.g), axis=0)  # -g_i = min_{j != i} [M(i, j) + beta_ji]
         c = jnp.argmin(jnp.where(arms != b, _row(t, arms == b, p), jnp.inf), axis=0)
-        n_b, n_c = (jnp.sum(jnp.where(arms == a, counts.n, 0), axis=0) for a in (b, c))
+        n_b, n_c = (_at(arms == a, counts.n) for a in (b, c))
         one = jnp.where(n_b < n_c, b, c)
         pair = jnp.where(p.both, (arms == b) | (arms == c), arms == one)
         first = counts.n == 0
